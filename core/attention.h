@@ -1,0 +1,45 @@
+#pragma once
+// Ordinary attention and the softmax variants the explainer contrasts.
+#include "core/problem.h"
+
+#include <vector>
+
+namespace flashviz {
+
+// The causal rule, bottom-right aligned as in FlashAttention 2: with n_q == n_k it is the usual
+// lower triangle; with n_q > n_k the first n_q - n_k rows see no key at all and their output is 0.
+inline bool causallyVisible(int row, int col, int queries, int keys) {
+    return col <= row + (keys - queries);
+}
+// The last key index (inclusive) a row may see; -1 when none.
+int lastVisibleKey(int row, int queries, int keys, bool causal);
+
+// softmax(scale * Q K^T) V with each row's maximum subtracted (the reference FlashViz checks
+// against). Rows with no visible key give 0.
+template <typename Scalar>
+MatrixT<Scalar> referenceAttention(const MatrixT<Scalar>& q, const MatrixT<Scalar>& k,
+                                   const MatrixT<Scalar>& v, double scale, bool causal);
+
+// The reference for a problem, always in double precision.
+Matrix referenceAttention(const Problem& problem);
+
+// Attention restricted to keys within `halfWidth` positions of the query: a cheaper, different
+// function, the stand-in for the approximations FlashAttention replaced.
+Matrix localWindowAttention(const Problem& problem, int halfWidth);
+
+Vector safeSoftmax(const Vector& scores);  // max subtracted: finite for any finite input
+Vector naiveSoftmax(const Vector& scores); // no max: overflows to inf, then NaN
+
+struct OnlineSoftmaxBlock {
+    Range range;
+    double mOld, mNew, lOld, lNew, correction;
+};
+struct OnlineSoftmaxResult {
+    Vector weights;
+    std::vector<OnlineSoftmaxBlock> blocks;
+};
+// Streams one row in blocks keeping a running maximum m and sum l; `rescale` false drops
+// l *= exp(m_old - m_new), the bug the explainer warns about.
+OnlineSoftmaxResult onlineSoftmax(const Vector& scores, int block, bool rescale);
+
+} // namespace flashviz

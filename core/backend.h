@@ -1,0 +1,46 @@
+#pragma once
+// What a backend offers: the same flash forward pass and standard attention, plus a trace of
+// the running statistics per tile so the app can animate values the backend itself computed.
+// The CPU backend is here; the CUDA backend lives in kernels/ and mirrors it.
+#include "core/flash.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace flashviz {
+
+// The values a backend recorded after one (query block, key block) update.
+struct TileTrace {
+    int queryBlock = 0;
+    int keyBlock = 0;
+    Range rows;
+    Vector mNew, lNew, correction;
+    Matrix accNew; // rows x d, unnormalised
+};
+
+struct FlashTrace {
+    std::vector<TileTrace> tiles; // in the order the backend processed them within a query block
+    const TileTrace* find(int queryBlock, int keyBlock) const;
+};
+
+class Backend {
+public:
+    virtual ~Backend() = default;
+    virtual std::string name() const = 0;
+    // Throws EngineError(Unsupported) for configurations this backend cannot run.
+    virtual FlashResult flash(const Problem& problem, const FlashOptions& options) = 0;
+    virtual Matrix standard(const Problem& problem) = 0;
+    // Problems small enough to animate (the CLI and app keep it to n <= 1024).
+    virtual FlashTrace trace(const Problem& problem, const FlashOptions& options) = 0;
+};
+
+class CpuBackend final : public Backend {
+public:
+    std::string name() const override { return "CPU"; }
+    FlashResult flash(const Problem& problem, const FlashOptions& options) override;
+    Matrix standard(const Problem& problem) override;
+    FlashTrace trace(const Problem& problem, const FlashOptions& options) override;
+};
+
+} // namespace flashviz

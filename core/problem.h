@@ -1,0 +1,79 @@
+#pragma once
+// A problem: the sizes, the inputs Q, K, V and how they were made. Same spec, same inputs,
+// on every machine: the generator is specified here, not left to the standard library.
+#include "core/types.h"
+
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace flashviz {
+
+enum class InputPattern {
+    Gaussian,     // the explainer's toy: Q, K ~ N(0, 1)/sqrt(d), V ~ N(0, 1)
+    LateMaximum,  // scores rise with the key index: each row's maximum arrives in a late block
+    EarlyMaximum, // scores fall with the key index: the maximum sits in the first block
+    LargeScores,  // scores in the hundreds: exp() overflows without a running maximum
+};
+
+enum class Precision { Double, Float };
+
+inline constexpr int kMaxSequenceLength = 1 << 20;
+inline constexpr int kMaxHeadDim = 1024;
+
+struct ProblemSpec {
+    int queries = 8;  // n_q
+    int keys = 8;     // n_k
+    int headDim = 4;  // d
+    std::uint64_t seed = 0;
+    InputPattern pattern = InputPattern::Gaussian;
+    std::optional<double> scale; // softmax scale; 1/sqrt(d) when unset
+    Precision precision = Precision::Double;
+    bool causal = false; // bottom-right aligned: query i sees keys j <= i + (n_k - n_q)
+
+    double effectiveScale() const;
+    bool operator==(const ProblemSpec&) const = default;
+};
+
+struct Problem {
+    ProblemSpec spec;
+    Matrix q; // n_q x d
+    Matrix k; // n_k x d
+    Matrix v; // n_k x d
+    double scale() const { return spec.effectiveScale(); }
+};
+
+// Throws EngineError for sizes out of range, a bad scale, or inputs that would not fit in memory.
+void validate(const ProblemSpec& spec);
+
+// Builds the inputs the spec describes. Throws EngineError for an invalid spec.
+Problem makeProblem(const ProblemSpec& spec);
+
+// Wraps given inputs (shapes must agree, every value finite). The spec's sizes are taken from
+// the matrices; its pattern and seed are kept only as a label.
+Problem makeProblem(Matrix q, Matrix k, Matrix v, ProblemSpec spec = {});
+
+const char* toString(InputPattern pattern);
+const char* toString(Precision precision);
+std::optional<InputPattern> parseInputPattern(std::string_view name);
+std::optional<Precision> parsePrecision(std::string_view name);
+const std::vector<InputPattern>& allInputPatterns();
+std::string describe(InputPattern pattern);
+
+// The deterministic generator behind every pattern: mt19937_64 (fixed by the C++ standard)
+// feeding a Box-Muller transform (std::normal_distribution differs between libraries).
+class NormalGenerator {
+public:
+    explicit NormalGenerator(std::uint64_t seed);
+    double next();
+    Matrix matrix(int rows, int cols, double stddev);
+
+private:
+    std::mt19937_64 m_engine;
+    std::optional<double> m_spare;
+};
+
+} // namespace flashviz

@@ -1,0 +1,59 @@
+#pragma once
+// One step of FlashAttention's inner loop: a query block meets a key block. This is the only
+// place the online-softmax arithmetic is written; the forward pass, the step engine and the
+// CUDA kernels' CPU counterpart all call it.
+#include "core/options.h"
+#include "core/types.h"
+
+namespace flashviz {
+
+// Running statistics of one query block: m, l per row and the unnormalised output.
+template <typename Scalar>
+struct RowState {
+    VectorT<Scalar> m;
+    VectorT<Scalar> l;
+    MatrixT<Scalar> acc;
+    void reset(int rows, int headDim); // m = -inf (0 without a running max), l = 0, acc = 0
+};
+
+// What one update computed, kept for display; the forward pass does not ask for it.
+template <typename Scalar>
+struct TileDetail {
+    MatrixT<Scalar> scores;  // scale * Q_i K_j^T, -inf where the causal mask hides a key
+    MatrixT<Scalar> weights; // exp(scores - m_new), the unnormalised P
+    VectorT<Scalar> mOld, mNew, lOld, lNew, correction;
+    MatrixT<Scalar> accOld, accNew;
+};
+
+// Where the tile sits in the whole problem (needed for the causal mask).
+struct TilePlace {
+    Range rows;
+    Range cols;
+    int queries = 0;
+    int keys = 0;
+    bool causal = false;
+    bool fullyVisible() const; // no entry of the tile is masked
+    bool fullyMasked() const;  // every entry is masked: the tile is skipped
+};
+
+template <typename Scalar>
+struct TileWorkspace {
+    MatrixT<Scalar> scores;
+    MatrixT<Scalar> weights;
+    VectorT<Scalar> mNew;
+    VectorT<Scalar> correction;
+};
+
+// Applies key block (kTile, vTile) to the query block's state. `detail` may be null.
+template <typename Scalar>
+void updateTile(RowState<Scalar>& state, const Eigen::Ref<const MatrixT<Scalar>>& qTile,
+                const Eigen::Ref<const MatrixT<Scalar>>& kTile,
+                const Eigen::Ref<const MatrixT<Scalar>>& vTile, Scalar scale,
+                const TilePlace& place, const FlashOptions& options,
+                TileWorkspace<Scalar>& workspace, TileDetail<Scalar>* detail = nullptr);
+
+// O = acc / l; a row with l = 0 (no visible key) gives 0.
+template <typename Scalar>
+void normaliseRows(const RowState<Scalar>& state, Eigen::Ref<MatrixT<Scalar>> out);
+
+} // namespace flashviz

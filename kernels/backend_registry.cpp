@@ -1,0 +1,69 @@
+#include "kernels/backend_registry.h"
+
+#include "core/errors.h"
+
+#if FLASHVIZ_HAVE_CUDA
+#include "kernels/cuda_backend.h"
+#endif
+
+namespace flashviz {
+
+const char* toString(BackendKind kind) {
+    switch (kind) {
+    case BackendKind::Cpu: return "cpu";
+    case BackendKind::Cuda: return "cuda";
+    }
+    return "?";
+}
+
+std::optional<BackendKind> parseBackendKind(const std::string& name) {
+    if (name == "cpu" || name == "CPU") return BackendKind::Cpu;
+    if (name == "cuda" || name == "CUDA" || name == "gpu") return BackendKind::Cuda;
+    return std::nullopt;
+}
+
+bool cudaBackendBuilt() {
+#if FLASHVIZ_HAVE_CUDA
+    return true;
+#else
+    return false;
+#endif
+}
+
+static BackendAvailability cudaAvailability() {
+    BackendAvailability cuda{BackendKind::Cuda, "CUDA", false, {}};
+#if FLASHVIZ_HAVE_CUDA
+    const CudaDeviceStatus status = cudaDeviceStatus();
+    cuda.available = status.usable;
+    cuda.reason = status.reason;
+#else
+    cuda.reason = "FlashViz was built without the CUDA toolkit";
+#endif
+    return cuda;
+}
+
+std::vector<BackendAvailability> listBackends() {
+    return {{BackendKind::Cpu, "CPU", true, {}}, cudaAvailability()};
+}
+
+std::unique_ptr<Backend> makeBackend(BackendKind kind) {
+    if (kind == BackendKind::Cpu) return std::make_unique<CpuBackend>();
+    const BackendAvailability cuda = cudaAvailability();
+    if (!cuda.available)
+        throw EngineError(ErrorKind::Unsupported, "The CUDA backend is not available: " + cuda.reason);
+#if FLASHVIZ_HAVE_CUDA
+    return makeCudaBackend();
+#else
+    return nullptr; // unreachable: cudaAvailability() is never available without CUDA
+#endif
+}
+
+std::optional<HardwareProfile> currentGpuProfile() {
+#if FLASHVIZ_HAVE_CUDA
+    return cudaDeviceProfile();
+#else
+    return std::nullopt;
+#endif
+}
+
+} // namespace flashviz
