@@ -1,0 +1,90 @@
+#pragma once
+// The analysis page: the explainer's nine demonstrations as charts, one at a time, computed by
+// the engine for the current settings. Work runs on a worker thread; the charts on screen are
+// replaced only by a finished computation for the latest settings, and a refused setting leaves
+// them in place with the engine's message above them.
+#include "core/hardware.h"
+#include "core/options.h"
+#include "core/problem.h"
+
+#include <QFutureWatcher>
+#include <QStringList>
+#include <QWidget>
+
+#include <memory>
+
+class QChart;
+class QChartView;
+class QLabel;
+class QListWidget;
+class QProgressBar;
+class QPushButton;
+class QStackedWidget;
+
+namespace flashviz::gui {
+
+struct AnalysisInputs;
+struct AnalysisResults;
+
+class AnalysisView : public QWidget {
+    Q_OBJECT
+public:
+    explicit AnalysisView(QWidget* parent = nullptr);
+    ~AnalysisView() override;
+
+    // Stores the settings and starts a computation for them (unless they are the ones shown).
+    void setSettings(const flashviz::ProblemSpec& spec, const flashviz::FlashOptions& options,
+                     const flashviz::HardwareProfile& hardware);
+
+    QStringList chartTitles() const;
+    void showChart(int index);
+    int currentChart() const;
+
+    // The list of charts on the left; lecture mode may hide it and page with showChart().
+    void setNavigationVisible(bool visible);
+
+    // For tests and screenshots.
+    QChart* chart(int index) const;
+    QString caption(int index) const;
+    QString errorText() const; // empty when the last request succeeded
+    bool isBusy() const;
+    bool waitForIdle(int timeoutMs = 60000); // processes events until no computation runs
+    const AnalysisResults* results() const;  // what the charts on screen were drawn from
+
+public slots:
+    void cancel(); // stops the running computation; the charts on screen stay
+
+signals:
+    void busyChanged(bool busy);
+    void chartsUpdated();
+    void failed(const QString& message);
+
+protected:
+    void changeEvent(QEvent* event) override;
+
+private:
+    void start(const AnalysisInputs& inputs);
+    void onFinished();
+    void rebuildCharts();
+    void applyFonts();
+    void setBusy(bool busy);
+    void showMessage(const QString& text, bool error);
+
+    QListWidget* m_list = nullptr;
+    QStackedWidget* m_stack = nullptr;
+    QLabel* m_caption = nullptr;
+    QLabel* m_message = nullptr;
+    QProgressBar* m_progress = nullptr;
+    QPushButton* m_cancel = nullptr;
+    QList<QChartView*> m_views;
+    QStringList m_captions;
+
+    std::unique_ptr<AnalysisInputs> m_requested; // the latest settings asked for
+    std::unique_ptr<AnalysisResults> m_shown;    // the results the charts are drawn from
+    QFutureWatcher<AnalysisResults>* m_watcher = nullptr;
+    std::shared_ptr<std::atomic<bool>> m_cancelFlag;
+    quint64 m_generation = 0;
+    QString m_error;
+};
+
+} // namespace flashviz::gui
