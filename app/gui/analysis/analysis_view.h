@@ -7,12 +7,14 @@
 #include "core/options.h"
 #include "core/problem.h"
 
-#include <QFutureWatcher>
 #include <QStringList>
 #include <QWidget>
 
+#include <atomic>
 #include <memory>
+#include <vector>
 
+QT_BEGIN_NAMESPACE
 class QChart;
 class QChartView;
 class QLabel;
@@ -20,10 +22,13 @@ class QListWidget;
 class QProgressBar;
 class QPushButton;
 class QStackedWidget;
+class QTimer;
+QT_END_NAMESPACE
 
 namespace flashviz::gui {
 
 struct AnalysisInputs;
+struct AnalysisOutcome;
 struct AnalysisResults;
 
 class AnalysisView : public QWidget {
@@ -63,12 +68,15 @@ protected:
     void changeEvent(QEvent* event) override;
 
 private:
-    void start(const AnalysisInputs& inputs);
-    void onFinished();
+    struct Run; // one computation on the worker thread
+
+    void startPending();
+    void finished(quint64 generation, const AnalysisOutcome& outcome);
     void rebuildCharts();
     void applyFonts();
     void setBusy(bool busy);
     void showMessage(const QString& text, bool error);
+    void updateCaption();
 
     QListWidget* m_list = nullptr;
     QStackedWidget* m_stack = nullptr;
@@ -79,11 +87,12 @@ private:
     QList<QChartView*> m_views;
     QStringList m_captions;
 
+    QTimer* m_startTimer = nullptr; // coalesces settings changes made in one event-loop turn
     std::unique_ptr<AnalysisInputs> m_requested; // the latest settings asked for
     std::unique_ptr<AnalysisResults> m_shown;    // the results the charts are drawn from
-    QFutureWatcher<AnalysisResults>* m_watcher = nullptr;
-    std::shared_ptr<std::atomic<bool>> m_cancelFlag;
+    std::vector<std::unique_ptr<Run>> m_runs;     // running, the newest last; older ones cancelled
     quint64 m_generation = 0;
+    bool m_busy = false;
     QString m_error;
 };
 

@@ -1,0 +1,52 @@
+#pragma once
+// Turns computed analysis results into Qt Charts: one chart and one caption per demonstration.
+// Every plotted number is read from AnalysisResults; nothing is recomputed here. Series carry
+// object names (e.g. "standard-traffic") so tests can find them.
+#include <QString>
+#include <QStringList>
+
+#include <vector>
+
+QT_BEGIN_NAMESPACE
+class QChart;
+class QFont;
+QT_END_NAMESPACE
+
+namespace flashviz::gui {
+
+struct AnalysisResults;
+
+struct ChartPage {
+    QChart* chart = nullptr; // owned by the caller
+    QString caption;         // one line: what to notice
+};
+
+// Short names, in the order of the explainer's demonstrations.
+QStringList analysisChartTitles();
+
+// Index of each chart in analysisChartTitles() and buildAnalysisCharts().
+enum AnalysisChart : int {
+    MemoryBoundChart,
+    OnlineSoftmaxChart,
+    TiledChart,
+    BlockSizeChart,
+    BackwardChart,
+    ExactnessChart,
+    FlopsChart,
+    DebugCopyChart,
+    OverflowChart,
+    AnalysisChartCount
+};
+
+std::vector<ChartPage> buildAnalysisCharts(const AnalysisResults& results);
+
+// Title, axes, legend and labels sized from one base font, so a larger widget font (lecture
+// mode) enlarges every chart.
+void applyChartFonts(QChart* chart, const QFont& base);
+
+// Units the charts use, the same as the explainer's tables.
+inline constexpr double kBytesPerMB = 1024.0 * 1024.0;
+inline constexpr double kBytesPerKB = 1024.0;
+inline constexpr double kFlopsPerGFlop = 1e9;
+
+} // namespace flashviz::gui

@@ -1,0 +1,86 @@
+#pragma once
+// What the analysis charts are drawn from: the engine's nine demonstrations (core/analysis.h)
+// run for one set of settings. Plain data, computed off the GUI thread; nothing here draws.
+#include "core/analysis.h"
+#include "core/counters.h"
+#include "core/hardware.h"
+#include "core/options.h"
+#include "core/problem.h"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace flashviz::gui {
+
+// The settings a computation depends on.
+struct AnalysisInputs {
+    ProblemSpec spec;
+    FlashOptions options;
+    HardwareProfile hardware;
+};
+bool sameInputs(const AnalysisInputs& a, const AnalysisInputs& b);
+
+// The sizes each demonstration runs at: the explainer script's, filled in so that lines have
+// enough points to show their shape. The head dimension, tile size, seed and hardware come from
+// the settings.
+struct AnalysisPlan {
+    std::vector<int> memoryBoundNs{128, 256, 512, 1024, 2048, 4096, 8192};
+    std::vector<int> tiledNs{128, 256, 512, 1024, 2048};
+    int sweepN = 1024;
+    std::vector<int> sweepBlocks{16, 32, 64, 128, 256, 512, 1024};
+    std::vector<int> backwardNs{512, 1024, 2048, 4096, 8192};
+    int exactnessN = 512;
+    std::vector<int> exactnessHalfWidths{4, 8, 16, 32, 64, 128, 256, 511};
+    int scriptHalfWidth = 64; // the window the script uses, picked out in the chart
+    std::vector<int> flopsNs{512, 1024, 2048, 4096};
+    int debugCopyN = 1024;
+};
+
+struct AnalysisResults {
+    AnalysisInputs inputs;
+    AnalysisPlan plan;
+    int headDim = 0;
+    int block = 0; // the square tile the single-block demonstrations use: B = Br
+
+    // 1. memory-bound
+    std::vector<TrafficRow> memoryBound;
+    double balanceFp32BytesPerFlop = 0;   // HBM bandwidth / fp32 FLOP rate of the profile
+    double balanceTensorBytesPerFlop = 0; // HBM bandwidth / fp16 tensor-core FLOP rate
+    // 2. online softmax
+    OnlineSoftmaxDemo softmax;
+    // 3. tiled vs standard, with the paper's IO model at the same sizes
+    std::vector<TiledRow> tiled;
+    std::vector<PaperIoModel> paperModel; // one per tiled row
+    double sramElements = 0;              // M of the paper's model: the per-SM budget in elements
+    // 4. block size vs the SRAM budget
+    BlockSweep sweep;
+    // 5. backward pass
+    std::vector<BackwardRow> backward;
+    // 6. exact vs local window, one run per half-width
+    std::vector<ExactnessDemo> exactness;
+    // 7. FLOPs vs traffic
+    std::vector<FlopsRow> flops;
+    // 8. debug copy of S
+    DebugCopyDemo debugCopy;
+    // 9. overflow without the running max
+    OverflowDemo overflow;
+};
+
+struct AnalysisOutcome {
+    std::optional<AnalysisResults> results;
+    std::string error; // the engine's sentence when it refused the settings
+    bool cancelled = false;
+};
+
+// Progress callback: (demonstrations done, total); returning false stops the computation.
+using AnalysisProgress = std::function<bool(int done, int total)>;
+
+inline constexpr int kAnalysisSteps = 9;
+
+// Runs every demonstration. Never throws: an EngineError becomes the outcome's error.
+AnalysisOutcome computeAnalysis(const AnalysisInputs& inputs, const AnalysisProgress& progress = {},
+                                const AnalysisPlan& plan = {});
+
+} // namespace flashviz::gui

@@ -1,0 +1,285 @@
+#include "analysis/analysis_view.h"
+
+#include "analysis/analysis_charts.h"
+#include "analysis/analysis_data.h"
+
+#include <QChart>
+#include <QChartView>
+#include <QEvent>
+#include <QEventLoop>
+#include <QFutureWatcher>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QListWidget>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QStackedWidget>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <algorithm>
+
+namespace flashviz::gui {
+
+struct AnalysisView::Run {
+    quint64 generation = 0;
+    std::shared_ptr<std::atomic<bool>> cancelled = std::make_shared<std::atomic<bool>>(false);
+    std::shared_ptr<std::atomic<int>> done = std::make_shared<std::atomic<int>>(0);
+    QFutureWatcher<AnalysisOutcome>* watcher = nullptr;
+};
+
+namespace {
+
+QFont scaledFont(const QFont& base, double factor, bool bold = false) {
+    QFont font = base;
+    if (base.pointSizeF() > 0) font.setPointSizeF(base.pointSizeF() * factor);
+    else font.setPixelSize(static_cast<int>(base.pixelSize() * factor + 0.5));
+    font.setBold(bold);
+    return font;
+}
+
+} // namespace
+
+AnalysisView::AnalysisView(QWidget* parent) : QWidget(parent) {
+    m_list = new QListWidget(this);
+    m_list->addItems(analysisChartTitles());
+    m_list->setObjectName(QStringLiteral("analysisChartList"));
+    m_list->setSizeAdjustPolicy(QAbstractScrollArea::AdjustToContents);
+    m_list->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_list->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Expanding);
+
+    m_message = new QLabel(this);
+    m_message->setObjectName(QStringLiteral("analysisMessage"));
+    m_message->setWordWrap(true);
+    m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_message->setText(tr("The charts appear once the settings are known."));
+
+    m_stack = new QStackedWidget(this);
+    for (int i = 0; i < AnalysisChartCount; ++i) {
+        auto* view = new QChartView(new QChart, m_stack);
+        view->setRenderHint(QPainter::Antialiasing);
+        view->setMinimumSize(320, 240);
+        m_stack->addWidget(view);
+        m_views.append(view);
+        m_captions.append(QString());
+    }
+
+    m_caption = new QLabel(this);
+    m_caption->setObjectName(QStringLiteral("analysisCaption"));
+    m_caption->setWordWrap(true);
+
+    m_progress = new QProgressBar(this);
+    m_progress->setRange(0, kAnalysisSteps);
+    m_progress->setFormat(tr("Computing the analysis: %v of %m demonstrations"));
+    m_progress->setTextVisible(true);
+    m_cancel = new QPushButton(tr("Cancel"), this);
+    m_cancel->setToolTip(tr("Stop this computation and keep the charts shown"));
+    connect(m_cancel, &QPushButton::clicked, this, &AnalysisView::cancel);
+    auto* busyRow = new QHBoxLayout;
+    busyRow->addWidget(m_progress, 1);
+    busyRow->addWidget(m_cancel);
+    m_progress->hide();
+    m_cancel->hide();
+
+    auto* right = new QVBoxLayout;
+    right->addWidget(m_message);
+    right->addWidget(m_stack, 1);
+    right->addWidget(m_caption);
+    right->addLayout(busyRow);
+    auto* layout = new QHBoxLayout(this);
+    layout->addWidget(m_list);
+    layout->addLayout(right, 1);
+
+    connect(m_list, &QListWidget::currentRowChanged, this, [this](int row) {
+        if (row < 0) return;
+        m_stack->setCurrentIndex(row);
+        updateCaption();
+    });
+    m_list->setCurrentRow(0);
+
+    m_startTimer = new QTimer(this);
+    m_startTimer->setSingleShot(true);
+    m_startTimer->setInterval(0);
+    connect(m_startTimer, &QTimer::timeout, this, &AnalysisView::startPending);
+
+    applyFonts();
+}
+
+AnalysisView::~AnalysisView() {
+    // Workers must not outlive the widget whose results they would deliver.
+    for (auto& run : m_runs) run->cancelled->store(true);
+    for (auto& run : m_runs) {
+        run->watcher->disconnect(this);
+        run->watcher->waitForFinished();
+    }
+}
+
+void AnalysisView::setSettings(const ProblemSpec& spec, const FlashOptions& options,
+                               const HardwareProfile& hardware) {
+    AnalysisInputs inputs{spec, options, hardware};
+    if (m_requested && sameInputs(*m_requested, inputs)) return;
+    m_requested = std::make_unique<AnalysisInputs>(std::move(inputs));
+    // A newer request makes every running one stale.
+    ++m_generation;
+    for (auto& run : m_runs) run->cancelled->store(true);
+    if (m_shown && sameInputs(m_shown->inputs, *m_requested)) {
+        m_startTimer->stop();
+        m_error.clear();
+        m_message->hide();
+        setBusy(false);
+        return;
+    }
+    setBusy(true);
+    m_startTimer->start();
+}
+
+void AnalysisView::startPending() {
+    if (!m_requested) return;
+    auto run = std::make_unique<Run>();
+    run->generation = m_generation;
+    run->watcher = new QFutureWatcher<AnalysisOutcome>(this);
+    const AnalysisInputs inputs = *m_requested;
+    const auto cancelled = run->cancelled;
+    const auto done = run->done;
+    Run* raw = run.get();
+    connect(run->watcher, &QFutureWatcher<AnalysisOutcome>::finished, this, [this, raw] {
+        const quint64 generation = raw->generation;
+        const AnalysisOutcome outcome = raw->watcher->result();
+        raw->watcher->deleteLater();
+        std::erase_if(m_runs, [raw](const auto& r) { return r.get() == raw; });
+        finished(generation, outcome);
+    });
+    m_runs.push_back(std::move(run));
+    m_progress->setValue(0);
+    // The worker only touches atomics it shares with this run; the GUI thread polls them.
+    raw->watcher->setFuture(QtConcurrent::run([inputs, cancelled, done] {
+        return computeAnalysis(inputs, [cancelled, done](int step, int) {
+            done->store(step);
+            return !cancelled->load();
+        });
+    }));
+    auto* poll = new QTimer(raw->watcher);
+    connect(poll, &QTimer::timeout, this, [this, raw] {
+        if (raw->generation == m_generation) m_progress->setValue(raw->done->load());
+    });
+    poll->start(50);
+}
+
+void AnalysisView::finished(quint64 generation, const AnalysisOutcome& outcome) {
+    if (generation != m_generation) return; // stale: newer settings were asked for since
+    setBusy(false);
+    if (outcome.cancelled) {
+        m_requested.reset(); // asking for the same settings again computes them
+        showMessage(tr("Stopped. The charts still show the earlier settings."), false);
+        return;
+    }
+    if (!outcome.results) {
+        m_error = QString::fromStdString(outcome.error);
+        showMessage(m_shown ? tr("These settings were refused: %1 The charts still show the earlier settings.").arg(m_error)
+                            : tr("These settings were refused: %1").arg(m_error),
+                    true);
+        emit failed(m_error);
+        return;
+    }
+    m_error.clear();
+    m_message->hide();
+    m_shown = std::make_unique<AnalysisResults>(*outcome.results);
+    rebuildCharts();
+    emit chartsUpdated();
+}
+
+void AnalysisView::cancel() {
+    if (!m_busy) return;
+    m_startTimer->stop();
+    for (auto& run : m_runs) run->cancelled->store(true);
+    ++m_generation;
+    m_requested.reset();
+    setBusy(false);
+    showMessage(tr("Stopped. The charts still show the earlier settings."), false);
+}
+
+void AnalysisView::rebuildCharts() {
+    std::vector<ChartPage> pages = buildAnalysisCharts(*m_shown);
+    for (int i = 0; i < m_views.size() && i < static_cast<int>(pages.size()); ++i) {
+        QChart* old = m_views[i]->chart();
+        applyChartFonts(pages[static_cast<std::size_t>(i)].chart, font());
+        m_views[i]->setChart(pages[static_cast<std::size_t>(i)].chart);
+        delete old;
+        m_captions[i] = pages[static_cast<std::size_t>(i)].caption;
+    }
+    updateCaption();
+}
+
+void AnalysisView::updateCaption() {
+    const int index = currentChart();
+    m_caption->setText(index >= 0 && index < m_captions.size() ? m_captions[index] : QString());
+}
+
+QStringList AnalysisView::chartTitles() const { return analysisChartTitles(); }
+
+void AnalysisView::showChart(int index) {
+    if (index < 0 || index >= m_views.size()) return;
+    m_list->setCurrentRow(index);
+}
+
+int AnalysisView::currentChart() const { return m_stack->currentIndex(); }
+
+void AnalysisView::setNavigationVisible(bool visible) { m_list->setVisible(visible); }
+
+QChart* AnalysisView::chart(int index) const {
+    return index >= 0 && index < m_views.size() ? m_views[index]->chart() : nullptr;
+}
+
+QString AnalysisView::caption(int index) const {
+    return index >= 0 && index < m_captions.size() ? m_captions[index] : QString();
+}
+
+QString AnalysisView::errorText() const { return m_error; }
+
+bool AnalysisView::isBusy() const { return m_busy; }
+
+bool AnalysisView::waitForIdle(int timeoutMs) {
+    if (!m_busy) return true;
+    QEventLoop loop;
+    connect(this, &AnalysisView::busyChanged, &loop, [&loop](bool busy) {
+        if (!busy) loop.quit();
+    });
+    QTimer::singleShot(timeoutMs, &loop, &QEventLoop::quit);
+    loop.exec();
+    return !m_busy;
+}
+
+const AnalysisResults* AnalysisView::results() const { return m_shown.get(); }
+
+void AnalysisView::setBusy(bool busy) {
+    if (busy == m_busy) return;
+    m_busy = busy;
+    m_progress->setVisible(busy);
+    m_cancel->setVisible(busy);
+    if (busy) m_progress->setValue(0);
+    emit busyChanged(busy);
+}
+
+void AnalysisView::showMessage(const QString& text, bool error) {
+    m_message->setText(text);
+    m_message->setStyleSheet(error ? QStringLiteral("QLabel { background: #fde4e1; color: #7a1408; padding: 0.4em; border: 1px solid #d9826f; }")
+                                   : QStringLiteral("QLabel { background: #eef2f7; color: #1f2d3d; padding: 0.4em; border: 1px solid #b8c4d2; }"));
+    m_message->show();
+}
+
+void AnalysisView::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::FontChange) applyFonts();
+}
+
+void AnalysisView::applyFonts() {
+    const QFont base = font();
+    m_list->setFont(scaledFont(base, 1.05));
+    m_caption->setFont(scaledFont(base, 1.15));
+    m_message->setFont(base);
+    for (QChartView* view : m_views) applyChartFonts(view->chart(), base);
+    m_list->updateGeometry();
+}
+
+} // namespace flashviz::gui
