@@ -14,6 +14,15 @@ inline bool causallyVisible(int row, int col, int queries, int keys) {
 // The last key index (inclusive) a row may see; -1 when none.
 int lastVisibleKey(int row, int queries, int keys, bool causal);
 
+// Sets to -inf the scores a causal mask hides in the block of S starting at (rowBegin, colBegin).
+template <typename Scalar>
+void maskScores(MatrixT<Scalar>& scores, int rowBegin, int colBegin, int queries, int keys,
+                bool causal);
+
+// Row-wise softmax in place, each row's maximum subtracted; a row that is all -inf becomes 0.
+template <typename Scalar>
+void softmaxRows(MatrixT<Scalar>& scores);
+
 // softmax(scale * Q K^T) V with each row's maximum subtracted (the reference FlashViz checks
 // against). Rows with no visible key give 0.
 template <typename Scalar>

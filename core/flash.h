@@ -37,6 +37,5 @@ StandardResult standardForward(const Problem& problem);
 
 // Refuses (EngineError::OutOfMemory) an n_q x n_k scratch this machine cannot hold.
 void requireScoreMatrixMemory(int queries, int keys, int bytesPerElement, int copies);
-std::uint64_t physicalMemoryBytes();
 
 } // namespace flashviz

@@ -49,6 +49,9 @@ struct Problem {
 // Throws EngineError for sizes out of range, a bad scale, or inputs that would not fit in memory.
 void validate(const ProblemSpec& spec);
 
+// This machine's physical memory; requests for more than half of it are refused up front.
+std::uint64_t physicalMemoryBytes();
+
 // Builds the inputs the spec describes. Throws EngineError for an invalid spec.
 Problem makeProblem(const ProblemSpec& spec);
 

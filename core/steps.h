@@ -101,7 +101,9 @@ private:
     StepInfo infoKeyValueOuter(int step) const;
     StepInfo infoStandard(int step) const;
     Counters stepDelta(const StepInfo& info) const;
-    StepState flashState(const StepInfo& info) const;
+    Counters queryBlockTotals(int queryBlock) const;
+    Counters keyBlockTotals(int keyBlock) const;
+    std::uint64_t sramElementsAt(const StepInfo& info) const;
     int outerOf(int step) const;
 
     Problem m_problem;

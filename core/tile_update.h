@@ -13,7 +13,8 @@ struct RowState {
     VectorT<Scalar> m;
     VectorT<Scalar> l;
     MatrixT<Scalar> acc;
-    void reset(int rows, int headDim); // m = -inf (0 without a running max), l = 0, acc = 0
+    // m = -inf (0 without a running max: nothing is ever subtracted), l = 0, acc = 0
+    void reset(int rows, int headDim, bool runningMax = true);
 };
 
 // What one update computed, kept for display; the forward pass does not ask for it.

@@ -1,0 +1,158 @@
+#include "core/analysis.h"
+
+#include "core/attention.h"
+#include "core/check.h"
+#include "core/flash.h"
+
+#include <cmath>
+
+namespace flashviz {
+
+namespace {
+
+FlashOptions squareBlocks(int block) {
+    FlashOptions o;
+    o.blockRows = block;
+    o.blockCols = block;
+    return o;
+}
+
+double maxAbsDiff(const Matrix& a, const Matrix& b) { return (a - b).cwiseAbs().maxCoeff(); }
+
+// numpy.allclose: |a - b| <= atol + rtol * |b| everywhere.
+bool allClose(const Matrix& a, const Matrix& b, double atol, double rtol = 1e-5) {
+    return ((a - b).array().abs() <= atol + rtol * b.array().abs()).all();
+}
+
+} // namespace
+
+Problem gaussianProblem(int n, int headDim, std::uint64_t seed) {
+    ProblemSpec spec;
+    spec.queries = n;
+    spec.keys = n;
+    spec.headDim = headDim;
+    spec.seed = seed;
+    return makeProblem(spec);
+}
+
+std::vector<TrafficRow> memoryBoundTable(int headDim, const std::vector<int>& ns) {
+    std::vector<TrafficRow> rows;
+    for (int n : ns) {
+        const Counters c = standardCounts(n, n, headDim);
+        const double square = 4.0 * n * n * kBytesPerElement; // the four n x n trips
+        rows.push_back({n, c.hbmBytes(), c.flops, double(c.hbmBytes()) / double(c.flops),
+                        square / double(c.hbmBytes())});
+    }
+    return rows;
+}
+
+Vector scriptSoftmaxRow() {
+    Vector row(32);
+    row << 1.0367525761943581, 2.464854430503475, 0.9913112285501614, -3.9094716948130825,
+        2.716067600019353, 1.3391237170920338, -1.6108597060808556, 1.7433543125890594,
+        1.093717188558227, 0.882397489966578, 0.08526672394739036, 1.6401389598373408,
+        -2.2093622610050008, -0.4887298439791583, -1.4463579380399347, 1.7965386379038826,
+        0.11916632244497696, -0.8773702528952658, -2.345725387070526, -0.7715767218566121,
+        0.024426541555030525, -0.8268087158981112, 3.882191443194622, 3.020172945917383,
+        -8.133487436897905, -5.667039737903018, -0.5243162761654858, -1.2665712347290607,
+        0.6409289924958332, 0.6519657930676908, 6.353516265153145, -3.3360622880768442;
+    return row;
+}
+
+OnlineSoftmaxDemo onlineSoftmaxDemo(const Vector& scores, int block) {
+    OnlineSoftmaxDemo demo;
+    demo.block = block;
+    demo.scores = scores;
+    demo.reference = safeSoftmax(scores);
+    demo.online = onlineSoftmax(scores, block, true).weights;
+    demo.broken = onlineSoftmax(scores, block, false).weights;
+    demo.onlineMaxDiff = (demo.reference - demo.online).cwiseAbs().maxCoeff();
+    demo.brokenMaxDiff = (demo.reference - demo.broken).cwiseAbs().maxCoeff();
+    demo.brokenSum = demo.broken.sum();
+    return demo;
+}
+
+std::vector<TiledRow> tiledComparison(int headDim, const std::vector<int>& ns, int block,
+                                      std::uint64_t seed) {
+    std::vector<TiledRow> rows;
+    for (int n : ns) {
+        const Problem p = gaussianProblem(n, headDim, seed);
+        const StandardResult standard = standardForward(p);
+        const FlashResult flash = flashForward(p, squareBlocks(block));
+        rows.push_back({n, maxAbsDiff(standard.o, flash.o), standard.counters, flash.counters});
+    }
+    return rows;
+}
+
+BlockSweep blockSizeSweep(int n, int headDim, const std::vector<int>& blocks,
+                          std::uint64_t sramBudgetBytes) {
+    BlockSweep sweep{n, headDim, sramBudgetBytes, standardCounts(n, n, headDim), {}};
+    for (int b : blocks) {
+        const Counters c = flashCounts(n, n, headDim, false, squareBlocks(b));
+        sweep.rows.push_back({b, c, c.peakScratchBytes() <= sramBudgetBytes});
+    }
+    return sweep;
+}
+
+std::vector<BackwardRow> backwardTable(int headDim, const std::vector<int>& ns) {
+    std::vector<BackwardRow> rows;
+    for (int n : ns) {
+        const BackwardComparison b = backwardCosts(n, headDim);
+        rows.push_back({n, b, double(b.flash.flops) / double(b.standard.flops) - 1.0});
+    }
+    return rows;
+}
+
+ExactnessDemo exactnessDemo(int n, int headDim, int halfWidth, int block, std::uint64_t seed) {
+    const Problem p = gaussianProblem(n, headDim, seed);
+    const Matrix reference = referenceAttention(p);
+    const Matrix flash = flashForward(p, squareBlocks(block)).o;
+    const Matrix window = localWindowAttention(p, halfWidth);
+    return {n,
+            headDim,
+            halfWidth,
+            maxAbsDiff(reference, flash),
+            allClose(flash, reference, 1e-10),
+            maxAbsDiff(reference, window),
+            allClose(window, reference, 1e-10)};
+}
+
+std::vector<FlopsRow> flopsVersusTraffic(int headDim, const std::vector<int>& ns, int block,
+                                         std::uint64_t seed) {
+    std::vector<FlopsRow> rows;
+    for (int n : ns) {
+        const Problem p = gaussianProblem(n, headDim, seed);
+        const Counters standard = standardForward(p).counters;
+        const Counters flash = flashForward(p, squareBlocks(block)).counters;
+        rows.push_back({n, standard, flash, double(standard.hbmBytes()) / double(flash.hbmBytes())});
+    }
+    return rows;
+}
+
+DebugCopyDemo debugCopyDemo(int n, int headDim, int block, std::uint64_t seed) {
+    const Problem p = gaussianProblem(n, headDim, seed);
+    FlashOptions withCopy = squareBlocks(block);
+    withCopy.keepFullScores = true;
+    DebugCopyDemo demo{n, headDim, block, flashForward(p, squareBlocks(block)).counters,
+                       flashForward(p, withCopy).counters, 0};
+    demo.peakRatio = double(demo.withCopy.peakScratchElements) / double(demo.clean.peakScratchElements);
+    return demo;
+}
+
+Vector scriptOverflowScores() {
+    Vector s(4);
+    s << 800.0, 810.0, 805.0, 790.0;
+    return s;
+}
+
+OverflowDemo overflowDemo(const Vector& scores) {
+    OverflowDemo demo;
+    demo.scores = scores;
+    demo.rawExp = scores.array().exp();
+    demo.naiveWeights = naiveSoftmax(scores);
+    demo.safeWeights = safeSoftmax(scores);
+    demo.nonFiniteNaive = int((!demo.naiveWeights.array().isFinite()).count());
+    return demo;
+}
+
+} // namespace flashviz

@@ -1,0 +1,58 @@
+#include "core/backend.h"
+
+#include "core/attention.h"
+#include "core/tile_update.h"
+
+#include <algorithm>
+
+namespace flashviz {
+
+const TileTrace* FlashTrace::find(int queryBlock, int keyBlock) const {
+    for (const auto& t : tiles)
+        if (t.queryBlock == queryBlock && t.keyBlock == keyBlock) return &t;
+    return nullptr;
+}
+
+FlashResult CpuBackend::flash(const Problem& problem, const FlashOptions& options) {
+    return flashForward(problem, options);
+}
+
+Matrix CpuBackend::standard(const Problem& problem) { return referenceAttention(problem); }
+
+namespace {
+
+template <typename Scalar>
+FlashTrace traceIn(const Problem& problem, const FlashOptions& options) {
+    const auto& spec = problem.spec;
+    FlashTrace trace;
+    RowState<Scalar> state;
+    TileWorkspace<Scalar> ws;
+    for (int rowBegin = 0, i = 0; rowBegin < spec.queries; rowBegin += options.blockRows, ++i) {
+        const Range rows{rowBegin, std::min(spec.queries, rowBegin + options.blockRows)};
+        const MatrixT<Scalar> q = problem.q.middleRows(rows.begin, rows.size()).template cast<Scalar>();
+        state.reset(rows.size(), spec.headDim, options.runningMax);
+        for (int colBegin = 0, j = 0; colBegin < spec.keys; colBegin += options.blockCols, ++j) {
+            const Range cols{colBegin, std::min(spec.keys, colBegin + options.blockCols)};
+            const TilePlace place{rows, cols, spec.queries, spec.keys, spec.causal};
+            if (place.fullyMasked()) break;
+            const MatrixT<Scalar> k = problem.k.middleRows(cols.begin, cols.size()).template cast<Scalar>();
+            const MatrixT<Scalar> v = problem.v.middleRows(cols.begin, cols.size()).template cast<Scalar>();
+            updateTile<Scalar>(state, q, k, v, Scalar(problem.scale()), place, options, ws);
+            trace.tiles.push_back({i, j, rows, state.m.template cast<double>(),
+                                   state.l.template cast<double>(),
+                                   ws.correction.template cast<double>(),
+                                   state.acc.template cast<double>()});
+        }
+    }
+    return trace;
+}
+
+} // namespace
+
+FlashTrace CpuBackend::trace(const Problem& problem, const FlashOptions& options) {
+    validate(options);
+    if (problem.spec.precision == Precision::Double) return traceIn<double>(problem, options);
+    return traceIn<float>(problem, options);
+}
+
+} // namespace flashviz

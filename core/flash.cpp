@@ -1,0 +1,207 @@
+#include "core/flash.h"
+
+#include "core/attention.h"
+#include "core/errors.h"
+#include "core/tile_update.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace flashviz {
+
+void requireScoreMatrixMemory(int queries, int keys, int bytesPerElement, int copies) {
+    const double need = double(queries) * double(keys) * bytesPerElement * copies;
+    const double have = double(physicalMemoryBytes());
+    if (need <= have / 2) return;
+    constexpr double gib = double(1 << 30);
+    throw EngineError(ErrorKind::OutOfMemory,
+                      "Standard attention at n_q = " + std::to_string(queries) +
+                          ", n_k = " + std::to_string(keys) + " needs " +
+                          std::to_string(int(std::ceil(need / gib))) +
+                          " GiB for its n_q x n_k matrices, more than half of this machine's " +
+                          std::to_string(int(have / gib)) +
+                          " GiB. FlashAttention never stores them: use the flash algorithm.");
+}
+
+namespace {
+
+template <typename Scalar>
+struct Inputs {
+    const MatrixT<Scalar>& q;
+    const MatrixT<Scalar>& k;
+    const MatrixT<Scalar>& v;
+    Scalar scale;
+    bool causal;
+    int queries() const { return int(q.rows()); }
+    int keys() const { return int(k.rows()); }
+    int headDim() const { return int(q.cols()); }
+    TilePlace place(Range rows, Range cols) const { return {rows, cols, queries(), keys(), causal}; }
+};
+
+Range blockRange(int block, int size, int total) {
+    return {block * size, std::min(total, (block + 1) * size)};
+}
+
+int blockCount(int total, int size) { return (total + size - 1) / size; }
+
+// Causal masks hide a suffix of the key blocks from each query block.
+int visibleKeyBlocks(Range rows, int queries, int keys, int blockCols, bool causal) {
+    const int lastKey = lastVisibleKey(rows.end - 1, queries, keys, causal);
+    return lastKey < 0 ? 0 : lastKey / blockCols + 1;
+}
+
+template <typename Scalar>
+void keepScores(FlashOutputT<Scalar>& out, const TileWorkspace<Scalar>& ws, Range rows, Range cols) {
+    out.fullScores.block(rows.begin, cols.begin, rows.size(), cols.size()) = ws.scores;
+    out.counters.write(std::uint64_t(rows.size()) * cols.size()); // ...and you pay again
+    out.counters.scratch(std::uint64_t(out.fullScores.size()));
+}
+
+// The explainer's order: Q_i stays on chip while every K_j, V_j streams past it.
+template <typename Scalar>
+void runQueryOuter(const Inputs<Scalar>& in, const FlashOptions& opt, FlashOutputT<Scalar>& out) {
+    const int d = in.headDim();
+    RowState<Scalar> state;
+    TileWorkspace<Scalar> ws;
+    Counters& c = out.counters;
+    for (int i = 0; i < blockCount(in.queries(), opt.blockRows); ++i) {
+        const Range rows = blockRange(i, opt.blockRows, in.queries());
+        c.read(std::uint64_t(rows.size()) * d);
+        c.scratch(flashWorkingSetElements(rows.size(), in.keys(), d, opt));
+        state.reset(rows.size(), d, opt.runningMax);
+        const auto qTile = in.q.middleRows(rows.begin, rows.size());
+        const int visible = visibleKeyBlocks(rows, in.queries(), in.keys(), opt.blockCols, in.causal);
+        for (int j = 0; j < visible; ++j) {
+            const Range cols = blockRange(j, opt.blockCols, in.keys());
+            c.read(2 * std::uint64_t(cols.size()) * d);
+            updateTile<Scalar>(state, qTile, in.k.middleRows(cols.begin, cols.size()),
+                               in.v.middleRows(cols.begin, cols.size()), in.scale,
+                               in.place(rows, cols), opt, ws);
+            c.matmul(rows.size(), d, cols.size());
+            if (opt.keepFullScores) keepScores(out, ws, rows, cols);
+            c.matmul(rows.size(), cols.size(), d);
+        }
+        normaliseRows<Scalar>(state, out.o.middleRows(rows.begin, rows.size()));
+        out.m.segment(rows.begin, rows.size()) = state.m;
+        out.l.segment(rows.begin, rows.size()) = state.l;
+        c.write(std::uint64_t(rows.size()) * d);
+    }
+}
+
+// The paper's Algorithm 1: K_j, V_j outer; each Q_i with its O_i, m_i, l_i comes from HBM and
+// goes back on every inner step. O holds the unnormalised accumulator until a row block's last
+// key block divides it by l.
+template <typename Scalar>
+void runKeyValueOuter(const Inputs<Scalar>& in, const FlashOptions& opt, FlashOutputT<Scalar>& out) {
+    const int d = in.headDim();
+    const int queryBlocks = blockCount(in.queries(), opt.blockRows);
+    Counters& c = out.counters;
+    RowState<Scalar> init;
+    init.reset(in.queries(), d, opt.runningMax);
+    out.o = init.acc;
+    out.m = init.m;
+    out.l = init.l;
+    c.write(std::uint64_t(in.queries()) * d + 2 * std::uint64_t(in.queries()));
+    c.scratch(flashWorkingSetElements(std::min(opt.blockRows, in.queries()), in.keys(), d, opt));
+
+    RowState<Scalar> state;
+    TileWorkspace<Scalar> ws;
+    for (int j = 0; j < blockCount(in.keys(), opt.blockCols); ++j) {
+        const Range cols = blockRange(j, opt.blockCols, in.keys());
+        c.read(2 * std::uint64_t(cols.size()) * d);
+        for (int i = 0; i < queryBlocks; ++i) {
+            const Range rows = blockRange(i, opt.blockRows, in.queries());
+            const int visible = visibleKeyBlocks(rows, in.queries(), in.keys(), opt.blockCols, in.causal);
+            if (j >= visible) continue;
+            const std::uint64_t stateElements = std::uint64_t(rows.size()) * d + 2 * rows.size();
+            c.read(std::uint64_t(rows.size()) * d + stateElements);
+            state.m = out.m.segment(rows.begin, rows.size());
+            state.l = out.l.segment(rows.begin, rows.size());
+            state.acc = out.o.middleRows(rows.begin, rows.size());
+            updateTile<Scalar>(state, in.q.middleRows(rows.begin, rows.size()),
+                               in.k.middleRows(cols.begin, cols.size()),
+                               in.v.middleRows(cols.begin, cols.size()), in.scale,
+                               in.place(rows, cols), opt, ws);
+            c.matmul(rows.size(), d, cols.size());
+            if (opt.keepFullScores) keepScores(out, ws, rows, cols);
+            c.matmul(rows.size(), cols.size(), d);
+            auto oRows = out.o.middleRows(rows.begin, rows.size());
+            if (j == visible - 1)
+                normaliseRows<Scalar>(state, oRows);
+            else
+                oRows = state.acc;
+            out.m.segment(rows.begin, rows.size()) = state.m;
+            out.l.segment(rows.begin, rows.size()) = state.l;
+            c.write(stateElements);
+        }
+    }
+}
+
+} // namespace
+
+template <typename Scalar>
+FlashOutputT<Scalar> flashForward(const MatrixT<Scalar>& q, const MatrixT<Scalar>& k,
+                                  const MatrixT<Scalar>& v, double scale, bool causal,
+                                  const FlashOptions& options) {
+    validate(options);
+    if (q.cols() != k.cols() || k.cols() != v.cols() || k.rows() != v.rows() || q.rows() == 0 ||
+        k.rows() == 0 || q.cols() == 0)
+        throw EngineError(ErrorKind::InvalidArgument,
+                          "Q must be n_q x d and K, V n_k x d with every size at least 1");
+    const Inputs<Scalar> in{q, k, v, Scalar(scale), causal};
+    FlashOutputT<Scalar> out;
+    out.o.setZero(in.queries(), in.headDim());
+    out.m.resize(in.queries());
+    out.l.resize(in.queries());
+    if (options.keepFullScores) {
+        requireScoreMatrixMemory(in.queries(), in.keys(), int(sizeof(Scalar)), 1);
+        out.fullScores.setConstant(in.queries(), in.keys(), -std::numeric_limits<Scalar>::infinity());
+    }
+    if (options.loopOrder == LoopOrder::QueryOuter)
+        runQueryOuter(in, options, out);
+    else
+        runKeyValueOuter(in, options, out);
+    return out;
+}
+
+template FlashOutputT<float> flashForward<float>(const MatrixF&, const MatrixF&, const MatrixF&,
+                                                 double, bool, const FlashOptions&);
+template FlashOutputT<double> flashForward<double>(const Matrix&, const Matrix&, const Matrix&,
+                                                   double, bool, const FlashOptions&);
+
+FlashResult flashForward(const Problem& problem, const FlashOptions& options) {
+    const bool causal = problem.spec.causal;
+    if (problem.spec.precision == Precision::Double)
+        return flashForward<double>(problem.q, problem.k, problem.v, problem.scale(), causal, options);
+    const auto f = flashForward<float>(problem.q.cast<float>(), problem.k.cast<float>(),
+                                       problem.v.cast<float>(), problem.scale(), causal, options);
+    return {f.o.cast<double>(), f.m.cast<double>(), f.l.cast<double>(), f.counters,
+            f.fullScores.cast<double>()};
+}
+
+StandardResult standardForward(const Problem& problem) {
+    const auto& spec = problem.spec;
+    const std::uint64_t nq = spec.queries, nk = spec.keys, d = spec.headDim;
+    requireScoreMatrixMemory(spec.queries, spec.keys, int(sizeof(double)), 2);
+    StandardResult r;
+    Counters& c = r.counters;
+    c.read(nq * d + 2 * nk * d);    // Q, K, V in
+    r.scores = (problem.q * problem.k.transpose()) * problem.scale();
+    maskScores(r.scores, 0, 0, spec.queries, spec.keys, spec.causal);
+    c.matmul(nq, d, nk);
+    c.write(nq * nk);               // S out to HBM...
+    c.scratch(nq * nk);             // ...and held there
+    c.read(nq * nk);                // S back for the softmax
+    r.weights = r.scores;
+    softmaxRows(r.weights);
+    c.write(nq * nk);               // P out
+    c.read(nq * nk);                // P back for P V
+    r.o = r.weights * problem.v;
+    c.matmul(nq, nk, d);
+    c.write(nq * d);                // O out
+    return r;
+}
+
+} // namespace flashviz

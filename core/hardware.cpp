@@ -1,0 +1,74 @@
+#include "core/hardware.h"
+
+#include "core/errors.h"
+
+namespace flashviz {
+
+namespace {
+
+constexpr double KB = 1024.0;
+constexpr double GB = 1e9;
+constexpr double TB = 1e12;
+constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
+
+const char* kA100Paper = "NVIDIA A100 datasheet; FlashAttention paper (Dao et al. 2022), section 2.1";
+const char* kA100Arch = "NVIDIA Ampere architecture whitepaper: 192 KB L1/shared per SM, up to 164 KB shared";
+const char* kSramDerived = "derived: SMs x 128 bytes per clock x boost clock";
+const char* kH100Sheet = "NVIDIA H100 SXM datasheet";
+const char* kHopperArch = "NVIDIA Hopper architecture whitepaper: 256 KB L1/shared per SM, up to 228 KB shared";
+
+HardwareProfile a100(const char* id, const char* name, double memoryGb, double bandwidthTbs) {
+    return {id,
+            name,
+            {108, kA100Arch},
+            {164 * KB, kA100Arch},
+            {memoryGb * GiB, kA100Paper},
+            {bandwidthTbs * TB, kA100Paper},
+            {108 * 128 * 1.41e9, std::string(kSramDerived) + " (1.41 GHz); the paper quotes 19 TB/s"},
+            {19.5 * TB, kA100Paper},
+            {312 * TB, kA100Paper}};
+}
+
+std::vector<HardwareProfile> makeProfiles() {
+    return {
+        a100("a100-40gb", "NVIDIA A100 40 GB (SXM)", 40, 1.555),
+        a100("a100-80gb", "NVIDIA A100 80 GB (SXM)", 80, 2.039),
+        {"h100-sxm",
+         "NVIDIA H100 80 GB (SXM)",
+         {132, kH100Sheet},
+         {228 * KB, kHopperArch},
+         {80 * GiB, kH100Sheet},
+         {3.35 * TB, kH100Sheet},
+         {132 * 128 * 1.98e9, std::string(kSramDerived) + " (1.98 GHz)"},
+         {67 * TB, kH100Sheet},
+         {989 * TB, std::string(kH100Sheet) + ", dense"}},
+        {"h200",
+         "NVIDIA H200 141 GB (SXM)",
+         {132, "measured: PyTorch reports 132 multiprocessors (2026-10-28)"},
+         {228 * KB, kHopperArch},
+         {141 * GB, "NVIDIA H200 datasheet"},
+         {4.8 * TB, "NVIDIA H200 datasheet; a device-to-device copy measured 4.2-4.3 TB/s"},
+         {132 * 128 * 1.98e9, std::string(kSramDerived) + " (1.98 GHz, measured under load)"},
+         {67 * TB, "NVIDIA H200 datasheet (same chip as H100); fp32 matmul measured 50.7 TFLOP/s"},
+         {989 * TB, "NVIDIA H200 datasheet, dense; bf16 matmul measured 693-790 TFLOP/s"}},
+    };
+}
+
+} // namespace
+
+const std::vector<HardwareProfile>& hardwareProfiles() {
+    static const std::vector<HardwareProfile> profiles = makeProfiles();
+    return profiles;
+}
+
+const HardwareProfile& findHardwareProfile(const std::string& id) {
+    std::string known;
+    for (const auto& p : hardwareProfiles()) {
+        if (p.id == id) return p;
+        known += (known.empty() ? "" : ", ") + p.id;
+    }
+    throw EngineError(ErrorKind::InvalidArgument,
+                      "Unknown hardware profile '" + id + "'; known profiles: " + known);
+}
+
+} // namespace flashviz

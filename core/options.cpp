@@ -1,0 +1,45 @@
+#include "core/options.h"
+
+#include "core/errors.h"
+#include "core/problem.h"
+
+#include <string>
+
+namespace flashviz {
+
+static void requireBlock(int value, const char* name) {
+    if (value <= 0)
+        throw EngineError(ErrorKind::InvalidArgument,
+                          std::string(name) + " must be at least 1 (got " + std::to_string(value) + ")");
+    if (value > kMaxSequenceLength)
+        throw EngineError(ErrorKind::LimitExceeded,
+                          std::string(name) + " " + std::to_string(value) + " is past the limit of " +
+                              std::to_string(kMaxSequenceLength));
+}
+
+void validate(const FlashOptions& options) {
+    requireBlock(options.blockRows, "The query block size Br");
+    requireBlock(options.blockCols, "The key block size Bc");
+}
+
+const char* toString(Algorithm algorithm) {
+    return algorithm == Algorithm::Standard ? "standard" : "flash";
+}
+
+const char* toString(LoopOrder order) {
+    return order == LoopOrder::QueryOuter ? "query-outer" : "kv-outer";
+}
+
+std::optional<Algorithm> parseAlgorithm(std::string_view name) {
+    if (name == "standard") return Algorithm::Standard;
+    if (name == "flash") return Algorithm::Flash;
+    return std::nullopt;
+}
+
+std::optional<LoopOrder> parseLoopOrder(std::string_view name) {
+    if (name == "query-outer" || name == "seeds" || name == "q-outer") return LoopOrder::QueryOuter;
+    if (name == "kv-outer" || name == "paper") return LoopOrder::KeyValueOuter;
+    return std::nullopt;
+}
+
+} // namespace flashviz

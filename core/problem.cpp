@@ -1,0 +1,201 @@
+#include "core/problem.h"
+
+#include "core/errors.h"
+
+#include <cmath>
+#include <numbers>
+#include <string>
+#include <unistd.h>
+
+namespace flashviz {
+
+namespace {
+
+// Score heights, in units of the softmax argument, that make the patterns' point obvious.
+constexpr double kSpikeScore = 8.0;    // EarlyMaximum: key 0 towers over the rest
+constexpr double kRampScore = 6.0;     // LateMaximum: scores climb by this much over the keys
+constexpr double kLargeInputStd = 30.0; // LargeScores: scores with a spread in the hundreds
+
+std::string sizeText(const char* what, long long value) {
+    return std::string(what) + " = " + std::to_string(value);
+}
+
+void requirePositive(long long value, const char* what) {
+    if (value <= 0)
+        throw EngineError(ErrorKind::InvalidArgument,
+                          sizeText(what, value) + ": it must be at least 1");
+}
+
+void requireAtMost(long long value, long long limit, const char* what) {
+    if (value > limit)
+        throw EngineError(ErrorKind::LimitExceeded, sizeText(what, value) +
+                                                        " is past FlashViz's limit of " +
+                                                        std::to_string(limit));
+}
+
+// Writes the pattern's signal into column 0 of Q and K (the other columns stay random).
+void plantScoreShape(Problem& p, double heightForKey(int key, int keys)) {
+    const double perUnit = std::sqrt(1.0 / p.scale()); // q0 * k0 * scale == height
+    p.q.col(0).setConstant(perUnit);
+    for (int j = 0; j < p.spec.keys; ++j) p.k(j, 0) = perUnit * heightForKey(j, p.spec.keys);
+}
+
+double spikeAtFirstKey(int key, int /*keys*/) { return key == 0 ? kSpikeScore : 0.0; }
+double risingRamp(int key, int keys) {
+    return keys == 1 ? kRampScore : kRampScore * key / double(keys - 1);
+}
+
+} // namespace
+
+double ProblemSpec::effectiveScale() const {
+    return scale ? *scale : 1.0 / std::sqrt(double(headDim));
+}
+
+std::uint64_t physicalMemoryBytes() {
+    const long pages = sysconf(_SC_PHYS_PAGES);
+    const long pageSize = sysconf(_SC_PAGE_SIZE);
+    if (pages <= 0 || pageSize <= 0) return std::uint64_t(8) << 30; // unknown: assume 8 GiB
+    return std::uint64_t(pages) * std::uint64_t(pageSize);
+}
+
+void validate(const ProblemSpec& spec) {
+    requirePositive(spec.queries, "n_q (queries)");
+    requirePositive(spec.keys, "n_k (keys)");
+    requirePositive(spec.headDim, "d (head dimension)");
+    requireAtMost(spec.queries, kMaxSequenceLength, "n_q (queries)");
+    requireAtMost(spec.keys, kMaxSequenceLength, "n_k (keys)");
+    requireAtMost(spec.headDim, kMaxHeadDim, "d (head dimension)");
+    if (spec.scale && !(std::isfinite(*spec.scale) && *spec.scale > 0))
+        throw EngineError(ErrorKind::InvalidArgument,
+                          "The softmax scale must be a finite number above 0 (got " +
+                              std::to_string(*spec.scale) + ")");
+    const double inputBytes =
+        double(spec.queries + 2.0 * spec.keys) * spec.headDim * sizeof(double) * 2; // inputs + output
+    if (inputBytes > double(physicalMemoryBytes()) / 2)
+        throw EngineError(ErrorKind::OutOfMemory,
+                          "Q, K, V and O for n_q = " + std::to_string(spec.queries) +
+                              ", n_k = " + std::to_string(spec.keys) + ", d = " +
+                              std::to_string(spec.headDim) + " need " +
+                              std::to_string(inputBytes / double(1 << 30)) +
+                              " GiB, more than half of this machine's memory");
+}
+
+Problem makeProblem(const ProblemSpec& spec) {
+    validate(spec);
+    Problem p{spec, {}, {}, {}};
+    NormalGenerator rng(spec.seed);
+    const double d = spec.headDim;
+    switch (spec.pattern) {
+    case InputPattern::LargeScores:
+        p.q = rng.matrix(spec.queries, spec.headDim, kLargeInputStd);
+        p.k = rng.matrix(spec.keys, spec.headDim, kLargeInputStd);
+        p.v = rng.matrix(spec.keys, spec.headDim, 1.0);
+        return p;
+    default:
+        p.q = rng.matrix(spec.queries, spec.headDim, 1.0 / std::sqrt(d));
+        p.k = rng.matrix(spec.keys, spec.headDim, 1.0 / std::sqrt(d));
+        p.v = rng.matrix(spec.keys, spec.headDim, 1.0);
+    }
+    if (spec.pattern == InputPattern::EarlyMaximum) plantScoreShape(p, spikeAtFirstKey);
+    if (spec.pattern == InputPattern::LateMaximum) plantScoreShape(p, risingRamp);
+    return p;
+}
+
+static void requireFinite(const Matrix& m, const char* name) {
+    if (!m.allFinite())
+        throw EngineError(ErrorKind::NonFinite,
+                          std::string("The input ") + name + " holds inf or NaN values; attention " +
+                              "needs finite inputs");
+}
+
+Problem makeProblem(Matrix q, Matrix k, Matrix v, ProblemSpec spec) {
+    if (q.cols() != k.cols() || k.cols() != v.cols() || k.rows() != v.rows())
+        throw EngineError(ErrorKind::InvalidArgument,
+                          "Shapes do not agree: Q is " + std::to_string(q.rows()) + "x" +
+                              std::to_string(q.cols()) + ", K " + std::to_string(k.rows()) + "x" +
+                              std::to_string(k.cols()) + ", V " + std::to_string(v.rows()) + "x" +
+                              std::to_string(v.cols()) + " (need Q n_q x d, K and V n_k x d)");
+    spec.queries = int(q.rows());
+    spec.keys = int(k.rows());
+    spec.headDim = int(q.cols());
+    validate(spec);
+    requireFinite(q, "Q");
+    requireFinite(k, "K");
+    requireFinite(v, "V");
+    return Problem{spec, std::move(q), std::move(k), std::move(v)};
+}
+
+const char* toString(InputPattern pattern) {
+    switch (pattern) {
+    case InputPattern::Gaussian: return "gaussian";
+    case InputPattern::LateMaximum: return "late-max";
+    case InputPattern::EarlyMaximum: return "early-max";
+    case InputPattern::LargeScores: return "large";
+    }
+    return "?";
+}
+
+const char* toString(Precision precision) {
+    return precision == Precision::Double ? "double" : "float";
+}
+
+std::optional<InputPattern> parseInputPattern(std::string_view name) {
+    for (InputPattern p : allInputPatterns())
+        if (name == toString(p)) return p;
+    return std::nullopt;
+}
+
+std::optional<Precision> parsePrecision(std::string_view name) {
+    if (name == "double" || name == "fp64") return Precision::Double;
+    if (name == "float" || name == "fp32") return Precision::Float;
+    return std::nullopt;
+}
+
+const std::vector<InputPattern>& allInputPatterns() {
+    static const std::vector<InputPattern> all{InputPattern::Gaussian, InputPattern::LateMaximum,
+                                               InputPattern::EarlyMaximum, InputPattern::LargeScores};
+    return all;
+}
+
+std::string describe(InputPattern pattern) {
+    switch (pattern) {
+    case InputPattern::Gaussian:
+        return "Gaussian inputs as in the explainer: Q, K ~ N(0, 1/d), V ~ N(0, 1)";
+    case InputPattern::LateMaximum:
+        return "Scores climb with the key index, so each row's maximum arrives in its last block "
+               "and the running maximum rises at every block: the rescale matters";
+    case InputPattern::EarlyMaximum:
+        return "Key 0 scores far above the rest, so each row's maximum is in its first block: "
+               "the running maximum never rises and a missing rescale goes unnoticed";
+    case InputPattern::LargeScores:
+        return "Scores in the hundreds: exp() overflows unless a maximum is subtracted";
+    }
+    return {};
+}
+
+NormalGenerator::NormalGenerator(std::uint64_t seed) : m_engine(seed) {}
+
+double NormalGenerator::next() {
+    // Box-Muller: two uniforms in (0, 1] give two independent normals.
+    if (m_spare) {
+        const double value = *m_spare;
+        m_spare.reset();
+        return value;
+    }
+    constexpr double toUnit = 1.0 / 18446744073709551616.0; // 2^-64
+    const double u1 = (double(m_engine()) + 1.0) * toUnit;
+    const double u2 = double(m_engine()) * toUnit;
+    const double radius = std::sqrt(-2.0 * std::log(u1));
+    const double angle = 2.0 * std::numbers::pi * u2;
+    m_spare = radius * std::sin(angle);
+    return radius * std::cos(angle);
+}
+
+Matrix NormalGenerator::matrix(int rows, int cols, double stddev) {
+    Matrix m(rows, cols);
+    for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c) m(r, c) = stddev * next();
+    return m;
+}
+
+} // namespace flashviz
