@@ -1,0 +1,159 @@
+// flashviz-cli: the demos reproduce the explainer script's figures, `run --json` reports the
+// engine's numbers, and bad options fail with a message and a non-zero exit code.
+#include "app/cli/cli.h"
+#include "core/counters.h"
+#include "core/options.h"
+
+#include <QtTest>
+
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct CliResult {
+    int code = 0;
+    std::string out;
+    std::string err;
+};
+
+CliResult runCli(std::vector<std::string> args) {
+    args.insert(args.begin(), "flashviz-cli");
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::ostringstream out, err;
+    const int code = flashviz::cli::run(int(args.size()), argv.data(), out, err);
+    return {code, out.str(), err.str()};
+}
+
+} // namespace
+
+class TestCli : public QObject {
+    Q_OBJECT
+private slots:
+    void demosReproduceTheScriptsFigures_data();
+    void demosReproduceTheScriptsFigures();
+    void runJsonReportsTheEngine();
+    void runShowsTheRescaleBug();
+    void badOptionsFail_data();
+    void badOptionsFail();
+    void benchJsonHasRows();
+};
+
+// Lines (or the figure columns of lines) of the script's printed output that depend only on the
+// counting model, so FlashViz must print them identically.
+void TestCli::demosReproduceTheScriptsFigures_data() {
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("demo1 n=128") << "    128       0.38     0.004       0.094      66.7%";
+    QTest::newRow("demo1 n=8192") << "   8192    1032.00    17.180       0.063      99.2%";
+    QTest::newRow("demo2 diff") << "ordinary softmax vs NO-RESCALE version, max abs diff: 6.53e-01";
+    QTest::newRow("demo2 sum") << "no-rescale weights sum to 0.190131, not 1.0";
+    QTest::newRow("demo2 broken")
+        << "  broken:   [0.000752 0.003138 0.000719 0.000005 0.004034 0.001018]";
+    QTest::newRow("demo3 n=1024") << "4096.0            64.5        17.00          8.50";
+    QTest::newRow("demo3 n=2048") << "16384.0            64.5        66.00         33.00";
+    QTest::newRow("demo4 std") << "standard attention traffic: 17.00 MB";
+    QTest::newRow("demo4 b=64") << "     64       8.50                  64.5  yes";
+    QTest::newRow("demo4 b=1024") << "   1024       1.00                4872.0  NO -- spills";
+    QTest::newRow("demo5 n=8192")
+        << "   8192          262.00              6.06        42.95          51.54          20%";
+    QTest::newRow("demo6 allclose") << "flash vs standard, allclose:      True";
+    QTest::newRow("demo6 window") << "local-window vs standard, allclose:     False";
+    QTest::newRow("demo7 n=4096")
+        << "   4096        4.295          4.295       260.00         130.00         2.0x";
+    QTest::newRow("demo8 clean") << "tiled, matrix discarded: peak extra     64.5 KB, traffic 8.50 MB";
+    QTest::newRow("demo8 kept") << "tiled, matrix kept:      peak extra   4096.0 KB, traffic 12.50 MB";
+    QTest::newRow("demo8 ratio") << "memory saving lost: 64x worse peak";
+    QTest::newRow("demo9 naive") << "resulting weights:                  [nan nan nan nan]";
+    QTest::newRow("demo9 safe") << "[0.000045 0.993262 0.006693 0.000000]";
+}
+
+void TestCli::demosReproduceTheScriptsFigures() {
+    QFETCH(QString, expected);
+    static const CliResult demos = runCli({"demos"});
+    QCOMPARE(demos.code, 0);
+    QVERIFY2(demos.out.find(expected.toStdString()) != std::string::npos,
+             qPrintable("missing from `flashviz-cli demos`: '" + expected + "'"));
+}
+
+void TestCli::runJsonReportsTheEngine() {
+    const auto r = runCli({"run", "--n", "100", "--nk", "70", "--d", "8", "--br", "16", "--bc",
+                           "12", "--causal", "--loop-order", "kv-outer", "--json"});
+    QCOMPARE(r.code, 0);
+    const auto j = nlohmann::json::parse(r.out);
+    QVERIFY(j.at("passed").get<bool>());
+    QVERIFY(j.at("max_abs_diff").get<double>() < 1e-12);
+    flashviz::FlashOptions o;
+    o.blockRows = 16;
+    o.blockCols = 12;
+    o.loopOrder = flashviz::LoopOrder::KeyValueOuter;
+    const auto flash = flashviz::flashCounts(100, 70, 8, true, o);
+    const auto standard = flashviz::standardCounts(100, 70, 8);
+    QCOMPARE(j.at("flash").at("hbm_bytes").get<std::uint64_t>(), flash.hbmBytes());
+    QCOMPARE(j.at("flash").at("flops").get<std::uint64_t>(), flash.flops);
+    QCOMPARE(j.at("flash").at("peak_scratch_floats").get<std::uint64_t>(), flash.peakScratchElements);
+    QCOMPARE(j.at("standard").at("hbm_bytes").get<std::uint64_t>(), standard.hbmBytes());
+    QCOMPARE(j.at("standard").at("flops").get<std::uint64_t>(), standard.flops);
+    QCOMPARE(j.at("standard").at("peak_scratch_floats").get<std::uint64_t>(),
+             standard.peakScratchElements);
+}
+
+void TestCli::runShowsTheRescaleBug() {
+    const auto r = runCli({"run", "--n", "64", "--pattern", "late-max", "--br", "16", "--bc", "16",
+                           "--no-rescale", "--json"});
+    QCOMPARE(r.code, 0);
+    const auto j = nlohmann::json::parse(r.out);
+    QVERIFY(!j.at("passed").get<bool>());
+    QVERIFY2(j.at("max_abs_diff").get<double>() > 1e-2, r.out.c_str());
+    QCOMPARE(j.at("wrong_rows").size(), std::size_t(64));
+    const auto text = runCli({"run", "--n", "64", "--pattern", "late-max", "--no-rescale"});
+    QVERIFY(text.out.find("FAIL") != std::string::npos);
+}
+
+void TestCli::badOptionsFail_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("zero n") << QStringList{"run", "--n", "0"} << "at least 1";
+    QTest::newRow("not a number") << QStringList{"run", "--bc", "x"} << "whole number";
+    QTest::newRow("block 0") << QStringList{"run", "--br", "0"} << "Br";
+    QTest::newRow("huge d") << QStringList{"run", "--d", "5000"} << "limit";
+    QTest::newRow("pattern") << QStringList{"run", "--pattern", "zigzag"} << "unknown --pattern";
+    QTest::newRow("loop order") << QStringList{"run", "--loop-order", "sideways"} << "--loop-order";
+    QTest::newRow("command") << QStringList{"fly"} << "unknown command";
+    QTest::newRow("option") << QStringList{"run", "--frobnicate"} << "frobnicate";
+    QTest::newRow("standard too big")
+        << QStringList{"run", "--n", "1048576", "--d", "1", "--br", "1024", "--bc", "1024"}
+        << "memory";
+}
+
+void TestCli::badOptionsFail() {
+    QFETCH(QStringList, args);
+    QFETCH(QString, message);
+    std::vector<std::string> argv;
+    for (const auto& a : args) argv.push_back(a.toStdString());
+    const auto r = runCli(argv);
+    QVERIFY(r.code != 0);
+    QVERIFY2(r.err.find(message.toStdString()) != std::string::npos, r.err.c_str());
+}
+
+void TestCli::benchJsonHasRows() {
+    const auto r = runCli({"bench", "--sizes", "64,128", "--repeats", "1", "--json"});
+    QCOMPARE(r.code, 0);
+    const auto j = nlohmann::json::parse(r.out);
+    QCOMPARE(j.at("rows").size(), std::size_t(2));
+    for (const auto& row : j.at("rows")) {
+        QVERIFY(row.at("flash_gflops").get<double>() > 0);
+        QVERIFY(row.at("standard_gflops").get<double>() > 0);
+        QVERIFY(row.at("flash_peak_bytes").get<double>() < row.at("standard_peak_bytes").get<double>() ||
+                row.at("n").get<int>() <= 64);
+        QVERIFY(row.at("max_abs_diff").get<double>() < 1e-4);
+    }
+    QCOMPARE(j.at("rows")[1].at("n").get<int>(), 128);
+}
+
+QTEST_APPLESS_MAIN(TestCli)
+#include "tst_cli.moc"
