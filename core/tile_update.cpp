@@ -36,7 +36,6 @@ void updateTile(RowState<Scalar>& state, const Eigen::Ref<const MatrixT<Scalar>>
 
     s.resize(place.rows.size(), place.cols.size());
     s.noalias() = qTile * kTile.transpose();
-    s *= scale;
     if (!place.fullyVisible())
         maskScores(s, place.rows.begin, place.cols.begin, place.queries, place.keys, true);
 
@@ -46,30 +45,32 @@ void updateTile(RowState<Scalar>& state, const Eigen::Ref<const MatrixT<Scalar>>
         detail->accOld = state.acc;
     }
 
-    // Without a running maximum nothing is subtracted: m stays 0 and exp() sees raw scores.
-    mNew = options.runningMax ? VectorT<Scalar>(state.m.cwiseMax(s.rowwise().maxCoeff())) : state.m;
-    p = (s.colwise() - mNew).array().exp();
-    bool anyRowUnseen = false;
-    for (int r = 0; r < mNew.size(); ++r) {
-        if (mNew(r) == minusInf) { // every key so far hidden: exp(-inf - -inf) would be NaN
+    // One pass per row while it is in cache: scale, new maximum, weights, their sum, and the
+    // correction for what was accumulated against the old maximum.
+    const bool rescale = options.rescale && options.runningMax;
+    p.resize(s.rows(), s.cols());
+    mNew.resize(s.rows());
+    correction.resize(s.rows());
+    for (int r = 0; r < s.rows(); ++r) {
+        auto scores = s.row(r);
+        scores *= scale;
+        const Scalar mOld = state.m(r);
+        // Without a running maximum nothing is subtracted: m stays 0 and exp() sees raw scores.
+        const Scalar m = options.runningMax ? std::max(mOld, scores.maxCoeff()) : mOld;
+        mNew(r) = m;
+        if (m == minusInf) { // every key so far hidden: exp(-inf - -inf) would be NaN
             p.row(r).setZero();
-            anyRowUnseen = true;
+            correction(r) = rescale ? Scalar(0) : Scalar(1);
+            continue;
         }
+        p.row(r) = (scores.array() - m).exp();
+        // exp(-inf) = 0 when this tile brings the row's first visible key. Without the rescale
+        // (the bug) the factor is 1: sums taken against different maxima are simply added;
+        // without a running maximum m never moves, so 1 is exact there.
+        correction(r) = rescale ? std::exp(mOld - m) : Scalar(1);
     }
-
-    if (options.rescale && options.runningMax) {
-        correction = (state.m - mNew).array().exp();
-        if (anyRowUnseen || state.m.minCoeff() == minusInf)
-            for (int r = 0; r < correction.size(); ++r)
-                if (std::isnan(correction(r))) correction(r) = 0; // -inf minus -inf
-        state.l = correction.cwiseProduct(state.l) + p.rowwise().sum();
-        state.acc = correction.asDiagonal() * state.acc;
-    } else {
-        // The bug adds sums taken against different maxima; without a running maximum m never
-        // moves, so a factor of 1 is exact there.
-        correction.setOnes(mNew.size());
-        state.l += p.rowwise().sum();
-    }
+    state.l = correction.cwiseProduct(state.l) + p.rowwise().sum();
+    if (rescale) state.acc.array().colwise() *= correction.array();
     state.acc.noalias() += p * vTile;
     state.m = mNew;
 
