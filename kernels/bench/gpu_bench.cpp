@@ -1,0 +1,318 @@
+// flashviz-gpu-bench: times the fp32 FlashAttention kernels against ordinary attention on the
+// GPU (cuBLAS S = scale Q K^T, softmax kernel, cuBLAS O = P V) at a fixed number of tokens
+// (batch x n) and a fixed model width (heads x d), the way FlashAttention's own benchmarks do.
+// Medians over repeats, timed with CUDA events; TFLOP/s = 4 n^2 d batch heads / t (halved with
+// --causal); scratch is what each method allocates beyond Q, K, V, O, and the peak is the drop in
+// free device memory. Every output is checked against the baseline. No Qt, no core sources.
+#include "kernels/cuda/check.h"
+#include "kernels/cuda/device_memory.h"
+#include "kernels/cuda/launch.h"
+
+#include "core/errors.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+using namespace flashviz;
+using namespace flashviz::cuda;
+
+namespace {
+
+struct Options {
+    std::vector<int> dims{64, 128};
+    std::vector<int> lengths{1024, 2048, 4096, 8192, 16384};
+    int tokens = 16384; // batch x n
+    int width = 2048;   // heads x d
+    int repeats = 10;
+    bool allVariants = false;
+    bool causal = false;
+    bool baseline = true;
+    std::string csv;
+};
+
+std::vector<int> parseList(const char* text) {
+    std::vector<int> out;
+    for (const char* p = text; *p;) {
+        out.push_back(std::atoi(p));
+        while (*p && *p != ',') ++p;
+        if (*p == ',') ++p;
+    }
+    return out;
+}
+
+void usage() {
+    std::printf(
+        "usage: flashviz-gpu-bench [--d 64,128] [--n 1024,2048,...] [--tokens 16384]\n"
+        "         [--width 2048] [--repeats 10] [--variants] [--causal] [--no-baseline]\n"
+        "         [--csv FILE]\n"
+        "  --variants   time every compiled tile configuration of the fast kernel, not only\n"
+        "               the default for d\n");
+}
+
+// Uniform values with variance 1 from a fixed xorshift sequence: fast and the same every run.
+void fillRandom(std::vector<float>& out, std::uint64_t seed) {
+    std::uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+    for (float& value : out) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        const double u = double(x >> 11) / double(1ull << 53); // [0, 1)
+        value = float((u * 2.0 - 1.0) * 1.7320508075688772);
+    }
+}
+
+struct Timing {
+    double medianMs = 0;
+    double minMs = 0;
+    double maxMs = 0;
+};
+
+Timing timeIt(const std::function<void()>& run, int repeats) {
+    cudaEvent_t start, stop;
+    check(cudaEventCreate(&start), "Creating an event");
+    check(cudaEventCreate(&stop), "Creating an event");
+    run(); // warm-up: module load, cuBLAS heuristics, caches
+    synchronize("Warm-up");
+    std::vector<double> ms;
+    for (int r = 0; r < repeats; ++r) {
+        check(cudaEventRecord(start), "Recording an event");
+        run();
+        check(cudaEventRecord(stop), "Recording an event");
+        check(cudaEventSynchronize(stop), "Waiting for an event");
+        float elapsed = 0;
+        check(cudaEventElapsedTime(&elapsed, start, stop), "Reading an event");
+        ms.push_back(elapsed);
+    }
+    (void)cudaEventDestroy(start);
+    (void)cudaEventDestroy(stop);
+    std::sort(ms.begin(), ms.end());
+    return {ms[ms.size() / 2], ms.front(), ms.back()};
+}
+
+struct Diff {
+    double maxAbs = 0;
+    double relative = 0; // ||a - b|| / ||b||
+    std::size_t nonFinite = 0;
+};
+
+Diff compare(const std::vector<float>& a, const std::vector<float>& b) {
+    Diff d;
+    double num = 0, den = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (!std::isfinite(a[i])) {
+            ++d.nonFinite;
+            continue;
+        }
+        const double e = double(a[i]) - double(b[i]);
+        d.maxAbs = std::max(d.maxAbs, std::fabs(e));
+        num += e * e;
+        den += double(b[i]) * double(b[i]);
+    }
+    d.relative = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+    return d;
+}
+
+struct Row {
+    int d = 0, n = 0, batch = 0, heads = 0;
+    std::string method;
+    Timing t;
+    double tflops = 0;
+    double ratioVsBaseline = 0; // baseline time / this time
+    double scratchBytes = 0;
+    double peakBytes = 0;
+    Diff diff;
+    bool checked = false;
+};
+
+std::size_t freeBytes() { return memoryInfo().freeBytes; }
+
+} // namespace
+
+int main(int argc, char** argv) {
+    Options opt;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto next = [&]() -> const char* {
+            if (i + 1 >= argc) {
+                usage();
+                std::exit(2);
+            }
+            return argv[++i];
+        };
+        if (a == "--d") opt.dims = parseList(next());
+        else if (a == "--n") opt.lengths = parseList(next());
+        else if (a == "--tokens") opt.tokens = std::atoi(next());
+        else if (a == "--width") opt.width = std::atoi(next());
+        else if (a == "--repeats") opt.repeats = std::max(1, std::atoi(next()));
+        else if (a == "--variants") opt.allVariants = true;
+        else if (a == "--causal") opt.causal = true;
+        else if (a == "--no-baseline") opt.baseline = false;
+        else if (a == "--csv") opt.csv = next();
+        else {
+            usage();
+            return a == "--help" || a == "-h" ? 0 : 2;
+        }
+    }
+
+    try {
+        cudaDeviceProp prop{};
+        check(cudaGetDeviceProperties(&prop, 0), "Reading the GPU's properties");
+        int clockKhz = 0;
+        (void)cudaDeviceGetAttribute(&clockKhz, cudaDevAttrClockRate, 0);
+        std::printf("device: %s, sm_%d%d, %d SMs, %.0f MHz peak, %s, shared/block %s\n", prop.name,
+                    prop.major, prop.minor, prop.multiProcessorCount, clockKhz / 1e3,
+                    formatBytes(double(prop.totalGlobalMem)).c_str(),
+                    formatBytes(double(prop.sharedMemPerBlockOptin)).c_str());
+        std::printf("shape: batch x n = %d tokens, heads x d = %d, fp32, %s, %d repeats (median)\n",
+                    opt.tokens, opt.width, opt.causal ? "causal" : "non-causal", opt.repeats);
+        for (const auto& k : fastKernels())
+            std::printf("fast kernel %d: %s, %d threads, %s shared\n", k.id, k.name.c_str(),
+                        k.threads, formatBytes(double(k.sharedBytes)).c_str());
+
+        const std::size_t elements = std::size_t(opt.tokens) * std::size_t(opt.width);
+        std::vector<float> hq(elements), hk(elements), hv(elements);
+        fillRandom(hq, 1);
+        fillRandom(hk, 2);
+        fillRandom(hv, 3);
+        DeviceBuffer<float> q(elements, "Q"), k(elements, "K"), v(elements, "V"),
+            o(elements, "O");
+        q.upload(hq.data(), elements);
+        k.upload(hk.data(), elements);
+        v.upload(hv.data(), elements);
+        BlasHandle blas;
+
+        std::vector<Row> rows;
+        std::vector<float> reference(elements), result(elements);
+        for (const int d : opt.dims) {
+            for (const int n : opt.lengths) {
+                if (opt.tokens % n != 0 || opt.width % d != 0) continue;
+                const int batch = opt.tokens / n, heads = opt.width / d;
+                AttentionParams p;
+                p.q = q.get();
+                p.k = k.get();
+                p.v = v.get();
+                p.o = o.get();
+                p.batch = batch;
+                p.heads = heads;
+                p.queries = n;
+                p.keys = n;
+                p.headDim = d;
+                p.scale = float(1.0 / std::sqrt(double(d)));
+                p.causal = opt.causal;
+                setContiguousStrides(p);
+                const double flops = 4.0 * double(n) * n * d * batch * heads * (opt.causal ? 0.5 : 1.0);
+
+                // Baseline: three steps with the n x n scratch per (batch, head).
+                Row base{d, n, batch, heads, "cublas-3step", {}, 0, 1, 0, 0, {}, false};
+                bool haveReference = false;
+                const double scratch = double(batch) * heads * double(n) * n * sizeof(float);
+                if (opt.baseline && scratch + (1ull << 30) < double(freeBytes())) {
+                    const std::size_t before = freeBytes();
+                    DeviceBuffer<float> scores(std::size_t(scratch / sizeof(float)), "S");
+                    o.fillBytes(0xFF);
+                    launchStandardAttention(blas, p, scores.get());
+                    synchronize("Standard attention");
+                    base.peakBytes = double(before) - double(freeBytes());
+                    o.download(reference.data(), elements);
+                    haveReference = true;
+                    base.t = timeIt([&] { launchStandardAttention(blas, p, scores.get()); },
+                                    opt.repeats);
+                    base.tflops = flops / (base.t.medianMs * 1e-3) / 1e12;
+                    base.scratchBytes = scratch;
+                    rows.push_back(base);
+                } else if (opt.baseline) {
+                    std::printf("d=%d n=%d: baseline skipped, its %s scratch does not fit\n", d, n,
+                                formatBytes(scratch).c_str());
+                }
+
+                // Flash: the default variant for d, or every variant.
+                std::vector<FastKernelInfo> kernels;
+                const FastKernelInfo* chosen = defaultFastKernel(d);
+                for (const auto& info : fastKernels())
+                    if (info.headDim == d &&
+                        (opt.allVariants || (chosen && info.id == chosen->id)) &&
+                        info.sharedBytes <= maxSharedBytesPerBlock())
+                        kernels.push_back(info);
+                DeviceBuffer<float> m(std::size_t(batch) * heads * n, "m"),
+                    l(std::size_t(batch) * heads * n, "l");
+                p.m = m.get();
+                p.l = l.get();
+                for (const auto& info : kernels) {
+                    Row r{d, n, batch, heads, "flash-" + info.name, {}, 0, 0, 0, 0, {}, false};
+                    const std::size_t before = freeBytes();
+                    o.fillBytes(0xFF);
+                    launchFlashFast(p, info.id);
+                    synchronize("The flash kernel");
+                    r.peakBytes = double(before) - double(freeBytes()) + double(m.bytes() + l.bytes());
+                    r.scratchBytes = double(m.bytes() + l.bytes());
+                    o.download(result.data(), elements);
+                    if (haveReference) {
+                        r.diff = compare(result, reference);
+                        r.checked = true;
+                    } else {
+                        std::size_t bad = 0;
+                        for (float x : result) bad += !std::isfinite(x);
+                        r.diff.nonFinite = bad;
+                    }
+                    r.t = timeIt([&] { launchFlashFast(p, info.id); }, opt.repeats);
+                    r.tflops = flops / (r.t.medianMs * 1e-3) / 1e12;
+                    if (haveReference) r.ratioVsBaseline = base.t.medianMs / r.t.medianMs;
+                    rows.push_back(r);
+                }
+                for (auto it = rows.end() - std::ptrdiff_t(kernels.size()) -
+                               (haveReference ? 1 : 0);
+                     it != rows.end(); ++it)
+                    std::printf("d=%-4d n=%-6d B=%-3d H=%-3d %-28s %9.3f ms (min %.3f max %.3f) "
+                                "%6.2f TFLOP/s  x%.2f vs 3-step  scratch %-10s peak %-10s "
+                                "max|diff| %.2e rel %.2e nonfinite %zu%s\n",
+                                it->d, it->n, it->batch, it->heads, it->method.c_str(),
+                                it->t.medianMs, it->t.minMs, it->t.maxMs, it->tflops,
+                                it->ratioVsBaseline, formatBytes(it->scratchBytes).c_str(),
+                                formatBytes(it->peakBytes).c_str(), it->diff.maxAbs,
+                                it->diff.relative, it->diff.nonFinite,
+                                it->checked || it->method == "cublas-3step" ? "" : " (unchecked)");
+                std::fflush(stdout);
+            }
+        }
+
+        std::printf("\n%-5s %-6s %-28s %10s %9s %9s %11s %11s %10s\n", "d", "n", "method", "ms",
+                    "TFLOP/s", "vs 3step", "scratch", "peak", "rel err");
+        for (const auto& r : rows)
+            std::printf("%-5d %-6d %-28s %10.3f %9.2f %9.2f %11s %11s %10.2e\n", r.d, r.n,
+                        r.method.c_str(), r.t.medianMs, r.tflops, r.ratioVsBaseline,
+                        formatBytes(r.scratchBytes).c_str(), formatBytes(r.peakBytes).c_str(),
+                        r.diff.relative);
+        if (!opt.csv.empty()) {
+            std::ofstream csv(opt.csv);
+            csv << "d,n,batch,heads,causal,method,median_ms,min_ms,max_ms,tflops,ratio_vs_3step,"
+                   "scratch_bytes,peak_bytes,max_abs_diff,rel_err,nonfinite\n";
+            for (const auto& r : rows)
+                csv << r.d << ',' << r.n << ',' << r.batch << ',' << r.heads << ','
+                    << (opt.causal ? 1 : 0) << ',' << r.method << ',' << r.t.medianMs << ','
+                    << r.t.minMs << ',' << r.t.maxMs << ',' << r.tflops << ','
+                    << r.ratioVsBaseline << ',' << r.scratchBytes << ',' << r.peakBytes << ','
+                    << r.diff.maxAbs << ',' << r.diff.relative << ',' << r.diff.nonFinite << '\n';
+        }
+        bool ok = true;
+        for (const auto& r : rows)
+            if (r.diff.nonFinite > 0 || (r.checked && r.diff.relative > 1e-4)) {
+                std::printf("CHECK FAILED: d=%d n=%d %s rel %.2e nonfinite %zu\n", r.d, r.n,
+                            r.method.c_str(), r.diff.relative, r.diff.nonFinite);
+                ok = false;
+            }
+        return ok ? 0 : 1;
+    } catch (const EngineError& e) {
+        std::fprintf(stderr, "flashviz-gpu-bench: %s\n", e.what());
+        return 1;
+    }
+}

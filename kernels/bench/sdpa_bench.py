@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""PyTorch scaled_dot_product_attention in fp32 on the shapes flashviz-gpu-bench times.
+
+batch x n = 16k tokens, heads x d = 2048, non-causal by default. Backends: the memory-efficient
+kernel (PyTorch's fp32 flash-style path) and the math path (matmul, softmax, matmul; TF32 off).
+Medians over repeats with CUDA events, TFLOP/s = 4 n^2 d batch heads / t, peak memory above the
+inputs from torch.cuda.max_memory_allocated. With --flash-csv (flashviz-gpu-bench's --csv
+output) it prints one table with FlashViz's kernels beside PyTorch's and the ratios.
+"""
+import argparse
+import csv
+import statistics
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+
+def time_ms(fn, repeats):
+    fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repeats):
+        start = torch.cuda.Event(enable_timing=True)
+        stop = torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop))
+    return statistics.median(times), min(times), max(times)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--d", default="64,128")
+    parser.add_argument("--n", default="1024,2048,4096,8192,16384")
+    parser.add_argument("--tokens", type=int, default=16384)
+    parser.add_argument("--width", type=int, default=2048)
+    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--causal", action="store_true")
+    parser.add_argument("--csv", help="write PyTorch's rows here")
+    parser.add_argument("--flash-csv", help="flashviz-gpu-bench --csv output to compare with")
+    args = parser.parse_args()
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    dev = torch.device("cuda")
+    print(f"torch {torch.__version__}, {torch.cuda.get_device_name(dev)}, fp32, "
+          f"{'causal' if args.causal else 'non-causal'}, {args.repeats} repeats (median)")
+    rows = []
+    for d in [int(x) for x in args.d.split(",")]:
+        for n in [int(x) for x in args.n.split(",")]:
+            batch, heads = args.tokens // n, args.width // d
+            flops = 4.0 * n * n * d * batch * heads * (0.5 if args.causal else 1.0)
+            gen = torch.Generator(device=dev).manual_seed(n * 1000 + d)
+            q, k, v = (torch.randn(batch, heads, n, d, device=dev, dtype=torch.float32,
+                                   generator=gen) for _ in range(3))
+            reference = None
+            for name, backend in (("torch-efficient", SDPBackend.EFFICIENT_ATTENTION),
+                                  ("torch-math", SDPBackend.MATH)):
+                torch.cuda.synchronize()
+                torch.cuda.empty_cache()
+                base = torch.cuda.memory_allocated()
+                torch.cuda.reset_peak_memory_stats()
+                try:
+                    with sdpa_kernel([backend]):
+                        run = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=args.causal)
+                        out = run()
+                        torch.cuda.synchronize()
+                        peak = torch.cuda.max_memory_allocated() - base - out.numel() * 4
+                        err = 0.0
+                        if reference is None:
+                            reference = out.double()
+                        else:
+                            err = ((out.double() - reference).norm() / reference.norm()).item()
+                        del out
+                        med, lo, hi = time_ms(run, args.repeats)
+                except torch.OutOfMemoryError:
+                    print(f"d={d} n={n} {name}: out of memory")
+                    torch.cuda.empty_cache()
+                    continue
+                row = dict(d=d, n=n, batch=batch, heads=heads, method=name, median_ms=med,
+                           min_ms=lo, max_ms=hi, tflops=flops / (med * 1e-3) / 1e12,
+                           peak_bytes=max(peak, 0), rel_vs_efficient=err)
+                rows.append(row)
+                print(f"d={d:<4} n={n:<6} B={batch:<3} H={heads:<3} {name:<16} {med:9.3f} ms "
+                      f"{row['tflops']:6.2f} TFLOP/s  peak {row['peak_bytes'] / 2**30:7.2f} GiB  "
+                      f"rel vs efficient {err:.1e}", flush=True)
+            del q, k, v, reference
+    if args.csv:
+        with open(args.csv, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+            w.writeheader()
+            w.writerows(rows)
+
+    if not args.flash_csv:
+        return 0
+    with open(args.flash_csv) as f:
+        ours = list(csv.DictReader(f))
+    torch_rows = {(r["d"], r["n"], r["method"]): r for r in rows}
+    print("\nFlashViz vs cuBLAS three-step vs PyTorch SDPA (fp32, TFLOP/s; x = ratio of times)")
+    print(f"{'d':>4} {'n':>6} {'flashviz kernel':<24} {'flash':>7} {'3-step':>7} {'torch-eff':>9} "
+          f"{'torch-math':>10} {'vs 3-step':>9} {'vs eff':>7} {'flash scratch':>13} "
+          f"{'3-step peak':>11} {'eff peak':>9}")
+    for d in sorted({int(r["d"]) for r in ours}):
+        for n in sorted({int(r["n"]) for r in ours if int(r["d"]) == d}):
+            mine = [r for r in ours if int(r["d"]) == d and int(r["n"]) == n]
+            base = next((r for r in mine if r["method"] == "cublas-3step"), None)
+            flashes = [r for r in mine if r["method"].startswith("flash-")]
+            if not flashes:
+                continue
+            best = max(flashes, key=lambda r: float(r["tflops"]))
+            eff = torch_rows.get((d, n, "torch-efficient"))
+            math = torch_rows.get((d, n, "torch-math"))
+            f_t = float(best["tflops"])
+            b_t = float(base["tflops"]) if base else float("nan")
+            e_t = eff["tflops"] if eff else float("nan")
+            m_t = math["tflops"] if math else float("nan")
+            gib = lambda x: f"{float(x) / 2**30:.2f}G"
+            print(f"{d:>4} {n:>6} {best['method'][6:]:<24} {f_t:7.2f} {b_t:7.2f} {e_t:9.2f} "
+                  f"{m_t:10.2f} {f_t / b_t:8.2f}x {f_t / e_t:6.2f}x "
+                  f"{float(best['scratch_bytes']) / 2**20:11.1f}M "
+                  f"{gib(base['peak_bytes']) if base else '-':>11} "
+                  f"{gib(eff['peak_bytes']) if eff else '-':>9}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,293 @@
+// The CUDA backend: moves a problem to the GPU in fp32, runs the fast or the mirror kernel (or
+// the three-step standard attention), and brings the results back in the core's types.
+#include "kernels/cuda_backend.h"
+
+#include "kernels/cuda/check.h"
+#include "kernels/cuda/device_memory.h"
+#include "kernels/cuda/launch.h"
+
+#include "core/counters.h"
+#include "core/flash.h"
+#include "core/errors.h"
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+#include <string>
+
+namespace flashviz {
+
+using cuda::AttentionParams;
+using cuda::DeviceBuffer;
+
+namespace {
+
+void requireDevice() {
+    const CudaDeviceStatus status = cudaDeviceStatus();
+    if (!status.usable)
+        throw EngineError(ErrorKind::Unsupported, "The CUDA backend is not available: " +
+                                                      status.reason + ".");
+    cuda::check(cudaSetDevice(0), "Selecting the GPU");
+}
+
+void requireShapes(const MatrixF& q, const MatrixF& k, const MatrixF& v) {
+    if (q.rows() == 0 || k.rows() == 0 || q.cols() == 0 || q.cols() != k.cols() ||
+        k.cols() != v.cols() || k.rows() != v.rows())
+        throw EngineError(ErrorKind::InvalidArgument,
+                          "Q must be n_q x d and K, V n_k x d with every size at least 1");
+    if (q.cols() > kCudaMaxHeadDim)
+        throw EngineError(ErrorKind::Unsupported,
+                          "The GPU kernels take head dimensions up to " +
+                              std::to_string(kCudaMaxHeadDim) + "; d = " +
+                              std::to_string(q.cols()) + " runs on the CPU backend only.");
+}
+
+// Inputs on the device, and the output buffers of a flash pass.
+struct DeviceProblem {
+    DeviceBuffer<float> q, k, v, o, m, l;
+    AttentionParams params;
+
+    DeviceProblem(const MatrixF& hq, const MatrixF& hk, const MatrixF& hv, double scale,
+                  bool causal)
+        : q(std::size_t(hq.size()), "Q"), k(std::size_t(hk.size()), "K"),
+          v(std::size_t(hv.size()), "V"), o(std::size_t(hq.size()), "O"),
+          m(std::size_t(hq.rows()), "the running maxima m"),
+          l(std::size_t(hq.rows()), "the running sums l") {
+        q.upload(hq.data(), q.size());
+        k.upload(hk.data(), k.size());
+        v.upload(hv.data(), v.size());
+        o.fillBytes(0xFF); // NaN: a row the kernel failed to write cannot pass a check
+        params.q = q.get();
+        params.k = k.get();
+        params.v = v.get();
+        params.o = o.get();
+        params.m = m.get();
+        params.l = l.get();
+        params.queries = int(hq.rows());
+        params.keys = int(hk.rows());
+        params.headDim = int(hq.cols());
+        params.scale = float(scale);
+        params.causal = causal;
+        cuda::setContiguousStrides(params);
+    }
+};
+
+cuda::MirrorParams mirrorParams(const AttentionParams& attention, const FlashOptions& options) {
+    cuda::MirrorParams mp;
+    mp.attention = attention;
+    mp.blockRows = options.blockRows;
+    mp.blockCols = options.blockCols;
+    mp.rescale = options.rescale;
+    mp.runningMax = options.runningMax;
+    return mp;
+}
+
+bool fastPathComputesTheSame(const FlashOptions& options) {
+    return options.rescale && options.runningMax && !options.keepFullScores;
+}
+
+std::string mirrorName(const FlashOptions& options) {
+    return "mirror Br=" + std::to_string(options.blockRows) +
+           " Bc=" + std::to_string(options.blockCols);
+}
+
+MatrixF download(const DeviceBuffer<float>& buffer, int rows, int cols) {
+    MatrixF out(rows, cols);
+    buffer.download(out.data(), std::size_t(out.size()));
+    return out;
+}
+
+VectorF downloadVector(const DeviceBuffer<float>& buffer, int size) {
+    VectorF out(size);
+    buffer.download(out.data(), std::size_t(size));
+    return out;
+}
+
+} // namespace
+
+std::vector<CudaFastKernel> cudaFastKernels() {
+    std::vector<CudaFastKernel> out;
+    const bool haveDevice = cudaDeviceStatus().usable;
+    const std::size_t limit = haveDevice ? cuda::maxSharedBytesPerBlock() : 0;
+    for (const auto& k : cuda::fastKernels())
+        out.push_back({k.id, k.name, k.headDim, haveDevice && k.sharedBytes <= limit});
+    return out;
+}
+
+const char* toString(CudaKernelPath path) {
+    switch (path) {
+    case CudaKernelPath::Auto: return "auto";
+    case CudaKernelPath::Mirror: return "mirror";
+    case CudaKernelPath::Fast: return "fast";
+    }
+    return "?";
+}
+
+CudaFlashOutput cudaFlashForward(const MatrixF& q, const MatrixF& k, const MatrixF& v,
+                                 double scale, bool causal, const FlashOptions& options,
+                                 CudaKernelPath path, int fastKernel) {
+    validate(options);
+    requireShapes(q, k, v);
+    requireDevice();
+    DeviceProblem dev(q, k, v, scale, causal);
+    const int nq = int(q.rows()), nk = int(k.rows()), d = int(q.cols());
+
+    CudaFlashOutput out;
+    if (path == CudaKernelPath::Auto)
+        path = fastPathComputesTheSame(options) && cuda::fastKernelAccepts(dev.params) &&
+                       cuda::defaultFastKernel(d)
+                   ? CudaKernelPath::Fast
+                   : CudaKernelPath::Mirror;
+    if (path == CudaKernelPath::Fast && !fastPathComputesTheSame(options))
+        throw EngineError(ErrorKind::Unsupported,
+                          "The fast GPU kernel computes exact attention with its own tiles; with "
+                          "the rescale or the running maximum off, or the full-score copy on, "
+                          "the mirror kernel runs the options' tiles.");
+
+    DeviceBuffer<float> fullScores;
+    if (path == CudaKernelPath::Fast) {
+        cuda::launchFlashFast(dev.params, fastKernel);
+        out.kernel = "fast " + cuda::fastKernelName(d, fastKernel);
+    } else {
+        cuda::MirrorParams mp = mirrorParams(dev.params, options);
+        if (options.keepFullScores) {
+            fullScores = DeviceBuffer<float>(std::size_t(nq) * std::size_t(nk),
+                                             "the debug copy of the n_q x n_k scores");
+            requireScoreMatrixMemory(nq, nk, int(sizeof(float)), 1); // its copy on the host
+            // Tiles a causal mask skips are never written: they read -inf, as on the CPU.
+            cuda::fillDevice(fullScores.get(), fullScores.size(),
+                             -std::numeric_limits<float>::infinity());
+            mp.fullScores = fullScores.get();
+        }
+        cuda::launchFlashMirror(mp);
+        out.kernel = mirrorName(options);
+    }
+    cuda::synchronize("The flash kernel");
+    out.path = path;
+    out.result.o = download(dev.o, nq, d);
+    out.result.m = downloadVector(dev.m, nq);
+    out.result.l = downloadVector(dev.l, nq);
+    out.result.counters = flashCounts(nq, nk, d, causal, options);
+    if (options.keepFullScores) out.result.fullScores = download(fullScores, nq, nk);
+    return out;
+}
+
+MatrixF cudaStandardAttention(const MatrixF& q, const MatrixF& k, const MatrixF& v, double scale,
+                              bool causal) {
+    requireShapes(q, k, v);
+    requireDevice();
+    const std::size_t scratch = std::size_t(q.rows()) * std::size_t(k.rows());
+    const cuda::MemoryInfo mem = cuda::memoryInfo();
+    if (double(scratch) * sizeof(float) > double(mem.freeBytes))
+        throw EngineError(ErrorKind::OutOfMemory,
+                          "Standard attention on the GPU at n_q = " + std::to_string(q.rows()) +
+                              ", n_k = " + std::to_string(k.rows()) + " needs an n_q x n_k score "
+                              "matrix of " + cuda::formatBytes(double(scratch) * sizeof(float)) +
+                              "; the GPU has " + cuda::formatBytes(double(mem.freeBytes)) +
+                              " free. FlashAttention never stores it: use the flash algorithm.");
+    DeviceProblem dev(q, k, v, scale, causal);
+    DeviceBuffer<float> scores(scratch, "the n_q x n_k score matrix of standard attention");
+    cuda::BlasHandle blas;
+    cuda::launchStandardAttention(blas, dev.params, scores.get());
+    cuda::synchronize("Standard attention");
+    return download(dev.o, int(q.rows()), int(q.cols()));
+}
+
+FlashTrace cudaFlashTrace(const MatrixF& q, const MatrixF& k, const MatrixF& v, double scale,
+                          bool causal, const FlashOptions& options) {
+    validate(options);
+    requireShapes(q, k, v);
+    const int nq = int(q.rows()), nk = int(k.rows()), d = int(q.cols());
+    const int br = options.blockRows, bc = options.blockCols;
+    const int queryBlocks = cuda::ceilDiv(nq, br), keyBlocks = cuda::ceilDiv(nk, bc);
+    const std::size_t slot = std::size_t(br) * std::size_t(3 + d);
+    const double bytes = double(queryBlocks) * keyBlocks * double(slot) * sizeof(float);
+    if (bytes > double(kCudaTraceMaxBytes))
+        throw EngineError(ErrorKind::LimitExceeded,
+                          "A GPU trace of " + std::to_string(queryBlocks) + " x " +
+                              std::to_string(keyBlocks) + " tiles needs " +
+                              cuda::formatBytes(bytes) + ", past the " +
+                              cuda::formatBytes(double(kCudaTraceMaxBytes)) +
+                              " the trace may take: it is meant for problems small enough to "
+                              "animate. Use larger blocks or a smaller problem.");
+    requireDevice();
+    DeviceProblem dev(q, k, v, scale, causal);
+    DeviceBuffer<float> trace(std::size_t(queryBlocks) * std::size_t(keyBlocks) * slot,
+                              "the per-tile trace");
+    trace.fillBytes(0xFF);
+    cuda::MirrorParams mp = mirrorParams(dev.params, options);
+    mp.trace = trace.get();
+    cuda::launchFlashMirror(mp);
+    cuda::synchronize("The flash kernel (trace)");
+    std::vector<float> host(trace.size());
+    trace.download(host.data(), host.size());
+
+    FlashTrace out;
+    for (int i = 0; i < queryBlocks; ++i) {
+        const Range rows{i * br, std::min(nq, (i + 1) * br)};
+        const int n = rows.size();
+        const int visible = cuda::visibleKeyBlocks(rows.begin, rows.end, nq, nk, bc, causal);
+        for (int j = 0; j < visible; ++j) {
+            const float* s = host.data() + (std::size_t(i) * std::size_t(keyBlocks) + std::size_t(j)) * slot;
+            TileTrace t;
+            t.queryBlock = i;
+            t.keyBlock = j;
+            t.rows = rows;
+            t.mNew.resize(n);
+            t.lNew.resize(n);
+            t.correction.resize(n);
+            t.accNew.resize(n, d);
+            for (int r = 0; r < n; ++r) {
+                t.mNew(r) = s[r];
+                t.lNew(r) = s[br + r];
+                t.correction(r) = s[2 * br + r];
+                for (int c = 0; c < d; ++c) t.accNew(r, c) = s[3 * br + r * d + c];
+            }
+            out.tiles.push_back(std::move(t));
+        }
+    }
+    return out;
+}
+
+// ---- CudaBackend ----
+
+CudaBackend::CudaBackend() {
+    std::string whyNot;
+    const auto info = cudaDeviceInfo(&whyNot);
+    if (!info)
+        throw EngineError(ErrorKind::Unsupported, "The CUDA backend is not available: " + whyNot + ".");
+    const CudaDeviceStatus status = assessCudaDevice(*info);
+    if (!status.usable)
+        throw EngineError(ErrorKind::Unsupported,
+                          "The CUDA backend is not available: " + status.reason + ".");
+    m_device = *info;
+}
+
+CudaBackend::~CudaBackend() = default;
+
+std::string CudaBackend::name() const { return "CUDA (" + m_device.name + ")"; }
+
+FlashResult CudaBackend::flash(const Problem& problem, const FlashOptions& options) {
+    const CudaFlashOutput out =
+        cudaFlashForward(problem.q.cast<float>(), problem.k.cast<float>(), problem.v.cast<float>(),
+                         problem.scale(), problem.spec.causal, options);
+    m_lastKernel = out.kernel;
+    return {out.result.o.cast<double>(), out.result.m.cast<double>(),
+            out.result.l.cast<double>(), out.result.counters,
+            out.result.fullScores.cast<double>()};
+}
+
+Matrix CudaBackend::standard(const Problem& problem) {
+    return cudaStandardAttention(problem.q.cast<float>(), problem.k.cast<float>(),
+                                 problem.v.cast<float>(), problem.scale(), problem.spec.causal)
+        .cast<double>();
+}
+
+FlashTrace CudaBackend::trace(const Problem& problem, const FlashOptions& options) {
+    return cudaFlashTrace(problem.q.cast<float>(), problem.k.cast<float>(),
+                          problem.v.cast<float>(), problem.scale(), problem.spec.causal, options);
+}
+
+std::unique_ptr<Backend> makeCudaBackend() { return std::make_unique<CudaBackend>(); }
+
+} // namespace flashviz

@@ -1,0 +1,62 @@
+#pragma once
+// Small device helpers shared by the kernel bodies: asynchronous copies into shared memory
+// (sm_80+) and the hardware base-2 exponential.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace flashviz::cuda::detail {
+
+constexpr float kLog2e = 1.4426950408889634f;
+
+// 2^x on the special-function unit; relative error about 2^-22, denormal results flush to 0.
+__device__ __forceinline__ float exp2Approx(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+
+// Copies 16 bytes global -> shared without passing through registers. With valid == false
+// nothing is read and the 16 bytes are zero-filled (ragged tiles).
+__device__ __forceinline__ void copyAsync16(float* shared, const float* global, bool valid) {
+    const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+    const int bytes = valid ? 16 : 0;
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(address), "l"(global),
+                 "r"(bytes)
+                 : "memory");
+}
+
+__device__ __forceinline__ void copyAsyncCommit() {
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+// Waits until at most `Pending` of this thread's committed copy groups are still in flight.
+template <int Pending>
+__device__ __forceinline__ void copyAsyncWait() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
+}
+
+// Stages rows [rowBegin, rowBegin + Rows) of a row-major matrix with D columns into shared
+// memory at a row stride of Stride floats; rows at or past rowLimit become zeros.
+template <int Rows, int D, int Stride, int Threads>
+__device__ __forceinline__ void loadRowsAsync(float* shared, const float* global,
+                                              std::int64_t rowStride, int rowBegin, int rowLimit,
+                                              int tid) {
+    constexpr int kChunksPerRow = D / 4;
+    constexpr int kChunks = Rows * kChunksPerRow;
+    constexpr int kPerThread = (kChunks + Threads - 1) / Threads;
+#pragma unroll
+    for (int i = 0; i < kPerThread; ++i) {
+        const int chunk = i * Threads + tid;
+        if (kChunks % Threads == 0 || chunk < kChunks) {
+            const int row = chunk / kChunksPerRow;
+            const int col = (chunk % kChunksPerRow) * 4;
+            const int globalRow = rowBegin + row;
+            const bool valid = globalRow < rowLimit;
+            const float* source = valid ? global + globalRow * rowStride + col : global;
+            copyAsync16(shared + row * Stride + col, source, valid);
+        }
+    }
+}
+
+} // namespace flashviz::cuda::detail

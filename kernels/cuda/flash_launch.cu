@@ -1,0 +1,195 @@
+// Launchers for the two FlashAttention kernels: configuration checks, shared-memory opt-in,
+// grid shape, and a check after every launch. Kernel bodies live in the .cuh files.
+#include "kernels/cuda/check.h"
+#include "kernels/cuda/flash_fast.cuh"
+#include "kernels/cuda/flash_mirror.cuh"
+#include "kernels/cuda/launch.h"
+
+#include "core/errors.h"
+
+#include <algorithm>
+#include <string>
+
+namespace flashviz::cuda {
+
+namespace {
+
+using LaunchFunction = void (*)(const AttentionParams&);
+
+struct FastVariant {
+    FastKernelInfo info;
+    LaunchFunction launch;
+};
+
+template <class T>
+void launchFast(const AttentionParams& p) {
+    const auto kernel = detail::flashFastKernel<T>;
+    check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               int(T::kSharedBytes)),
+          "Reserving shared memory for the flash kernel");
+    const dim3 grid(unsigned(ceilDiv(p.queries, T::BR)), unsigned(p.heads), unsigned(p.batch));
+    kernel<<<grid, T::kThreads, T::kSharedBytes>>>(p);
+    checkLaunch("flash (fast)");
+}
+
+template <int D, int BR, int BC, int MinBlocks>
+FastVariant variant(int id) {
+    using T = detail::FastTile<D, BR, BC, MinBlocks>;
+    FastKernelInfo info;
+    info.id = id;
+    info.name = "d" + std::to_string(D) + "_br" + std::to_string(BR) + "_bc" + std::to_string(BC) +
+                "_m" + std::to_string(MinBlocks);
+    info.headDim = D;
+    info.blockRows = BR;
+    info.blockCols = BC;
+    info.threads = T::kThreads;
+    info.minBlocksPerSm = MinBlocks;
+    info.sharedBytes = T::kSharedBytes;
+    return {info, &launchFast<T>};
+}
+
+// In order of preference per d (measured on an H200: kernels/bench/NOTES.md). The later ones
+// need less shared memory, for GPUs with less of it (the A100 allows 163 KiB per block).
+const std::vector<FastVariant>& variants() {
+    static const std::vector<FastVariant> all = [] {
+        std::vector<FastVariant> v;
+        int id = 0;
+        v.push_back(variant<64, 128, 64, 1>(id++));
+        v.push_back(variant<64, 128, 64, 2>(id++));
+        v.push_back(variant<64, 64, 64, 3>(id++));
+        v.push_back(variant<64, 128, 128, 1>(id++));
+        v.push_back(variant<128, 128, 64, 1>(id++));
+        v.push_back(variant<128, 128, 32, 1>(id++));
+        v.push_back(variant<128, 64, 32, 2>(id++));
+        return v;
+    }();
+    return all;
+}
+
+__global__ void fillKernel(float* data, std::size_t count, float value) {
+    const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
+    for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
+        data[i] = value;
+}
+
+bool aligned16(const void* pointer) {
+    return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0;
+}
+
+} // namespace
+
+std::size_t maxSharedBytesPerBlock() {
+    int device = 0;
+    check(cudaGetDevice(&device), "Selecting the GPU");
+    int bytes = 0;
+    check(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
+          "Reading the GPU's shared-memory limit");
+    return std::size_t(bytes);
+}
+
+const std::vector<FastKernelInfo>& fastKernels() {
+    static const std::vector<FastKernelInfo> infos = [] {
+        std::vector<FastKernelInfo> out;
+        for (const auto& v : variants()) out.push_back(v.info);
+        return out;
+    }();
+    return infos;
+}
+
+const FastKernelInfo* defaultFastKernel(int headDim) {
+    const std::size_t limit = maxSharedBytesPerBlock();
+    for (const auto& v : variants())
+        if (v.info.headDim == headDim && v.info.sharedBytes <= limit) return &v.info;
+    return nullptr;
+}
+
+std::string fastKernelName(int headDim, int kernelId) {
+    if (kernelId < 0) {
+        const FastKernelInfo* info = defaultFastKernel(headDim);
+        return info ? info->name : std::string();
+    }
+    for (const auto& v : variants())
+        if (v.info.id == kernelId && v.info.headDim == headDim) return v.info.name;
+    return {};
+}
+
+bool fastKernelAccepts(const AttentionParams& p) {
+    bool compiled = false;
+    for (const auto& v : variants()) compiled = compiled || v.info.headDim == p.headDim;
+    if (!compiled) return false;
+    const std::int64_t strides[] = {p.qRowStride, p.qHeadStride, p.qBatchStride,
+                                    p.kRowStride, p.kHeadStride, p.kBatchStride,
+                                    p.vRowStride, p.vHeadStride, p.vBatchStride,
+                                    p.oRowStride, p.oHeadStride, p.oBatchStride};
+    for (const std::int64_t s : strides)
+        if (s % 4 != 0) return false;
+    return aligned16(p.q) && aligned16(p.k) && aligned16(p.v) && aligned16(p.o) &&
+           p.scale > 0.0f;
+}
+
+void launchFlashFast(const AttentionParams& p, int kernelId) {
+    if (!fastKernelAccepts(p))
+        throw EngineError(ErrorKind::Unsupported,
+                          "The fast flash kernel is built for d = 64 and 128 with 16-byte aligned "
+                          "rows; d = " + std::to_string(p.headDim) +
+                              " runs on the mirror kernel instead.");
+    const FastVariant* chosen = nullptr;
+    const std::size_t limit = maxSharedBytesPerBlock();
+    for (const auto& v : variants()) {
+        if (v.info.headDim != p.headDim) continue;
+        if (kernelId >= 0 ? v.info.id == kernelId : v.info.sharedBytes <= limit) {
+            chosen = &v;
+            break;
+        }
+    }
+    if (!chosen)
+        throw EngineError(ErrorKind::Unsupported,
+                          "No fast flash kernel variant " + std::to_string(kernelId) +
+                              " for d = " + std::to_string(p.headDim) + " fits this GPU.");
+    if (chosen->info.sharedBytes > limit)
+        throw EngineError(ErrorKind::Unsupported,
+                          "The flash kernel " + chosen->info.name + " needs " +
+                              formatBytes(double(chosen->info.sharedBytes)) +
+                              " of shared memory per block; this GPU allows " +
+                              formatBytes(double(limit)) + ".");
+    if (p.queries <= 0 || p.keys <= 0 || p.batch <= 0 || p.heads <= 0) return;
+    chosen->launch(p);
+}
+
+void fillDevice(float* data, std::size_t count, float value) {
+    if (count == 0) return;
+    const std::size_t blocks = std::min<std::size_t>((count + 255) / 256, 65536);
+    fillKernel<<<unsigned(blocks), 256>>>(data, count, value);
+    checkLaunch("fill");
+}
+
+std::size_t mirrorSharedBytes(int blockRows, int blockCols, int headDim) {
+    return detail::mirrorSharedFloats(blockRows, blockCols, headDim) * sizeof(float);
+}
+
+void launchFlashMirror(const MirrorParams& mp) {
+    const AttentionParams& p = mp.attention;
+    if (mp.blockRows <= 0 || mp.blockCols <= 0)
+        throw EngineError(ErrorKind::InvalidArgument, "Block sizes Br and Bc must be at least 1.");
+    const std::size_t need = mirrorSharedBytes(mp.blockRows, mp.blockCols, p.headDim);
+    const std::size_t limit = maxSharedBytesPerBlock();
+    if (need > limit)
+        throw EngineError(
+            ErrorKind::Unsupported,
+            "The GPU kernel keeps a Br x d query tile, Bc x d key and value tiles, the Br x Bc "
+            "scores and the Br x d accumulator in shared memory: Br = " +
+                std::to_string(mp.blockRows) + ", Bc = " + std::to_string(mp.blockCols) +
+                ", d = " + std::to_string(p.headDim) + " need " + formatBytes(double(need)) +
+                ", more than this GPU's " + formatBytes(double(limit)) +
+                " per block. Choose smaller blocks.");
+    if (p.queries <= 0 || p.keys <= 0 || p.batch <= 0 || p.heads <= 0) return;
+    check(cudaFuncSetAttribute(detail::flashMirrorKernel,
+                               cudaFuncAttributeMaxDynamicSharedMemorySize, int(need)),
+          "Reserving shared memory for the mirror kernel");
+    const dim3 grid(unsigned(ceilDiv(p.queries, mp.blockRows)), unsigned(p.heads),
+                    unsigned(p.batch));
+    detail::flashMirrorKernel<<<grid, detail::kMirrorThreads, need>>>(mp);
+    checkLaunch("flash (mirror)");
+}
+
+} // namespace flashviz::cuda

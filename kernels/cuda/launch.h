@@ -1,0 +1,69 @@
+#pragma once
+// The launch layer: host functions that check a configuration, launch a kernel on device
+// pointers and check the launch. No CUDA types, so ordinary C++ (the backend, the benchmark)
+// calls it. Every failure is an EngineError with a readable message. Launches go to the
+// default stream and return without waiting; call synchronize() (check.h) to wait.
+#include "kernels/cuda/params.h"
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace flashviz::cuda {
+
+// ---- the fast FlashAttention kernel: compiled tile configurations ----
+struct FastKernelInfo {
+    int id = 0;
+    std::string name; // "d128_br128_bc64"
+    int headDim = 0;
+    int blockRows = 0;
+    int blockCols = 0;
+    int threads = 0;
+    int minBlocksPerSm = 0;
+    std::size_t sharedBytes = 0;
+};
+
+// Every compiled variant, in order of preference for each head dimension.
+const std::vector<FastKernelInfo>& fastKernels();
+// The variant used for d on this device (the first that fits its shared memory); null when the
+// fast kernel has no variant for d.
+const FastKernelInfo* defaultFastKernel(int headDim);
+// The name of variant `kernelId` (-1: the default for d), "" when there is none.
+std::string fastKernelName(int headDim, int kernelId);
+// Whether the fast kernel can take these tensors: a compiled d, 16-byte aligned rows.
+bool fastKernelAccepts(const AttentionParams& params);
+// Launches variant `kernelId` (-1: the default for d). Throws EngineError(Unsupported) when the
+// variant does not exist for d or does not fit this device.
+void launchFlashFast(const AttentionParams& params, int kernelId = -1);
+
+// ---- the mirror kernel: the CPU's arithmetic with the user's block sizes ----
+std::size_t mirrorSharedBytes(int blockRows, int blockCols, int headDim);
+// Throws EngineError(Unsupported) when the tiles do not fit the device's shared memory.
+void launchFlashMirror(const MirrorParams& params);
+
+// ---- ordinary attention: cuBLAS S = scale Q K^T, softmax in place, O = P V ----
+class BlasHandle {
+public:
+    BlasHandle();
+    ~BlasHandle();
+    BlasHandle(const BlasHandle&) = delete;
+    BlasHandle& operator=(const BlasHandle&) = delete;
+    void* raw() const; // the cublasHandle_t
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> m_impl;
+};
+
+// `scores` holds batch * heads * queries * keys floats (the n x n scratch). Tensors must be
+// densely packed [batch][heads][rows][d]; m and l are not written.
+void launchStandardAttention(BlasHandle& blas, const AttentionParams& params, float* scores);
+
+// Sets `count` floats to `value` on the device.
+void fillDevice(float* data, std::size_t count, float value);
+
+// The device's shared memory per block (opt-in maximum) and its compute capability.
+std::size_t maxSharedBytesPerBlock();
+
+} // namespace flashviz::cuda

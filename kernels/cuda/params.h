@@ -1,0 +1,88 @@
+#pragma once
+// Plain parameter structs handed to the kernels by value, in the manner of flash-attention's
+// flash.h: device pointers, sizes and element strides, nothing else. No CUDA types, so the
+// launch layer's callers (the backend, the benchmark) are ordinary C++.
+#include <cstdint>
+
+// Small helpers below run on both sides when nvcc compiles them.
+#ifdef __CUDACC__
+#define FLASHVIZ_HOST_DEVICE __host__ __device__
+#else
+#define FLASHVIZ_HOST_DEVICE
+#endif
+
+namespace flashviz::cuda {
+
+// Q is [batch][heads][queries][d], K and V [batch][heads][keys][d], O like Q, m and l
+// [batch][heads][queries]; every stride is in elements.
+struct AttentionParams {
+    const float* q = nullptr;
+    const float* k = nullptr;
+    const float* v = nullptr;
+    float* o = nullptr;
+    float* m = nullptr; // final running maximum per query row; may be null
+    float* l = nullptr; // final running sum per query row; may be null
+
+    int batch = 1;
+    int heads = 1;
+    int queries = 0;
+    int keys = 0;
+    int headDim = 0;
+
+    std::int64_t qRowStride = 0, qHeadStride = 0, qBatchStride = 0;
+    std::int64_t kRowStride = 0, kHeadStride = 0, kBatchStride = 0;
+    std::int64_t vRowStride = 0, vHeadStride = 0, vBatchStride = 0;
+    std::int64_t oRowStride = 0, oHeadStride = 0, oBatchStride = 0;
+    std::int64_t statHeadStride = 0, statBatchStride = 0; // for m and l
+
+    float scale = 1.0f; // softmax scale, > 0
+    bool causal = false; // bottom-right aligned: row i sees keys j <= i + (keys - queries)
+};
+
+// Fills the strides for densely packed [batch][heads][rows][d] tensors.
+inline void setContiguousStrides(AttentionParams& p) {
+    const std::int64_t d = p.headDim;
+    p.qRowStride = d;
+    p.qHeadStride = d * p.queries;
+    p.qBatchStride = p.qHeadStride * p.heads;
+    p.kRowStride = d;
+    p.kHeadStride = d * p.keys;
+    p.kBatchStride = p.kHeadStride * p.heads;
+    p.vRowStride = d;
+    p.vHeadStride = p.kHeadStride;
+    p.vBatchStride = p.kBatchStride;
+    p.oRowStride = d;
+    p.oHeadStride = p.qHeadStride;
+    p.oBatchStride = p.qBatchStride;
+    p.statHeadStride = p.queries;
+    p.statBatchStride = std::int64_t(p.queries) * p.heads;
+}
+
+// The mirror kernel: the CPU engine's updateTile, step for step, with the user's block sizes
+// and switches. One head (batch = heads = 1 in `attention`).
+struct MirrorParams {
+    AttentionParams attention;
+    int blockRows = 64;       // Br
+    int blockCols = 64;       // Bc
+    bool rescale = true;      // false: the bug, no exp(m_old - m_new) on l and the accumulator
+    bool runningMax = true;   // false: m stays 0, nothing is subtracted
+    float* fullScores = nullptr; // queries x keys, written when keepFullScores is on
+    // Trace: one slot per (query block, key block) of blockRows * (3 + d) floats, laid out
+    // m[Br], l[Br], correction[Br], acc[Br][d]; slot = queryBlock * keyBlocks + keyBlock.
+    float* trace = nullptr;
+};
+
+FLASHVIZ_HOST_DEVICE inline int ceilDiv(int a, int b) { return (a + b - 1) / b; }
+
+// The number of key blocks a query block [rowBegin, rowEnd) meets: causal masks hide a suffix.
+FLASHVIZ_HOST_DEVICE inline int visibleKeyBlocks(int rowBegin, int rowEnd, int queries, int keys, int blockCols,
+                            bool causal) {
+    const int all = ceilDiv(keys, blockCols);
+    if (!causal || rowEnd <= rowBegin) return all;
+    const int lastKey = rowEnd - 1 + (keys - queries);
+    if (lastKey < 0) return 0;
+    const int visible = lastKey / blockCols + 1;
+    return visible < all ? visible : all;
+}
+
+} // namespace flashviz::cuda

@@ -1,0 +1,114 @@
+#pragma once
+// The CUDA backend's public face: plain C++, no CUDA types. The registry
+// (backend_registry.cpp) is the only caller outside kernels/ and tests/kernels; the kernels,
+// their launchers and the device code live in kernels/cuda/.
+#include "core/backend.h"
+#include "core/hardware.h"
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace flashviz {
+
+// The kernels use asynchronous copies and need an A100 (compute capability 8.0) or newer.
+inline constexpr int kCudaMinComputeMajor = 8;
+// The largest head dimension the GPU kernels take (the mirror kernel; the fast one takes 64, 128).
+inline constexpr int kCudaMaxHeadDim = 256;
+
+struct CudaDeviceStatus {
+    bool usable = false;
+    std::string reason; // why not, in a sentence; empty when usable
+};
+
+// What the runtime reports about device 0.
+struct CudaDeviceInfo {
+    int index = 0;
+    std::string name;
+    int computeMajor = 0;
+    int computeMinor = 0;
+    int smCount = 0;
+    std::size_t sharedMemoryPerSmBytes = 0;
+    std::size_t sharedMemoryPerBlockBytes = 0; // the opt-in maximum a kernel may ask for
+    std::size_t globalMemoryBytes = 0;
+    std::size_t l2CacheBytes = 0;
+    double smClockHz = 0;      // peak
+    double memoryClockHz = 0;  // peak
+    int memoryBusWidthBits = 0;
+    int runtimeVersion = 0;
+    int driverVersion = 0;
+};
+
+// Device 0, or nullopt with the reason (no driver, no device) in *whyNot.
+std::optional<CudaDeviceInfo> cudaDeviceInfo(std::string* whyNot = nullptr);
+// Whether a device with these properties can run the kernels (too old: no).
+CudaDeviceStatus assessCudaDevice(const CudaDeviceInfo& info);
+// Whether this machine's device 0 can run the kernels, and why not.
+CudaDeviceStatus cudaDeviceStatus();
+
+// "This GPU" as a hardware profile: figures read from the device or derived from them, each
+// with its source.
+HardwareProfile hardwareProfileFor(const CudaDeviceInfo& info);
+std::optional<HardwareProfile> cudaDeviceProfile();
+
+// Which kernel runs a flash pass. Auto takes the fast kernel whenever its result cannot differ
+// from the mirror's (rescale and running max on, no full-score copy, a d it was built for) and
+// the mirror kernel, with the options' Br and Bc, otherwise.
+enum class CudaKernelPath { Auto, Mirror, Fast };
+const char* toString(CudaKernelPath path);
+
+// The fast kernel's compiled tile configurations (the benchmark and the tests run each).
+struct CudaFastKernel {
+    int id = 0;
+    std::string name; // "d64_br128_bc64_m1": d, query rows and keys per tile, blocks per SM
+    int headDim = 0;
+    bool fitsDevice = false; // its shared memory fits device 0
+};
+std::vector<CudaFastKernel> cudaFastKernels();
+
+struct CudaFlashOutput {
+    FlashOutputT<float> result;
+    CudaKernelPath path = CudaKernelPath::Mirror; // the one that ran
+    std::string kernel;                           // its name, with its tile sizes
+};
+
+// The GPU forward pass on float inputs (n_q x d, n_k x d). `fastKernel` picks a fast
+// variant by id (-1: the default for d). Throws EngineError.
+CudaFlashOutput cudaFlashForward(const MatrixF& q, const MatrixF& k, const MatrixF& v,
+                                 double scale, bool causal, const FlashOptions& options,
+                                 CudaKernelPath path = CudaKernelPath::Auto, int fastKernel = -1);
+// Ordinary attention on the GPU: cuBLAS, softmax kernel, cuBLAS, with the n_q x n_k scratch.
+MatrixF cudaStandardAttention(const MatrixF& q, const MatrixF& k, const MatrixF& v, double scale,
+                              bool causal);
+// The per-tile trace from the mirror kernel, in float, laid out like the CPU backend's.
+FlashTrace cudaFlashTrace(const MatrixF& q, const MatrixF& k, const MatrixF& v, double scale,
+                          bool causal, const FlashOptions& options);
+
+// The trace is for problems small enough to animate: its buffer is capped at this size.
+inline constexpr std::size_t kCudaTraceMaxBytes = std::size_t(512) << 20;
+
+// Runs in fp32 whatever the problem's precision; results are widened to double. Use from one
+// thread at a time (the app's worker thread).
+class CudaBackend final : public Backend {
+public:
+    CudaBackend(); // throws EngineError(Unsupported) with the reason when no device is usable
+    ~CudaBackend() override;
+    std::string name() const override;
+    FlashResult flash(const Problem& problem, const FlashOptions& options) override;
+    Matrix standard(const Problem& problem) override;
+    FlashTrace trace(const Problem& problem, const FlashOptions& options) override;
+
+    const CudaDeviceInfo& device() const { return m_device; }
+    // The kernel the last flash() ran ("fast d64_br128_bc64_m1", "mirror Br=64 Bc=64").
+    const std::string& lastKernel() const { return m_lastKernel; }
+
+private:
+    CudaDeviceInfo m_device;
+    std::string m_lastKernel;
+};
+
+std::unique_ptr<Backend> makeCudaBackend();
+
+} // namespace flashviz

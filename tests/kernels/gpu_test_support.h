@@ -1,0 +1,76 @@
+#pragma once
+// Shared by the GPU test suites: skip without a device, a quick mode for sanitizer runs, and
+// float problems with their CPU counterparts.
+#include "kernels/cuda_backend.h"
+
+#include "core/check.h"
+#include "core/flash.h"
+#include "core/problem.h"
+
+#include <QtTest/QtTest>
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+namespace flashviz::gputest {
+
+// Each test function that needs the GPU starts with this; without one it skips with the reason.
+#define FLASHVIZ_REQUIRE_GPU()                                                                     \
+    do {                                                                                           \
+        const ::flashviz::CudaDeviceStatus gpuStatus_ = ::flashviz::cudaDeviceStatus();            \
+        if (!gpuStatus_.usable)                                                                    \
+            QSKIP(qPrintable(QStringLiteral("No usable CUDA device (%1): GPU tests run on a "      \
+                                            "machine with an NVIDIA GPU, see scripts/gpu-check.sh") \
+                                 .arg(QString::fromStdString(gpuStatus_.reason))));                \
+    } while (false)
+
+// Under compute-sanitizer (scripts/gpu-check.sh sets FLASHVIZ_GPU_TEST_QUICK=1) large rows are
+// skipped: the checkers slow the kernels down by orders of magnitude.
+inline bool quickMode() {
+    const char* value = std::getenv("FLASHVIZ_GPU_TEST_QUICK");
+    return value && *value && std::string(value) != "0";
+}
+#define FLASHVIZ_SKIP_IF_LARGE(elements)                                                           \
+    do {                                                                                           \
+        if (::flashviz::gputest::quickMode() && double(elements) > 4.0e6)                         \
+            QSKIP("large shape skipped in quick mode (FLASHVIZ_GPU_TEST_QUICK)");                  \
+    } while (false)
+
+inline ProblemSpec spec(int nq, int nk, int d, bool causal, InputPattern pattern = InputPattern::Gaussian,
+                        std::uint64_t seed = 7) {
+    ProblemSpec s;
+    s.queries = nq;
+    s.keys = nk;
+    s.headDim = d;
+    s.causal = causal;
+    s.pattern = pattern;
+    s.seed = seed;
+    s.precision = Precision::Float;
+    return s;
+}
+
+inline FlashOptions blocks(int br, int bc, bool rescale = true, bool runningMax = true) {
+    FlashOptions o;
+    o.blockRows = br;
+    o.blockCols = bc;
+    o.rescale = rescale;
+    o.runningMax = runningMax;
+    return o;
+}
+
+// Largest |a - b| / max(1, |b|) over entries finite in both; NaN when the finite patterns differ.
+template <typename A, typename B>
+double mixedError(const A& a, const B& b) {
+    double worst = 0;
+    for (Eigen::Index i = 0; i < a.rows(); ++i)
+        for (Eigen::Index j = 0; j < a.cols(); ++j) {
+            const double x = double(a(i, j)), y = double(b(i, j));
+            if (std::isfinite(x) != std::isfinite(y)) return std::nan("");
+            if (!std::isfinite(x)) continue;
+            worst = std::max(worst, std::fabs(x - y) / std::max(1.0, std::fabs(y)));
+        }
+    return worst;
+}
+
+} // namespace flashviz::gputest
