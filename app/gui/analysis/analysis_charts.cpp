@@ -58,7 +58,7 @@ QLineSeries* makeLine(const QString& objectName, const QString& name, const QCol
     pen.setCapStyle(Qt::RoundCap);
     series->setPen(pen);
     series->setPointsVisible(points);
-    if (points) series->setMarkerSize(width * 3.0);
+    if (points) series->setMarkerSize(width * 2.6);
     return series;
 }
 
@@ -92,6 +92,15 @@ std::pair<double, double> decadeRange(double lo, double hi, double base = 10.0) 
     return {std::pow(base, std::floor(std::log(lo) / b)), std::pow(base, std::ceil(std::log(hi) / b))};
 }
 
+// A log range with some room around [lo, hi], widened to whole decades only when it would
+// otherwise show no labelled tick.
+std::pair<double, double> paddedLogRange(double lo, double hi) {
+    const auto [dlo, dhi] = decadeRange(lo, hi);
+    const double plo = std::max(dlo, lo / 2), phi = std::min(dhi, hi * 2);
+    const double firstTick = std::pow(10.0, std::ceil(std::log10(plo)));
+    return firstTick <= phi ? std::pair{plo, phi} : std::pair{dlo, dhi};
+}
+
 QLogValueAxis* logAxis(const QString& title, double base, const QString& format, double lo, double hi) {
     auto* axis = new QLogValueAxis;
     axis->setTitleText(title);
@@ -118,6 +127,23 @@ QValueAxis* valueAxis(const QString& title, double lo, double hi, const QString&
     return axis;
 }
 
+// A band between two heights across the whole x range, e.g. a region of the plot to shade.
+QAreaSeries* band(const QString& objectName, const QString& name, const QColor& color, double x0,
+                  double x1, double yLow, double yHigh) {
+    auto* upper = new QLineSeries;
+    auto* lower = new QLineSeries;
+    upper->append(x0, yHigh);
+    upper->append(x1, yHigh);
+    lower->append(x0, yLow);
+    lower->append(x1, yLow);
+    auto* area = new QAreaSeries(upper, lower);
+    area->setObjectName(objectName);
+    area->setName(name);
+    area->setBrush(color);
+    area->setPen(Qt::NoPen);
+    return area;
+}
+
 void attach(QChart* chart, QAbstractSeries* series, QAbstractAxis* x, QAbstractAxis* y) {
     chart->addSeries(series);
     series->attachAxis(x);
@@ -136,9 +162,11 @@ QLineSeries* horizontal(const QString& objectName, const QString& name, const QC
     return series;
 }
 
-QChart* newChart(const QString& title) {
+// The headline, and under it in smaller type the settings the chart was computed for.
+QChart* newChart(const QString& headline, const QString& settings) {
     auto* chart = new QChart;
-    chart->setTitle(title);
+    chart->setTitle(QStringLiteral("<div align=\"center\"><b>%1</b><br><small>%2</small></div>")
+                        .arg(headline.toHtmlEscaped(), settings.toHtmlEscaped()));
     chart->setTheme(QChart::ChartThemeLight);
     chart->setBackgroundRoundness(0);
     chart->setMargins(QMargins(8, 8, 8, 8));
@@ -149,8 +177,11 @@ QChart* newChart(const QString& title) {
 }
 
 // Texts pinned to data positions of a series; they follow the plot area when it resizes.
+enum class Anchor { Centre, Left, Right }; // where the text sits against its point, above it
+
 void pinTexts(QChart* chart, QAbstractSeries* series,
-              const std::vector<std::pair<QPointF, QString>>& texts, const QColor& color) {
+              const std::vector<std::pair<QPointF, QString>>& texts, const QColor& color,
+              Anchor anchor = Anchor::Centre) {
     std::vector<std::pair<QPointF, QGraphicsSimpleTextItem*>> items;
     for (const auto& [at, text] : texts) {
         auto* item = new QGraphicsSimpleTextItem(text, chart);
@@ -159,22 +190,48 @@ void pinTexts(QChart* chart, QAbstractSeries* series,
         item->setZValue(20);
         items.emplace_back(at, item);
     }
-    auto place = [chart, series, items] {
+    auto place = [chart, series, items, anchor] {
         for (const auto& [at, item] : items) {
             const QPointF p = chart->mapToPosition(at, series);
             const QRectF box = item->boundingRect();
-            item->setPos(p.x() - box.width() / 2, p.y() - box.height());
+            const qreal x = anchor == Anchor::Left    ? p.x() + 6
+                            : anchor == Anchor::Right ? p.x() - 6 - box.width()
+                                                      : p.x() - box.width() / 2;
+            item->setPos(x, p.y() - box.height());
         }
     };
     QObject::connect(chart, &QChart::plotAreaChanged, chart, place);
     place();
 }
 
+// A legend with many entries goes inside the plot, in a corner the data leaves empty, stacked
+// so that no entry is cut off; it follows the plot area when the chart resizes.
+void legendInside(QChart* chart, Qt::Alignment corner) {
+    QLegend* legend = chart->legend();
+    legend->setAlignment(Qt::AlignLeft);
+    legend->detachFromChart();
+    legend->setBackgroundVisible(true);
+    legend->setBrush(QColor(255, 255, 255, 230));
+    legend->setPen(QPen(QColor(0xBB, 0xBB, 0xBB)));
+    legend->setZValue(30);
+    auto place = [chart, legend, corner] {
+        const QRectF plot = chart->plotArea();
+        const QSizeF size = legend->effectiveSizeHint(Qt::PreferredSize).boundedTo(plot.size());
+        const qreal margin = 10;
+        const qreal x = corner & Qt::AlignRight ? plot.right() - size.width() - margin : plot.left() + margin;
+        const qreal y = corner & Qt::AlignBottom    ? plot.bottom() - size.height() - margin
+                        : corner & Qt::AlignVCenter ? plot.center().y() - size.height() / 2
+                                                    : plot.top() + margin;
+        legend->setGeometry(QRectF(QPointF(x, y), size));
+        legend->update();
+    };
+    QObject::connect(chart, &QChart::plotAreaChanged, legend, place);
+}
+
 // ---- 1. memory-bound ------------------------------------------------------------------------
 ChartPage memoryBoundChart(const AnalysisResults& r) {
-    QChart* chart = newChart(QStringLiteral("Standard attention: bytes moved per FLOP, against what %1 can feed (d = %2)")
-                                 .arg(hardwareName(r))
-                                 .arg(r.headDim));
+    QChart* chart = newChart(QStringLiteral("Is attention memory-bound?"),
+                             QStringLiteral("standard attention, d = %1, against the %2").arg(r.headDim).arg(hardwareName(r)));
     const auto& rows = r.memoryBound;
     double lo = std::numeric_limits<double>::max(), hi = 0;
     for (const TrafficRow& row : rows) {
@@ -187,29 +244,34 @@ ChartPage memoryBoundChart(const AnalysisResults& r) {
             hi = std::max(hi, balance);
         }
     }
-    const auto [ylo, yhi] = decadeRange(lo, hi);
+    const auto [ylo, yhi] = paddedLogRange(lo, hi);
     auto* x = sizeAxis(QStringLiteral("sequence length n (tokens)"), rows.front().n, rows.back().n);
-    auto* y = logAxis(QStringLiteral("bytes per FLOP"), 10, QStringLiteral("%g"), ylo, yhi);
+    auto* y = logAxis(QStringLiteral("bytes moved per FLOP (log scale)"), 10, QStringLiteral("%g"), ylo, yhi);
     chart->addAxis(x, Qt::AlignBottom);
     chart->addAxis(y, Qt::AlignLeft);
 
-    QLineSeries* attention = makeLine(QStringLiteral("standard-bytes-per-flop"),
-                                      QStringLiteral("standard attention (fp32 traffic)"), kStandard);
-    for (const TrafficRow& row : rows) attention->append(row.n, row.bytesPerFlop);
-    attach(chart, attention, x, y);
-
-    attach(chart,
-           horizontal(QStringLiteral("balance-fp32"),
-                      QStringLiteral("balance, fp32 cores: %1 B/FLOP").arg(number(r.balanceFp32BytesPerFlop, 3)),
-                      kHardware, Qt::DashLine, r.balanceFp32BytesPerFlop, x->min(), x->max()),
-           x, y);
-    if (r.balanceTensorBytesPerFlop > 0)
+    // Above a balance line the memory cannot deliver bytes as fast as that unit uses them.
+    const double fp32 = r.balanceFp32BytesPerFlop;
+    const double tensor = r.balanceTensorBytesPerFlop;
+    QLineSeries* fp32Line = horizontal(QStringLiteral("balance-fp32"),
+                                       QStringLiteral("fp32 balance: %1 B/FLOP").arg(number(fp32, 3)),
+                                       kHardware, Qt::DashLine, fp32, x->min(), x->max());
+    attach(chart, fp32Line, x, y);
+    std::vector<std::pair<QPointF, QString>> labels{
+        {QPointF(x->max(), fp32), QStringLiteral("above this line fp32 cores wait on memory")}};
+    if (tensor > 0) {
         attach(chart,
                horizontal(QStringLiteral("balance-tensor"),
-                          QStringLiteral("balance, fp16 tensor cores: %1 B/FLOP")
-                              .arg(number(r.balanceTensorBytesPerFlop, 4)),
-                          kHardwareLight, Qt::DotLine, r.balanceTensorBytesPerFlop, x->min(), x->max()),
+                          QStringLiteral("tensor-core balance: %1").arg(number(tensor, 4)),
+                          kHardwareLight, Qt::DashDotLine, tensor, x->min(), x->max()),
                x, y);
+        labels.emplace_back(QPointF(x->max(), tensor), QStringLiteral("above this line tensor cores wait on memory"));
+    }
+    pinTexts(chart, fp32Line, labels, kHardware, Anchor::Right);
+    QLineSeries* attention = makeLine(QStringLiteral("standard-bytes-per-flop"),
+                                      QStringLiteral("standard attention (d = %1)").arg(r.headDim), kStandard);
+    for (const TrafficRow& row : rows) attention->append(row.n, row.bytesPerFlop);
+    attach(chart, attention, x, y);
 
     // The n x n share at the first size past 2048 (the script's talking point), or the largest.
     const TrafficRow* shareRow = &rows.back();
@@ -223,38 +285,45 @@ ChartPage memoryBoundChart(const AnalysisResults& r) {
     const bool tensorWaits = r.balanceTensorBytesPerFlop > 0 && last.bytesPerFlop > r.balanceTensorBytesPerFlop;
     QString verdict;
     if (fp32Waits)
-        verdict = QStringLiteral("above both lines, so even fp32 cores wait on memory");
+        verdict = QStringLiteral("so even fp32 cores wait on memory");
     else if (tensorWaits)
-        verdict = QStringLiteral("above the tensor-core line: fp32 cores keep up, tensor cores wait on memory");
+        verdict = QStringLiteral("too much for tensor cores");
     else
-        verdict = QStringLiteral("below both lines on this hardware");
-    return {chart, QStringLiteral("Attention needs %1 B/FLOP whatever n is, %2; by n = %3, %4% of the bytes are the n × n matrices.")
-                       .arg(number(last.bytesPerFlop, 3), verdict)
-                       .arg(shareRow->n)
-                       .arg(number(100.0 * shareRow->squareShare, 0))};
+        verdict = QStringLiteral("below both lines here");
+    return {chart, QStringLiteral("Attention needs %1 B/FLOP at every n, %2; %3% of it is n × n scores by n = %4.")
+                       .arg(number(last.bytesPerFlop, 3), verdict, number(100.0 * shareRow->squareShare, 0))
+                       .arg(shareRow->n)};
 }
 
 // ---- 2. online softmax ------------------------------------------------------------------------
 ChartPage onlineSoftmaxChart(const AnalysisResults& r) {
     const OnlineSoftmaxDemo& s = r.softmax;
     const auto count = static_cast<int>(s.scores.size());
-    QChart* chart = newChart(QStringLiteral("One row of %1 scores streamed in blocks of %2: softmax weights with and without the rescale")
-                                 .arg(count)
-                                 .arg(s.block));
-    double top = 0;
+    QChart* chart = newChart(QStringLiteral("Online softmax with and without the rescale"),
+                             QStringLiteral("one row of %1 scores, streamed in blocks of Bc = %2").arg(count).arg(s.block));
+    // Log scale: without the rescale each block's weights are off by one factor, which shows as a
+    // step between blocks; on a linear scale the small weights would all sit on the floor.
+    double lo = std::numeric_limits<double>::max(), hi = 0;
     for (int j = 0; j < count; ++j)
-        top = std::max({top, s.reference[j], s.online[j], s.broken[j]});
-    auto* x = valueAxis(QStringLiteral("position j in the row (block edges dotted)"), -0.5, count - 0.5, QStringLiteral("%.0f"));
+        for (double v : {s.reference[j], s.online[j], s.broken[j]})
+            if (v > 0) {
+                lo = std::min(lo, v);
+                hi = std::max(hi, v);
+            }
+    const auto [ylo, yhi] = decadeRange(lo, hi);
+    auto* x = valueAxis(QStringLiteral("position j in the row (blocks of %1, edges dotted)").arg(s.block), -0.5,
+                        count - 0.5, QStringLiteral("%.0f"));
     x->setTickType(QValueAxis::TicksDynamic);
     x->setTickAnchor(0);
-    x->setTickInterval(std::max(1, s.block));
-    auto* y = valueAxis(QStringLiteral("weight"), 0, top * 1.12, QStringLiteral("%.2f"));
+    x->setTickInterval(std::max(1, std::min(s.block, count)));
+    auto* y = logAxis(QStringLiteral("softmax weight (log scale)"), 10, QStringLiteral("%.0e"), ylo, yhi);
+    y->setMinorTickCount(0);
     chart->addAxis(x, Qt::AlignBottom);
     chart->addAxis(y, Qt::AlignLeft);
 
     for (int edge = s.block; s.block > 0 && edge < count; edge += s.block) {
         QLineSeries* line = makeLine(QStringLiteral("block-edge"), QString(), kHardwareLight, Qt::DotLine, 1.5, false);
-        line->append(edge - 0.5, 0);
+        line->append(edge - 0.5, y->min());
         line->append(edge - 0.5, y->max());
         attach(chart, line, x, y);
         hideFromLegend(chart, line);
@@ -262,7 +331,7 @@ ChartPage onlineSoftmaxChart(const AnalysisResults& r) {
     QLineSeries* reference = makeLine(QStringLiteral("reference"), QStringLiteral("ordinary softmax"), kCorrect, Qt::SolidLine, 2.5);
     QScatterSeries* online = makeScatter(QStringLiteral("online"),
                                          QStringLiteral("online, with rescale (max diff %1)").arg(sci(s.onlineMaxDiff)),
-                                         Qt::transparent, kFlash, 15);
+                                         Qt::transparent, kFlash, 16);
     QLineSeries* broken = makeLine(QStringLiteral("broken"),
                                    QStringLiteral("online, no rescale (sums to %1)").arg(number(s.brokenSum, 3)),
                                    kBroken, Qt::SolidLine, 2.5);
@@ -277,7 +346,7 @@ ChartPage onlineSoftmaxChart(const AnalysisResults& r) {
 
     QString caption;
     if (s.brokenMaxDiff > 0)
-        caption = QStringLiteral("The circles sit on the green line: streaming is exact. Drop the rescale and the weights shrink (sum %1, off by up to %2).")
+        caption = QStringLiteral("The circles sit on the green line: streaming is exact. Without the rescale every block is off by its own factor (sum %1, error up to %2).")
                       .arg(number(s.brokenSum, 3), number(s.brokenMaxDiff, 3));
     else
         caption = QStringLiteral("With blocks of %1 the row arrives in one block, so the missing rescale never matters; make Bc smaller to see it bite.")
@@ -287,9 +356,8 @@ ChartPage onlineSoftmaxChart(const AnalysisResults& r) {
 
 // ---- 3. tiled vs standard: traffic and memory against n ---------------------------------------
 ChartPage tiledChart(const AnalysisResults& r) {
-    QChart* chart = newChart(QStringLiteral("HBM traffic and scratch memory against n: standard vs FlashAttention (d = %1, %2 × %2 tiles)")
-                                 .arg(r.headDim)
-                                 .arg(r.block));
+    QChart* chart = newChart(QStringLiteral("Same answer, less traffic, flat memory"),
+                             QStringLiteral("standard vs FlashAttention, d = %1, %2 × %2 tiles").arg(r.headDim).arg(r.block));
     const auto& rows = r.tiled;
     double lo = std::numeric_limits<double>::max(), hi = 0;
     auto see = [&](double v) {
@@ -306,7 +374,7 @@ ChartPage tiledChart(const AnalysisResults& r) {
         see(r.paperModel[i].standardAccesses * kBytesPerElement / kBytesPerMB);
         see(r.paperModel[i].flashAccesses * kBytesPerElement / kBytesPerMB);
     }
-    const auto [ylo, yhi] = decadeRange(lo, hi);
+    const auto [ylo, yhi] = paddedLogRange(lo, hi);
     auto* x = sizeAxis(QStringLiteral("sequence length n (tokens)"), rows.front().n, rows.back().n);
     auto* y = logAxis(QStringLiteral("MB (log scale)"), 10, QStringLiteral("%g"), ylo, yhi);
     chart->addAxis(x, Qt::AlignBottom);
@@ -316,10 +384,10 @@ ChartPage tiledChart(const AnalysisResults& r) {
     QLineSeries* flashTraffic = makeLine(QStringLiteral("flash-traffic"), QStringLiteral("flash: HBM traffic"), kFlash);
     QLineSeries* stdPeak = makeLine(QStringLiteral("standard-peak"), QStringLiteral("standard: scratch memory"), kStandard, Qt::DashLine);
     QLineSeries* flashPeak = makeLine(QStringLiteral("flash-peak"), QStringLiteral("flash: scratch memory"), kFlash, Qt::DashLine);
-    QLineSeries* paperStd = makeLine(QStringLiteral("paper-standard"), QStringLiteral("paper's model Θ(Nd + N²), standard"),
+    QLineSeries* paperStd = makeLine(QStringLiteral("paper-standard"), QStringLiteral("paper's model, standard: Θ(Nd + N²)"),
                                      kStandard.lighter(140), Qt::DotLine, 2.0, false);
     QLineSeries* paperFlash = makeLine(QStringLiteral("paper-flash"),
-                                       QStringLiteral("paper's model Θ(N²d²/M), flash, M = %1 K elements")
+                                       QStringLiteral("paper's model, flash: Θ(N²d²/M), M = %1 K floats")
                                            .arg(number(r.sramElements / 1024.0, 0)),
                                        kFlash.lighter(150), Qt::DotLine, 2.0, false);
     double worstDiff = 0;
@@ -333,7 +401,8 @@ ChartPage tiledChart(const AnalysisResults& r) {
         paperFlash->append(row.n, r.paperModel[i].flashAccesses * kBytesPerElement / kBytesPerMB);
         worstDiff = std::max(worstDiff, row.maxAbsDiff);
     }
-    for (QLineSeries* s : {paperStd, paperFlash, stdTraffic, flashTraffic, stdPeak, flashPeak}) attach(chart, s, x, y);
+    for (QLineSeries* s : {stdTraffic, flashTraffic, stdPeak, flashPeak, paperStd, paperFlash}) attach(chart, s, x, y);
+    legendInside(chart, Qt::AlignTop | Qt::AlignLeft);
 
     const TiledRow& first = rows.front();
     const TiledRow& last = rows.back();
@@ -347,10 +416,8 @@ ChartPage tiledChart(const AnalysisResults& r) {
 // ---- 4. block size against the SRAM budget ---------------------------------------------------
 ChartPage blockSizeChart(const AnalysisResults& r) {
     const BlockSweep& sweep = r.sweep;
-    QChart* chart = newChart(QStringLiteral("Block size against HBM traffic and the tile's working set (n = %1, d = %2, %3)")
-                                 .arg(sweep.n)
-                                 .arg(sweep.headDim)
-                                 .arg(hardwareName(r)));
+    QChart* chart = newChart(QStringLiteral("Who picks the block size: SRAM"),
+                             QStringLiteral("FlashAttention, n = %1, d = %2, %3").arg(sweep.n).arg(sweep.headDim).arg(hardwareName(r)));
     double lo = std::numeric_limits<double>::max(), hi = 0;
     auto see = [&](double v) {
         lo = std::min(lo, v);
@@ -362,7 +429,7 @@ ChartPage blockSizeChart(const AnalysisResults& r) {
         see(toMB(row.flash.hbmBytes()));
         see(toMB(row.flash.peakScratchBytes()));
     }
-    const auto [ylo, yhi] = decadeRange(lo, hi);
+    const auto [ylo, yhi] = paddedLogRange(lo, hi);
     auto* x = sizeAxis(QStringLiteral("block size B (Br = Bc = B)"), sweep.rows.front().block, sweep.rows.back().block);
     auto* y = logAxis(QStringLiteral("MB (log scale)"), 10, QStringLiteral("%g"), ylo, yhi);
     chart->addAxis(x, Qt::AlignBottom);
@@ -378,16 +445,8 @@ ChartPage blockSizeChart(const AnalysisResults& r) {
     }
     if (firstSpill) {
         const double from = lastFit ? std::sqrt(static_cast<double>(lastFit->block) * firstSpill->block) : x->min();
-        auto* upper = new QLineSeries;
-        auto* lower = new QLineSeries;
-        upper->append(from, y->max());
-        upper->append(x->max(), y->max());
-        lower->append(from, y->min());
-        lower->append(x->max(), y->min());
-        auto* area = new QAreaSeries(upper, lower);
-        area->setObjectName(QStringLiteral("spills"));
-        area->setName(QStringLiteral("tile spills out of SRAM"));
-        area->setBrush(kSpill);
+        QAreaSeries* area = band(QStringLiteral("spills"), QStringLiteral("tile spills out of SRAM"), kSpill, from,
+                                 x->max(), y->min(), y->max());
         area->setPen(QPen(kSpill.darker(200), 1));
         attach(chart, area, x, y);
     }
@@ -410,6 +469,7 @@ ChartPage blockSizeChart(const AnalysisResults& r) {
     }
     attach(chart, traffic, x, y);
     attach(chart, workingSet, x, y);
+    legendInside(chart, Qt::AlignBottom | Qt::AlignRight);
 
     QString caption;
     if (lastFit && firstSpill)
@@ -429,65 +489,82 @@ ChartPage blockSizeChart(const AnalysisResults& r) {
 }
 
 // ---- 5. backward pass ------------------------------------------------------------------------
-ChartPage backwardChart(const AnalysisResults& r) {
-    QChart* chart = newChart(QStringLiteral("Backward pass: memory kept for it (bars) and its FLOPs (lines), d = %1").arg(r.headDim));
-    const auto& rows = r.backward;
+// Two panels of paired bars, standard against flash, each on its own log axis.
+struct BarPanel {
+    QString headline, settings, yTitle;
     QStringList categories;
+    QString stdObject, flashObject;
+    std::vector<double> stdValues, flashValues;
+};
+
+QChart* pairedBars(const BarPanel& panel) {
+    QChart* chart = newChart(panel.headline, panel.settings);
     auto* bars = new QBarSeries;
-    bars->setObjectName(QStringLiteral("stored"));
-    QBarSet* stdStored = makeBarSet(QStringLiteral("standard-stored"), QStringLiteral("standard keeps P (n × n): MB"), kStandard);
-    QBarSet* flashStored = makeBarSet(QStringLiteral("flash-stored"), QStringLiteral("flash keeps m and ℓ: MB"), kFlash);
-    QLineSeries* stdFlops = makeLine(QStringLiteral("standard-flops"), QStringLiteral("standard: GFLOP"), kStandard.darker(140), Qt::DashLine);
-    QLineSeries* flashFlops = makeLine(QStringLiteral("flash-flops"), QStringLiteral("flash, recomputing S: GFLOP"), kFlash.darker(140), Qt::DashLine);
-    double lo = std::numeric_limits<double>::max(), hi = 0, flopHi = 0;
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-        const BackwardRow& row = rows[i];
-        categories << QStringLiteral("n = %1").arg(row.n);
-        const double s = static_cast<double>(row.costs.standard.storedElements * kBytesPerElement) / kBytesPerMB;
-        const double f = static_cast<double>(row.costs.flash.storedElements * kBytesPerElement) / kBytesPerMB;
-        *stdStored << s;
-        *flashStored << f;
-        lo = std::min({lo, s, f});
-        hi = std::max({hi, s, f});
-        stdFlops->append(static_cast<double>(i), toGFlop(row.costs.standard.flops));
-        flashFlops->append(static_cast<double>(i), toGFlop(row.costs.flash.flops));
-        flopHi = std::max({flopHi, toGFlop(row.costs.standard.flops), toGFlop(row.costs.flash.flops)});
+    bars->setObjectName(panel.stdObject + QStringLiteral("-bars"));
+    QBarSet* standard = makeBarSet(panel.stdObject, QStringLiteral("standard attention"), kStandard);
+    QBarSet* flash = makeBarSet(panel.flashObject, QStringLiteral("FlashAttention"), kFlash);
+    double lo = std::numeric_limits<double>::max(), hi = 0;
+    for (std::size_t i = 0; i < panel.stdValues.size(); ++i) {
+        *standard << panel.stdValues[i];
+        *flash << panel.flashValues[i];
+        lo = std::min({lo, panel.stdValues[i], panel.flashValues[i]});
+        hi = std::max({hi, panel.stdValues[i], panel.flashValues[i]});
     }
-    bars->append(stdStored);
-    bars->append(flashStored);
+    bars->append(standard);
+    bars->append(flash);
+    bars->setBarWidth(0.75);
     bars->setLabelsVisible(true);
     bars->setLabelsFormat(QStringLiteral("@value"));
     bars->setLabelsPrecision(3);
     bars->setLabelsPosition(QAbstractBarSeries::LabelsOutsideEnd);
-
     auto* x = new QBarCategoryAxis;
-    x->append(categories);
+    x->append(panel.categories);
     x->setTitleText(QStringLiteral("sequence length"));
-    const auto [ylo, yhi] = decadeRange(lo, hi * 3);
-    auto* y = logAxis(QStringLiteral("memory kept for the backward pass (MB, log)"), 10, QStringLiteral("%g"), ylo, yhi);
-    auto* y2 = valueAxis(QStringLiteral("backward GFLOP"), 0, flopHi * 1.15, QStringLiteral("%.0f"));
+    // Bars grow from the axis floor: start a decade below the smallest so it still shows.
+    auto* y = logAxis(panel.yTitle, 10, QStringLiteral("%g"), std::pow(10.0, std::floor(std::log10(lo))), hi * 3);
     chart->addAxis(x, Qt::AlignBottom);
     chart->addAxis(y, Qt::AlignLeft);
-    chart->addAxis(y2, Qt::AlignRight);
     attach(chart, bars, x, y);
-    attach(chart, stdFlops, x, y2);
-    attach(chart, flashFlops, x, y2);
+    return chart;
+}
 
+ChartPage backwardChart(const AnalysisResults& r) {
+    const auto& rows = r.backward;
+    BarPanel flops{QStringLiteral("Pay a few more FLOPs…"),
+                   QStringLiteral("backward pass, d = %1: flash recomputes S").arg(r.headDim),
+                   QStringLiteral("GFLOP (log scale)"),
+                   {}, QStringLiteral("standard-flops"), QStringLiteral("flash-flops"), {}, {}};
+    BarPanel memory{QStringLiteral("…to keep far less memory"),
+                    QStringLiteral("standard keeps P (n × n), flash keeps m and ℓ"),
+                    QStringLiteral("MB kept for the backward pass (log scale)"),
+                    {}, QStringLiteral("standard-stored"), QStringLiteral("flash-stored"), {}, {}};
+    for (const BackwardRow& row : rows) {
+        const QString category = QStringLiteral("n = %1").arg(row.n);
+        flops.categories << category;
+        memory.categories << category;
+        flops.stdValues.push_back(toGFlop(row.costs.standard.flops));
+        flops.flashValues.push_back(toGFlop(row.costs.flash.flops));
+        memory.stdValues.push_back(toMB(row.costs.standard.storedElements * kBytesPerElement));
+        memory.flashValues.push_back(toMB(row.costs.flash.storedElements * kBytesPerElement));
+    }
     const BackwardRow& last = rows.back();
-    return {chart, QStringLiteral("Flash keeps two numbers per row, not P: %1 instead of %2 at n = %3, paid for with %4% more FLOPs to recompute S.")
-                       .arg(mb(last.costs.flash.storedElements * kBytesPerElement),
+    ChartPage page;
+    page.chart = pairedBars(flops);
+    page.second = pairedBars(memory);
+    page.caption = QStringLiteral("Recomputing S costs %1% more FLOPs; not storing P keeps %2 instead of %3 at n = %4.")
+                       .arg(number(100.0 * last.extraFlopsFraction, 0),
+                            mb(last.costs.flash.storedElements * kBytesPerElement),
                             mb(last.costs.standard.storedElements * kBytesPerElement))
-                       .arg(last.n)
-                       .arg(number(100.0 * last.extraFlopsFraction, 0))};
+                       .arg(last.n);
+    return page;
 }
 
 // ---- 6. exact vs local window ----------------------------------------------------------------
 ChartPage exactnessChart(const AnalysisResults& r) {
     const auto& runs = r.exactness;
     const ExactnessDemo& first = runs.front();
-    QChart* chart = newChart(QStringLiteral("Largest error against standard attention: FlashAttention vs a local window (n = %1, d = %2)")
-                                 .arg(first.n)
-                                 .arg(first.headDim));
+    QChart* chart = newChart(QStringLiteral("Exact, not an approximation"),
+                             QStringLiteral("largest difference from standard attention, n = %1, d = %2").arg(first.n).arg(first.headDim));
     // A difference of exactly zero has no place on a log axis; such points sit on the floor.
     double lo = std::numeric_limits<double>::max(), hi = 0;
     for (const ExactnessDemo& run : runs)
@@ -519,12 +596,15 @@ ChartPage exactnessChart(const AnalysisResults& r) {
     }
     attach(chart, window, x, y);
     attach(chart, flash, x, y);
+    std::vector<std::pair<QPointF, QString>> zeros;
+    for (const ExactnessDemo& run : runs)
+        if (run.windowMaxDiff == 0) zeros.emplace_back(QPointF(run.halfWidth, ylo), QStringLiteral("identical"));
+    if (!zeros.empty()) pinTexts(chart, window, zeros, kStandard.darker(130), Anchor::Right);
     QString caption;
     if (picked) {
         QScatterSeries* mark = makeScatter(QStringLiteral("script-window"),
-                                           QStringLiteral("±%1 (the explainer's window): off by %2, allclose %3")
+                                           QStringLiteral("±%1, the explainer's window (allclose: %2)")
                                                .arg(picked->halfWidth)
-                                               .arg(sci(picked->windowMaxDiff))
                                                .arg(picked->windowAllClose ? QStringLiteral("yes") : QStringLiteral("no")),
                                            Qt::transparent, kBroken, 26);
         mark->append(picked->halfWidth, onAxis(picked->windowMaxDiff));
@@ -541,84 +621,51 @@ ChartPage exactnessChart(const AnalysisResults& r) {
 
 // ---- 7. same FLOPs, less traffic -------------------------------------------------------------
 ChartPage flopsChart(const AnalysisResults& r) {
-    QChart* chart = newChart(QStringLiteral("Forward pass: FLOPs (bars) and HBM traffic (lines), standard vs FlashAttention (d = %1, %2 × %2 tiles)")
-                                 .arg(r.headDim)
-                                 .arg(r.block));
     const auto& rows = r.flops;
-    QStringList categories;
-    auto* bars = new QBarSeries;
-    bars->setObjectName(QStringLiteral("flops"));
-    QBarSet* stdFlops = makeBarSet(QStringLiteral("standard-flops"), QStringLiteral("standard: GFLOP"), kStandard.lighter(150));
-    QBarSet* flashFlops = makeBarSet(QStringLiteral("flash-flops"), QStringLiteral("flash: GFLOP"), kFlash.lighter(170));
-    QLineSeries* stdTraffic = makeLine(QStringLiteral("standard-traffic"), QStringLiteral("standard: HBM MB"), kStandard, Qt::SolidLine, 3.5);
-    QLineSeries* flashTraffic = makeLine(QStringLiteral("flash-traffic"), QStringLiteral("flash: HBM MB"), kFlash, Qt::SolidLine, 3.5);
-    double flopLo = std::numeric_limits<double>::max(), flopHi = 0;
-    double mbLo = std::numeric_limits<double>::max(), mbHi = 0;
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-        const FlopsRow& row = rows[i];
-        categories << QStringLiteral("n = %1").arg(row.n);
-        *stdFlops << toGFlop(row.standard.flops);
-        *flashFlops << toGFlop(row.flash.flops);
-        stdTraffic->append(static_cast<double>(i), toMB(row.standard.hbmBytes()));
-        flashTraffic->append(static_cast<double>(i), toMB(row.flash.hbmBytes()));
-        flopLo = std::min({flopLo, toGFlop(row.standard.flops), toGFlop(row.flash.flops)});
-        flopHi = std::max({flopHi, toGFlop(row.standard.flops), toGFlop(row.flash.flops)});
-        mbLo = std::min({mbLo, toMB(row.standard.hbmBytes()), toMB(row.flash.hbmBytes())});
-        mbHi = std::max({mbHi, toMB(row.standard.hbmBytes()), toMB(row.flash.hbmBytes())});
-    }
-    bars->append(stdFlops);
-    bars->append(flashFlops);
-    bars->setLabelsVisible(true);
-    bars->setLabelsFormat(QStringLiteral("@value"));
-    bars->setLabelsPrecision(3);
-    bars->setLabelsPosition(QAbstractBarSeries::LabelsOutsideEnd);
-
-    auto* x = new QBarCategoryAxis;
-    x->append(categories);
-    x->setTitleText(QStringLiteral("sequence length"));
-    const auto [flo, fhi] = decadeRange(flopLo, flopHi * 3);
-    const auto [mlo, mhi] = decadeRange(mbLo, mbHi);
-    auto* yFlops = logAxis(QStringLiteral("GFLOP (bars, log)"), 10, QStringLiteral("%g"), flo, fhi);
-    auto* yMB = logAxis(QStringLiteral("HBM traffic, MB (lines, log)"), 10, QStringLiteral("%g"), mlo, mhi);
-    yMB->setGridLineVisible(false);
-    yMB->setMinorGridLineVisible(false);
-    chart->addAxis(x, Qt::AlignBottom);
-    chart->addAxis(yFlops, Qt::AlignLeft);
-    chart->addAxis(yMB, Qt::AlignRight);
-    attach(chart, bars, x, yFlops);
-    attach(chart, stdTraffic, x, yMB);
-    attach(chart, flashTraffic, x, yMB);
-
+    BarPanel flops{QStringLiteral("Same FLOPs…"),
+                   QStringLiteral("forward pass, d = %1, %2 × %2 tiles").arg(r.headDim).arg(r.block),
+                   QStringLiteral("GFLOP (log scale)"),
+                   {}, QStringLiteral("standard-flops"), QStringLiteral("flash-flops"), {}, {}};
+    BarPanel traffic{QStringLiteral("…less traffic"),
+                     QStringLiteral("bytes moved between HBM and the chip"),
+                     QStringLiteral("HBM traffic, MB (log scale)"),
+                     {}, QStringLiteral("standard-traffic"), QStringLiteral("flash-traffic"), {}, {}};
     bool sameFlops = true;
     double cutLo = std::numeric_limits<double>::max(), cutHi = 0;
     for (const FlopsRow& row : rows) {
+        const QString category = QStringLiteral("n = %1").arg(row.n);
+        flops.categories << category;
+        traffic.categories << category;
+        flops.stdValues.push_back(toGFlop(row.standard.flops));
+        flops.flashValues.push_back(toGFlop(row.flash.flops));
+        traffic.stdValues.push_back(toMB(row.standard.hbmBytes()));
+        traffic.flashValues.push_back(toMB(row.flash.hbmBytes()));
         sameFlops = sameFlops && row.standard.flops == row.flash.flops;
         cutLo = std::min(cutLo, row.trafficCut);
         cutHi = std::max(cutHi, row.trafficCut);
     }
-    const QString cut = number(cutLo, 1) == number(cutHi, 1) ? number(cutLo, 1) + QStringLiteral("×")
-                                                              : number(cutLo, 1) + QStringLiteral("–") + number(cutHi, 1) + QStringLiteral("×");
-    QString caption;
-    if (cutLo >= 1)
-        caption = QStringLiteral("%1; only the traffic moves, cut %2. The speed-up is about bytes, not arithmetic.")
-                      .arg(sameFlops ? QStringLiteral("Each pair of bars is identical: flash does every multiply standard does")
-                                     : QStringLiteral("The FLOPs barely differ"),
-                           cut);
-    else
-        caption = QStringLiteral("%1, but with %2 × %2 tiles flash moves more bytes than standard (%3 of its traffic): make the tiles bigger.")
-                      .arg(sameFlops ? QStringLiteral("The FLOPs are identical") : QStringLiteral("The FLOPs barely differ"))
-                      .arg(r.block)
-                      .arg(cut);
-    return {chart, caption};
+    const QString cut = number(cutLo, 1) == number(cutHi, 1)
+                            ? number(cutLo, 1) + QStringLiteral("×")
+                            : number(cutLo, 1) + QStringLiteral("–") + number(cutHi, 1) + QStringLiteral("×");
+    const QString flopWords = sameFlops ? QStringLiteral("Every multiply is still done (identical FLOPs)")
+                                        : QStringLiteral("The FLOPs barely differ");
+    ChartPage page;
+    page.chart = pairedBars(flops);
+    page.second = pairedBars(traffic);
+    page.caption = cutLo >= 1
+                       ? QStringLiteral("%1; only the traffic falls, %2 less. The gain is in bytes, not arithmetic.").arg(flopWords, cut)
+                       : QStringLiteral("%1, but %2 × %2 tiles move more bytes than standard (standard ÷ flash = %3): use bigger tiles.")
+                             .arg(flopWords)
+                             .arg(r.block)
+                             .arg(cut);
+    return page;
 }
 
 // ---- 8. debug copy of S ----------------------------------------------------------------------
 ChartPage debugCopyChart(const AnalysisResults& r) {
     const DebugCopyDemo& demo = r.debugCopy;
-    QChart* chart = newChart(QStringLiteral("Keeping the n × n scores \"for debugging\" (flash, n = %1, d = %2, %3 × %3 tiles)")
-                                 .arg(demo.n)
-                                 .arg(demo.headDim)
-                                 .arg(demo.block));
+    QChart* chart = newChart(QStringLiteral("A debug copy of S undoes the tiling"),
+                             QStringLiteral("FlashAttention, n = %1, d = %2, %3 × %3 tiles").arg(demo.n).arg(demo.headDim).arg(demo.block));
     auto* bars = new QBarSeries;
     bars->setObjectName(QStringLiteral("debug-copy"));
     QBarSet* clean = makeBarSet(QStringLiteral("clean"), QStringLiteral("score tiles discarded"), kFlash);
@@ -633,6 +680,7 @@ ChartPage debugCopyChart(const AnalysisResults& r) {
     bars->setLabelsPosition(QAbstractBarSeries::LabelsOutsideEnd);
     auto* x = new QBarCategoryAxis;
     x->append({QStringLiteral("peak scratch memory"), QStringLiteral("HBM traffic")});
+    x->setTitleText(QStringLiteral("what one forward pass costs"));
     double lo = std::numeric_limits<double>::max(), hi = 0;
     for (const QBarSet* set : {clean, kept})
         for (int i = 0; i < set->count(); ++i) {
@@ -660,7 +708,8 @@ QString finiteOrName(double v, int decimals) {
 ChartPage overflowChart(const AnalysisResults& r) {
     const OverflowDemo& demo = r.overflow;
     const auto count = static_cast<int>(demo.scores.size());
-    QChart* chart = newChart(QStringLiteral("Softmax of large scores: exp(s) without the maximum vs exp(s − max)"));
+    QChart* chart = newChart(QStringLiteral("Without the maximum, exp() overflows"),
+                             QStringLiteral("softmax of four large scores, with and without subtracting the maximum"));
     auto* bars = new QBarSeries;
     bars->setObjectName(QStringLiteral("overflow"));
     QBarSet* safe = makeBarSet(QStringLiteral("safe"), QStringLiteral("with the max subtracted: weight"), kCorrect);
@@ -683,22 +732,43 @@ ChartPage overflowChart(const AnalysisResults& r) {
     auto* x = new QBarCategoryAxis;
     x->append(categories);
     x->setTitleText(QStringLiteral("score s"));
-    auto* y = valueAxis(QStringLiteral("softmax weight"), 0, std::max(top, 1.0) * 1.25, QStringLiteral("%.1f"));
+    bars->setBarWidth(0.7);
+    // Room above the bars for what the version without the maximum produced.
+    auto* y = valueAxis(QStringLiteral("softmax weight"), 0, std::max(top, 1.0) * 1.4, QStringLiteral("%.1f"));
+    y->setTickType(QValueAxis::TicksDynamic);
+    y->setTickAnchor(0);
+    y->setTickInterval(0.2);
     chart->addAxis(x, Qt::AlignBottom);
     chart->addAxis(y, Qt::AlignLeft);
     attach(chart, bars, x, y);
 
-    // The bar positions of the second set: category i, shifted right by a quarter of a slot.
+    // Above the empty slot of the second set (category i, right half), what it would have held.
     std::vector<std::pair<QPointF, QString>> texts;
     for (int i = 0; i < count; ++i) {
-        const QString text = QStringLiteral("exp = %1\nweight = %2")
+        const QString text = QStringLiteral("exp(s) = %1\nweight = %2")
                                  .arg(finiteOrName(demo.rawExp[i], 3), finiteOrName(demo.naiveWeights[i], 3));
-        texts.emplace_back(QPointF(i + 0.2, y->max() * 0.55), text);
+        texts.emplace_back(QPointF(i + 0.18, std::max(top, 1.0) * 1.08), text);
     }
     pinTexts(chart, bars, texts, kBroken);
-    return {chart, QStringLiteral("exp(%1) is already past the largest double, so all %2 weights come out NaN; subtracting the running max keeps every step finite.")
-                       .arg(demo.scores.minCoeff())
-                       .arg(demo.nonFiniteNaive)};
+    const QString caption =
+        demo.nonFiniteNaive == count
+            ? QStringLiteral("Even exp(%1) is past the largest double: every weight of the plain softmax is NaN. Subtracting the maximum keeps it finite.")
+                  .arg(demo.scores.minCoeff())
+            : QStringLiteral("%1 of the %2 weights of the plain softmax are not finite; subtracting the maximum keeps them all finite.")
+                  .arg(demo.nonFiniteNaive)
+                  .arg(count);
+    return {chart, caption};
+}
+
+// Long legends go to the right, where they can stack instead of being cut off.
+void placeLegend(QChart* chart) {
+    if (!chart->legend()->isAttachedToChart()) return;
+    int entries = 0;
+    for (QAbstractSeries* series : chart->series()) {
+        if (auto* bars = qobject_cast<QAbstractBarSeries*>(series)) entries += static_cast<int>(bars->count());
+        else entries += !series->name().isEmpty();
+    }
+    chart->legend()->setAlignment(entries > 3 ? Qt::AlignRight : Qt::AlignBottom);
 }
 
 } // namespace
@@ -723,6 +793,10 @@ std::vector<ChartPage> buildAnalysisCharts(const AnalysisResults& results) {
     pages.push_back(flopsChart(results));
     pages.push_back(debugCopyChart(results));
     pages.push_back(overflowChart(results));
+    for (ChartPage& page : pages) {
+        placeLegend(page.chart);
+        if (page.second) placeLegend(page.second);
+    }
     return pages;
 }
 
@@ -734,18 +808,20 @@ void applyChartFonts(QChart* chart, const QFont& base) {
         font.setBold(bold);
         return font;
     };
-    chart->setTitleFont(scaled(1.25, true));
-    chart->legend()->setFont(scaled(1.0, false));
+    chart->setTitleFont(scaled(1.35, true));
+    chart->legend()->setFont(scaled(1.05, false));
     for (QAbstractAxis* axis : chart->axes()) {
-        axis->setTitleFont(scaled(1.0, true));
-        axis->setLabelsFont(scaled(0.95, false));
+        axis->setTitleFont(scaled(1.05, true));
+        axis->setLabelsFont(scaled(1.0, false));
     }
-    for (QAbstractSeries* series : chart->series())
+    for (QAbstractSeries* series : chart->series()) {
         if (auto* bars = qobject_cast<QAbstractBarSeries*>(series))
-            for (QBarSet* set : bars->barSets()) set->setLabelFont(scaled(0.9, false));
+            for (QBarSet* set : bars->barSets()) set->setLabelFont(scaled(0.95, false));
+        if (auto* line = qobject_cast<QXYSeries*>(series)) line->setPointLabelsFont(scaled(0.95, true));
+    }
     for (QGraphicsItem* item : chart->childItems())
         if (item->data(kOverlayKey).toBool())
-            if (auto* text = dynamic_cast<QGraphicsSimpleTextItem*>(item)) text->setFont(scaled(1.05, true));
+            if (auto* text = dynamic_cast<QGraphicsSimpleTextItem*>(item)) text->setFont(scaled(1.15, true));
     // Overlays are placed by their size; a new font changes it.
     emit chart->plotAreaChanged(chart->plotArea());
 }

@@ -17,8 +17,9 @@ namespace flashviz::gui {
 struct AnalysisResults;
 
 struct ChartPage {
-    QChart* chart = nullptr; // owned by the caller
-    QString caption;         // one line: what to notice
+    QChart* chart = nullptr;  // owned by the caller
+    QString caption;          // one line: what to notice
+    QChart* second = nullptr; // a right-hand panel where two quantities need two axes
 };
 
 // Short names, in the order of the explainer's demonstrations.

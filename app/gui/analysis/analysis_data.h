@@ -20,7 +20,11 @@ struct AnalysisInputs {
     FlashOptions options;
     HardwareProfile hardware;
 };
-bool sameInputs(const AnalysisInputs& a, const AnalysisInputs& b);
+// True when the two would draw the same charts: only d, Br, Bc, the seed and the hardware's
+// figures enter the demonstrations (n, the pattern or causal masking do not).
+bool sameAnalysis(const AnalysisInputs& a, const AnalysisInputs& b);
+// Throws EngineError when the settings cannot be analysed; cheap, safe on the GUI thread.
+void validateAnalysisInputs(const AnalysisInputs& inputs);
 
 // The sizes each demonstration runs at: the explainer script's, filled in so that lines have
 // enough points to show their shape. The head dimension, tile size, seed and hardware come from
@@ -32,7 +36,7 @@ struct AnalysisPlan {
     std::vector<int> sweepBlocks{16, 32, 64, 128, 256, 512, 1024};
     std::vector<int> backwardNs{512, 1024, 2048, 4096, 8192};
     int exactnessN = 512;
-    std::vector<int> exactnessHalfWidths{4, 8, 16, 32, 64, 128, 256, 511};
+    std::vector<int> exactnessHalfWidths{4, 8, 16, 32, 64, 128, 256, 512};
     int scriptHalfWidth = 64; // the window the script uses, picked out in the chart
     std::vector<int> flopsNs{512, 1024, 2048, 4096};
     int debugCopyN = 1024;
@@ -74,13 +78,16 @@ struct AnalysisOutcome {
     bool cancelled = false;
 };
 
-// Progress callback: (demonstrations done, total); returning false stops the computation.
+// Progress callback: (steps done, total); returning false stops the computation.
 using AnalysisProgress = std::function<bool(int done, int total)>;
 
-inline constexpr int kAnalysisSteps = 9;
+// One step per closed-form demonstration and one per run of the algorithms at one size.
+int analysisStepCount(const AnalysisPlan& plan);
 
-// Runs every demonstration. Never throws: an EngineError becomes the outcome's error.
+// Runs every demonstration. Never throws: an EngineError becomes the outcome's error. Runs of
+// the algorithms are taken from `previous` when it was computed for the same d, B and seed
+// (switching the hardware profile then costs nothing).
 AnalysisOutcome computeAnalysis(const AnalysisInputs& inputs, const AnalysisProgress& progress = {},
-                                const AnalysisPlan& plan = {});
+                                const AnalysisPlan& plan = {}, const AnalysisResults* previous = nullptr);
 
 } // namespace flashviz::gui

@@ -3,6 +3,8 @@
 #include "analysis/analysis_charts.h"
 #include "analysis/analysis_data.h"
 
+#include "core/errors.h"
+
 #include <QChart>
 #include <QChartView>
 #include <QEvent>
@@ -57,11 +59,19 @@ AnalysisView::AnalysisView(QWidget* parent) : QWidget(parent) {
 
     m_stack = new QStackedWidget(this);
     for (int i = 0; i < AnalysisChartCount; ++i) {
-        auto* view = new QChartView(new QChart, m_stack);
-        view->setRenderHint(QPainter::Antialiasing);
-        view->setMinimumSize(320, 240);
-        m_stack->addWidget(view);
-        m_views.append(view);
+        auto* page = new QWidget(m_stack);
+        auto* row = new QHBoxLayout(page);
+        row->setContentsMargins(0, 0, 0, 0);
+        row->setSpacing(0);
+        for (auto* list : {&m_views, &m_secondViews}) {
+            auto* view = new QChartView(new QChart, page);
+            view->setRenderHint(QPainter::Antialiasing);
+            view->setMinimumSize(240, 240);
+            row->addWidget(view, 1);
+            list->append(view);
+        }
+        m_secondViews.back()->hide();
+        m_stack->addWidget(page);
         m_captions.append(QString());
     }
 
@@ -70,8 +80,8 @@ AnalysisView::AnalysisView(QWidget* parent) : QWidget(parent) {
     m_caption->setWordWrap(true);
 
     m_progress = new QProgressBar(this);
-    m_progress->setRange(0, kAnalysisSteps);
-    m_progress->setFormat(tr("Computing the analysis: %v of %m demonstrations"));
+    m_progress->setRange(0, analysisStepCount(AnalysisPlan{}));
+    m_progress->setFormat(tr("Computing the analysis: step %v of %m"));
     m_progress->setTextVisible(true);
     m_cancel = new QPushButton(tr("Cancel"), this);
     m_cancel->setToolTip(tr("Stop this computation and keep the charts shown"));
@@ -118,13 +128,24 @@ AnalysisView::~AnalysisView() {
 void AnalysisView::setSettings(const ProblemSpec& spec, const FlashOptions& options,
                                const HardwareProfile& hardware) {
     AnalysisInputs inputs{spec, options, hardware};
-    if (m_requested && sameInputs(*m_requested, inputs)) return;
-    m_requested = std::make_unique<AnalysisInputs>(std::move(inputs));
+    QString refusal;
+    try {
+        validateAnalysisInputs(inputs);
+    } catch (const EngineError& error) {
+        refusal = QString::fromUtf8(error.what());
+    }
+    if (refusal.isEmpty() && m_error.isEmpty() && m_requested && sameAnalysis(*m_requested, inputs)) return;
     // A newer request makes every running one stale.
     ++m_generation;
     for (auto& run : m_runs) run->cancelled->store(true);
-    if (m_shown && sameInputs(m_shown->inputs, *m_requested)) {
-        m_startTimer->stop();
+    m_startTimer->stop();
+    m_requested = std::make_unique<AnalysisInputs>(std::move(inputs));
+    if (!refusal.isEmpty()) {
+        setBusy(false);
+        refuse(refusal);
+        return;
+    }
+    if (m_shown && sameAnalysis(m_shown->inputs, *m_requested)) {
         m_error.clear();
         m_message->hide();
         setBusy(false);
@@ -134,12 +155,21 @@ void AnalysisView::setSettings(const ProblemSpec& spec, const FlashOptions& opti
     m_startTimer->start();
 }
 
+void AnalysisView::refuse(const QString& message) {
+    m_error = message;
+    showMessage(m_shown ? tr("These settings were refused: %1 The charts still show the earlier settings.").arg(m_error)
+                        : tr("These settings were refused: %1").arg(m_error),
+                true);
+    emit failed(m_error);
+}
+
 void AnalysisView::startPending() {
     if (!m_requested) return;
     auto run = std::make_unique<Run>();
     run->generation = m_generation;
     run->watcher = new QFutureWatcher<AnalysisOutcome>(this);
     const AnalysisInputs inputs = *m_requested;
+    const std::shared_ptr<const AnalysisResults> previous = m_shown;
     const auto cancelled = run->cancelled;
     const auto done = run->done;
     Run* raw = run.get();
@@ -153,11 +183,14 @@ void AnalysisView::startPending() {
     m_runs.push_back(std::move(run));
     m_progress->setValue(0);
     // The worker only touches atomics it shares with this run; the GUI thread polls them.
-    raw->watcher->setFuture(QtConcurrent::run([inputs, cancelled, done] {
-        return computeAnalysis(inputs, [cancelled, done](int step, int) {
-            done->store(step);
-            return !cancelled->load();
-        });
+    raw->watcher->setFuture(QtConcurrent::run([inputs, previous, cancelled, done] {
+        return computeAnalysis(
+            inputs,
+            [cancelled, done](int step, int) {
+                done->store(step);
+                return !cancelled->load();
+            },
+            AnalysisPlan{}, previous.get());
     }));
     auto* poll = new QTimer(raw->watcher);
     connect(poll, &QTimer::timeout, this, [this, raw] {
@@ -175,16 +208,12 @@ void AnalysisView::finished(quint64 generation, const AnalysisOutcome& outcome) 
         return;
     }
     if (!outcome.results) {
-        m_error = QString::fromStdString(outcome.error);
-        showMessage(m_shown ? tr("These settings were refused: %1 The charts still show the earlier settings.").arg(m_error)
-                            : tr("These settings were refused: %1").arg(m_error),
-                    true);
-        emit failed(m_error);
+        refuse(QString::fromStdString(outcome.error));
         return;
     }
     m_error.clear();
     m_message->hide();
-    m_shown = std::make_unique<AnalysisResults>(*outcome.results);
+    m_shown = std::make_shared<const AnalysisResults>(*outcome.results);
     rebuildCharts();
     emit chartsUpdated();
 }
@@ -202,11 +231,17 @@ void AnalysisView::cancel() {
 void AnalysisView::rebuildCharts() {
     std::vector<ChartPage> pages = buildAnalysisCharts(*m_shown);
     for (int i = 0; i < m_views.size() && i < static_cast<int>(pages.size()); ++i) {
-        QChart* old = m_views[i]->chart();
-        applyChartFonts(pages[static_cast<std::size_t>(i)].chart, font());
-        m_views[i]->setChart(pages[static_cast<std::size_t>(i)].chart);
-        delete old;
-        m_captions[i] = pages[static_cast<std::size_t>(i)].caption;
+        const ChartPage& page = pages[static_cast<std::size_t>(i)];
+        auto replace = [this](QChartView* view, QChart* chart) {
+            QChart* old = view->chart();
+            applyChartFonts(chart, font());
+            view->setChart(chart);
+            delete old;
+        };
+        replace(m_views[i], page.chart);
+        replace(m_secondViews[i], page.second ? page.second : new QChart);
+        m_secondViews[i]->setVisible(page.second != nullptr);
+        m_captions[i] = page.caption;
     }
     updateCaption();
 }
@@ -227,8 +262,14 @@ int AnalysisView::currentChart() const { return m_stack->currentIndex(); }
 
 void AnalysisView::setNavigationVisible(bool visible) { m_list->setVisible(visible); }
 
-QChart* AnalysisView::chart(int index) const {
-    return index >= 0 && index < m_views.size() ? m_views[index]->chart() : nullptr;
+QChart* AnalysisView::chart(int index, int panel) const {
+    if (index < 0 || index >= m_views.size() || panel < 0 || panel >= panelCount(index)) return nullptr;
+    return (panel == 0 ? m_views : m_secondViews)[index]->chart();
+}
+
+int AnalysisView::panelCount(int index) const {
+    if (index < 0 || index >= m_views.size()) return 0;
+    return m_secondViews[index]->isVisibleTo(m_stack->widget(index)) ? 2 : 1;
 }
 
 QString AnalysisView::caption(int index) const {
@@ -279,6 +320,7 @@ void AnalysisView::applyFonts() {
     m_caption->setFont(scaledFont(base, 1.15));
     m_message->setFont(base);
     for (QChartView* view : m_views) applyChartFonts(view->chart(), base);
+    for (QChartView* view : m_secondViews) applyChartFonts(view->chart(), base);
     m_list->updateGeometry();
 }
 

@@ -48,8 +48,9 @@ public:
     // The list of charts on the left; lecture mode may hide it and page with showChart().
     void setNavigationVisible(bool visible);
 
-    // For tests and screenshots.
-    QChart* chart(int index) const;
+    // For tests and screenshots. A page may hold a second, right-hand panel (panel 1).
+    QChart* chart(int index, int panel = 0) const;
+    int panelCount(int index) const;
     QString caption(int index) const;
     QString errorText() const; // empty when the last request succeeded
     bool isBusy() const;
@@ -76,6 +77,7 @@ private:
     void applyFonts();
     void setBusy(bool busy);
     void showMessage(const QString& text, bool error);
+    void refuse(const QString& message);
     void updateCaption();
 
     QListWidget* m_list = nullptr;
@@ -84,12 +86,13 @@ private:
     QLabel* m_message = nullptr;
     QProgressBar* m_progress = nullptr;
     QPushButton* m_cancel = nullptr;
-    QList<QChartView*> m_views;
+    QList<QChartView*> m_views;       // one per page
+    QList<QChartView*> m_secondViews; // the right-hand panels, hidden where a page has none
     QStringList m_captions;
 
     QTimer* m_startTimer = nullptr; // coalesces settings changes made in one event-loop turn
     std::unique_ptr<AnalysisInputs> m_requested; // the latest settings asked for
-    std::unique_ptr<AnalysisResults> m_shown;    // the results the charts are drawn from
+    std::shared_ptr<const AnalysisResults> m_shown; // the results the charts are drawn from
     std::vector<std::unique_ptr<Run>> m_runs;     // running, the newest last; older ones cancelled
     quint64 m_generation = 0;
     bool m_busy = false;

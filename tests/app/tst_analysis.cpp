@@ -1,0 +1,515 @@
+// The analysis views against the engine: every chart is compared, point by point, with what
+// core/analysis.h returns for the same settings; settings changes recompute, refusals keep the
+// previous charts and show the engine's message.
+#include "analysis/analysis_charts.h"
+#include "analysis/analysis_data.h"
+#include "analysis/analysis_view.h"
+
+#include "core/analysis.h"
+#include "core/hardware.h"
+
+#include <QAbstractBarSeries>
+#include <QAbstractAxis>
+#include <QAreaSeries>
+#include <QBarSet>
+#include <QChart>
+#include <QDir>
+#include <QGraphicsSimpleTextItem>
+#include <QLabel>
+#include <QLegend>
+#include <QLineSeries>
+#include <QSignalSpy>
+#include <QTest>
+#include <QXYSeries>
+
+#include <cmath>
+
+using namespace flashviz;
+using namespace flashviz::gui;
+
+namespace {
+
+QAbstractSeries* findSeries(QChart* chart, const QString& name) {
+    for (QAbstractSeries* s : chart->series())
+        if (s->objectName() == name) return s;
+    return nullptr;
+}
+
+QXYSeries* xy(QChart* chart, const QString& name) { return qobject_cast<QXYSeries*>(findSeries(chart, name)); }
+
+QBarSet* barSet(QChart* chart, const QString& name) {
+    for (QAbstractSeries* s : chart->series())
+        if (auto* bars = qobject_cast<QAbstractBarSeries*>(s))
+            for (QBarSet* set : bars->barSets())
+                if (set->objectName() == name) return set;
+    return nullptr;
+}
+
+bool near(double a, double b, double rel = 1e-12) {
+    return std::abs(a - b) <= rel * std::max({1e-300, std::abs(a), std::abs(b)});
+}
+
+#define COMPARE_NEAR(actual, expected)                                                           \
+    do {                                                                                         \
+        const double a_ = (actual), e_ = (expected);                                             \
+        if (!near(a_, e_))                                                                       \
+            QFAIL(qPrintable(QStringLiteral("%1 = %2, expected %3").arg(#actual).arg(a_, 0, 'g', 17).arg(e_, 0, 'g', 17))); \
+    } while (false)
+
+double mbOf(std::uint64_t bytes) { return static_cast<double>(bytes) / kBytesPerMB; }
+double gflopOf(std::uint64_t flops) { return static_cast<double>(flops) / kFlopsPerGFlop; }
+
+struct Settings {
+    ProblemSpec spec;
+    FlashOptions options;
+    HardwareProfile hardware;
+};
+
+Settings lectureSettings() {
+    Settings s;
+    s.spec.queries = 64;
+    s.spec.keys = 64;
+    s.spec.headDim = 64;
+    s.spec.seed = 2;
+    s.options.blockRows = 64;
+    s.options.blockCols = 8; // the explainer streams its softmax row in blocks of 8
+    s.hardware = findHardwareProfile("a100-40gb");
+    return s;
+}
+
+void apply(AnalysisView& view, const Settings& s) { view.setSettings(s.spec, s.options, s.hardware); }
+
+} // namespace
+
+class TestAnalysis : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void nineChartsWithTitles();
+    void memoryBoundChartShowsEngineNumbers();
+    void onlineSoftmaxChartShowsEngineNumbers();
+    void tiledChartShowsEngineNumbers();
+    void blockSizeChartShowsBudgetAndSpills();
+    void backwardChartShowsEngineNumbers();
+    void exactnessChartShowsEngineNumbers();
+    void flopsChartShowsEngineNumbers();
+    void debugCopyChartShowsEngineNumbers();
+    void overflowChartNamesInfAndNaN();
+    void changingSettingsRecomputes();
+    void invalidSettingKeepsCharts();
+    void staleResultsAreDiscarded();
+    void cancelKeepsCharts();
+    void fontsFollowTheWidget();
+    void showChartPages();
+    void cleanupTestCase();
+
+private:
+    AnalysisView* m_view = nullptr;
+    Settings m_settings;
+};
+
+void TestAnalysis::initTestCase() {
+    m_view = new AnalysisView;
+    m_view->resize(1280, 760);
+    m_view->show();
+    m_settings = lectureSettings();
+    apply(*m_view, m_settings);
+    QVERIFY(m_view->isBusy());
+    QVERIFY(m_view->waitForIdle());
+    QVERIFY2(m_view->errorText().isEmpty(), qPrintable(m_view->errorText()));
+    QVERIFY(m_view->results() != nullptr);
+}
+
+void TestAnalysis::cleanupTestCase() { delete m_view; }
+
+void TestAnalysis::nineChartsWithTitles() {
+    QCOMPARE(m_view->chartTitles().size(), 9);
+    for (int i = 0; i < 9; ++i) {
+        QChart* chart = m_view->chart(i);
+        QVERIFY(chart);
+        for (int panel = 1; panel < m_view->panelCount(i); ++panel) {
+            QChart* second = m_view->chart(i, panel);
+            QVERIFY(second && !second->title().isEmpty() && !second->series().isEmpty());
+        }
+        QVERIFY2(!chart->title().isEmpty(), qPrintable(QString::number(i)));
+        QVERIFY(!m_view->chartTitles()[i].isEmpty());
+        QVERIFY2(!m_view->caption(i).isEmpty(), qPrintable(QString::number(i)));
+        QVERIFY(chart->legend()->isVisible());
+        QVERIFY(!chart->series().isEmpty());
+        const auto axes = chart->axes();
+        QVERIFY(axes.size() >= 2);
+        for (QAbstractAxis* axis : axes) QVERIFY2(!axis->titleText().isEmpty(), qPrintable(chart->title()));
+    }
+    QVERIFY(m_view->chart(9) == nullptr);
+}
+
+void TestAnalysis::memoryBoundChartShowsEngineNumbers() {
+    QChart* chart = m_view->chart(MemoryBoundChart);
+    const AnalysisPlan plan;
+    const auto rows = memoryBoundTable(64, plan.memoryBoundNs);
+    QXYSeries* line = xy(chart, QStringLiteral("standard-bytes-per-flop"));
+    QVERIFY(line);
+    QCOMPARE(line->count(), static_cast<int>(rows.size()));
+    for (int i = 0; i < line->count(); ++i) {
+        QCOMPARE(line->at(i).x(), double(rows[i].n));
+        COMPARE_NEAR(line->at(i).y(), rows[i].bytesPerFlop);
+    }
+    // The script: 0.063 bytes per FLOP at n = 8192 for d = 64.
+    QCOMPARE(QString::number(line->at(line->count() - 1).y(), 'f', 3), QStringLiteral("0.063"));
+    const HardwareProfile& hw = m_settings.hardware;
+    QXYSeries* fp32 = xy(chart, QStringLiteral("balance-fp32"));
+    QVERIFY(fp32);
+    COMPARE_NEAR(fp32->at(0).y(), hw.hbmBandwidthBytesPerSecond.value / hw.fp32FlopsPerSecond.value);
+    QXYSeries* tensor = xy(chart, QStringLiteral("balance-tensor"));
+    QVERIFY(tensor);
+    COMPARE_NEAR(tensor->at(0).y(), hw.hbmBandwidthBytesPerSecond.value / hw.fp16TensorFlopsPerSecond.value);
+    QVERIFY(m_view->caption(MemoryBoundChart).contains(QStringLiteral("97%")));
+}
+
+void TestAnalysis::onlineSoftmaxChartShowsEngineNumbers() {
+    QChart* chart = m_view->chart(OnlineSoftmaxChart);
+    const OnlineSoftmaxDemo demo = onlineSoftmaxDemo(scriptSoftmaxRow(), m_settings.options.blockCols);
+    for (const auto& [name, values] : {std::pair{QStringLiteral("reference"), demo.reference},
+                                       std::pair{QStringLiteral("online"), demo.online},
+                                       std::pair{QStringLiteral("broken"), demo.broken}}) {
+        QXYSeries* s = xy(chart, name);
+        QVERIFY2(s, qPrintable(name));
+        QCOMPARE(s->count(), static_cast<int>(values.size()));
+        for (int j = 0; j < s->count(); ++j) COMPARE_NEAR(s->at(j).y(), values[j]);
+    }
+    // The explainer's figure: without the rescale the weights sum to 0.190131.
+    QVERIFY(xy(chart, QStringLiteral("broken"))->name().contains(QStringLiteral("0.190")));
+    QVERIFY(m_view->caption(OnlineSoftmaxChart).contains(QStringLiteral("0.653")));
+    int edges = 0;
+    for (QAbstractSeries* s : chart->series()) edges += s->objectName() == QStringLiteral("block-edge");
+    QCOMPARE(edges, 32 / 8 - 1);
+}
+
+void TestAnalysis::tiledChartShowsEngineNumbers() {
+    QChart* chart = m_view->chart(TiledChart);
+    const AnalysisPlan plan;
+    const auto rows = tiledComparison(64, plan.tiledNs, m_settings.options.blockRows, m_settings.spec.seed);
+    QXYSeries* stdTraffic = xy(chart, QStringLiteral("standard-traffic"));
+    QXYSeries* flashTraffic = xy(chart, QStringLiteral("flash-traffic"));
+    QXYSeries* stdPeak = xy(chart, QStringLiteral("standard-peak"));
+    QXYSeries* flashPeak = xy(chart, QStringLiteral("flash-peak"));
+    QXYSeries* paperStd = xy(chart, QStringLiteral("paper-standard"));
+    QXYSeries* paperFlash = xy(chart, QStringLiteral("paper-flash"));
+    QVERIFY(stdTraffic && flashTraffic && stdPeak && flashPeak && paperStd && paperFlash);
+    QCOMPARE(stdTraffic->count(), static_cast<int>(rows.size()));
+    const double sram = m_settings.hardware.sharedMemoryPerSmBytes.value / kBytesPerElement;
+    for (int i = 0; i < stdTraffic->count(); ++i) {
+        QCOMPARE(stdTraffic->at(i).x(), double(rows[i].n));
+        COMPARE_NEAR(stdTraffic->at(i).y(), mbOf(rows[i].standard.hbmBytes()));
+        COMPARE_NEAR(flashTraffic->at(i).y(), mbOf(rows[i].flash.hbmBytes()));
+        COMPARE_NEAR(stdPeak->at(i).y(), mbOf(rows[i].standard.peakScratchBytes()));
+        COMPARE_NEAR(flashPeak->at(i).y(), mbOf(rows[i].flash.peakScratchBytes()));
+        const PaperIoModel model = paperIoModel(rows[i].n, 64, sram);
+        COMPARE_NEAR(paperStd->at(i).y(), model.standardAccesses * kBytesPerElement / kBytesPerMB);
+        COMPARE_NEAR(paperFlash->at(i).y(), model.flashAccesses * kBytesPerElement / kBytesPerMB);
+    }
+    // The explainer's table: n = 1024 moves 17.00 MB standard, 8.50 MB flash; flash peak 64.5 KB.
+    QCOMPARE(stdTraffic->at(3).x(), 1024.0);
+    QCOMPARE(QString::number(stdTraffic->at(3).y(), 'f', 2), QStringLiteral("17.00"));
+    QCOMPARE(QString::number(flashTraffic->at(3).y(), 'f', 2), QStringLiteral("8.50"));
+    QVERIFY(m_view->caption(TiledChart).contains(QStringLiteral("64.5 KB")));
+}
+
+void TestAnalysis::blockSizeChartShowsBudgetAndSpills() {
+    QChart* chart = m_view->chart(BlockSizeChart);
+    const AnalysisPlan plan;
+    const std::uint64_t budget = static_cast<std::uint64_t>(m_settings.hardware.sharedMemoryPerSmBytes.value);
+    const BlockSweep sweep = blockSizeSweep(plan.sweepN, 64, plan.sweepBlocks, budget);
+    QXYSeries* traffic = xy(chart, QStringLiteral("flash-traffic"));
+    QXYSeries* workingSet = xy(chart, QStringLiteral("working-set"));
+    QXYSeries* budgetLine = xy(chart, QStringLiteral("sram-budget"));
+    QXYSeries* standard = xy(chart, QStringLiteral("standard-traffic"));
+    QVERIFY(traffic && workingSet && budgetLine && standard);
+    QCOMPARE(traffic->count(), static_cast<int>(sweep.rows.size()));
+    for (int i = 0; i < traffic->count(); ++i) {
+        QCOMPARE(traffic->at(i).x(), double(sweep.rows[i].block));
+        COMPARE_NEAR(traffic->at(i).y(), mbOf(sweep.rows[i].flash.hbmBytes()));
+        COMPARE_NEAR(workingSet->at(i).y(), mbOf(sweep.rows[i].flash.peakScratchBytes()));
+    }
+    COMPARE_NEAR(budgetLine->at(0).y(), mbOf(budget));
+    COMPARE_NEAR(standard->at(0).y(), mbOf(sweep.standard.hbmBytes()));
+    QCOMPARE(QString::number(standard->at(0).y(), 'f', 2), QStringLiteral("17.00"));
+
+    // The spill region starts between the last block that fits and the first that does not.
+    int lastFit = 0, firstSpill = 0;
+    for (const BlockRow& row : sweep.rows) {
+        if (row.fits) lastFit = row.block;
+        else if (!firstSpill) firstSpill = row.block;
+    }
+    QVERIFY(firstSpill > 0);
+    auto* spills = qobject_cast<QAreaSeries*>(findSeries(chart, QStringLiteral("spills")));
+    QVERIFY(spills);
+    const double from = spills->upperSeries()->at(0).x();
+    QVERIFY2(from > lastFit && from < firstSpill, qPrintable(QString::number(from)));
+    QVERIFY(m_view->caption(BlockSizeChart).contains(QStringLiteral("B = %1").arg(lastFit)));
+}
+
+void TestAnalysis::backwardChartShowsEngineNumbers() {
+    QCOMPARE(m_view->panelCount(BackwardChart), 2);
+    QChart* flops = m_view->chart(BackwardChart, 0);
+    QChart* memory = m_view->chart(BackwardChart, 1);
+    QVERIFY(flops && memory && flops != memory);
+    const AnalysisPlan plan;
+    const auto rows = backwardTable(64, plan.backwardNs);
+    QBarSet* stdStored = barSet(memory, QStringLiteral("standard-stored"));
+    QBarSet* flashStored = barSet(memory, QStringLiteral("flash-stored"));
+    QBarSet* stdFlops = barSet(flops, QStringLiteral("standard-flops"));
+    QBarSet* flashFlops = barSet(flops, QStringLiteral("flash-flops"));
+    QVERIFY(stdStored && flashStored && stdFlops && flashFlops);
+    QCOMPARE(stdStored->count(), static_cast<int>(rows.size()));
+    QCOMPARE(stdFlops->count(), static_cast<int>(rows.size()));
+    for (int i = 0; i < stdStored->count(); ++i) {
+        COMPARE_NEAR(stdStored->at(i), mbOf(rows[i].costs.standard.storedElements * kBytesPerElement));
+        COMPARE_NEAR(flashStored->at(i), mbOf(rows[i].costs.flash.storedElements * kBytesPerElement));
+        COMPARE_NEAR(stdFlops->at(i), gflopOf(rows[i].costs.standard.flops));
+        COMPARE_NEAR(flashFlops->at(i), gflopOf(rows[i].costs.flash.flops));
+    }
+    // The explainer: at n = 8192, 262.00 MB against 6.06 MB, 20% more FLOPs.
+    const QString caption = m_view->caption(BackwardChart);
+    for (const char* figure : {"262.00 MB", "6.06 MB", "20%"})
+        QVERIFY2(caption.contains(QString::fromUtf8(figure)), qPrintable(caption));
+    QVERIFY(m_view->panelCount(MemoryBoundChart) == 1 && m_view->chart(MemoryBoundChart, 1) == nullptr);
+}
+
+void TestAnalysis::exactnessChartShowsEngineNumbers() {
+    QChart* chart = m_view->chart(ExactnessChart);
+    const AnalysisPlan plan;
+    QXYSeries* window = xy(chart, QStringLiteral("window-diff"));
+    QXYSeries* flash = xy(chart, QStringLiteral("flash-diff"));
+    QVERIFY(window && flash);
+    QCOMPARE(window->count(), static_cast<int>(plan.exactnessHalfWidths.size()));
+    // Two widths are enough to hold the chart to the engine; each run is a full attention.
+    for (int i : {0, 4}) {
+        const int w = plan.exactnessHalfWidths[static_cast<std::size_t>(i)];
+        const ExactnessDemo demo = exactnessDemo(plan.exactnessN, 64, w, m_settings.options.blockRows, m_settings.spec.seed);
+        QCOMPARE(window->at(i).x(), double(w));
+        COMPARE_NEAR(window->at(i).y(), demo.windowMaxDiff);
+        if (demo.flashMaxDiff > 0) COMPARE_NEAR(flash->at(i).y(), demo.flashMaxDiff);
+        QVERIFY(!demo.windowAllClose);
+        QVERIFY(demo.flashAllClose);
+    }
+    QXYSeries* mark = xy(chart, QStringLiteral("script-window"));
+    QVERIFY(mark);
+    QCOMPARE(mark->at(0).x(), double(plan.scriptHalfWidth));
+    QVERIFY(mark->name().contains(QStringLiteral("allclose: no")));
+}
+
+void TestAnalysis::flopsChartShowsEngineNumbers() {
+    QCOMPARE(m_view->panelCount(FlopsChart), 2);
+    QChart* flopsPanel = m_view->chart(FlopsChart, 0);
+    QChart* trafficPanel = m_view->chart(FlopsChart, 1);
+    const AnalysisPlan plan;
+    QBarSet* stdFlops = barSet(flopsPanel, QStringLiteral("standard-flops"));
+    QBarSet* flashFlops = barSet(flopsPanel, QStringLiteral("flash-flops"));
+    QBarSet* stdTraffic = barSet(trafficPanel, QStringLiteral("standard-traffic"));
+    QBarSet* flashTraffic = barSet(trafficPanel, QStringLiteral("flash-traffic"));
+    QVERIFY(stdFlops && flashFlops && stdTraffic && flashTraffic);
+    QCOMPARE(stdFlops->count(), static_cast<int>(plan.flopsNs.size()));
+    // One run of the engine at a size the test can afford; the rest against the shown results
+    // and the closed forms the engine's runs are held to (tests/core).
+    const std::vector<FlopsRow> small = flopsVersusTraffic(64, {plan.flopsNs.front()}, m_settings.options.blockRows, m_settings.spec.seed);
+    COMPARE_NEAR(stdFlops->at(0), gflopOf(small[0].standard.flops));
+    COMPARE_NEAR(flashTraffic->at(0), mbOf(small[0].flash.hbmBytes()));
+    const std::vector<FlopsRow>& rows = m_view->results()->flops;
+    for (int i = 0; i < stdFlops->count(); ++i) {
+        const int n = plan.flopsNs[static_cast<std::size_t>(i)];
+        const Counters standard = standardCounts(n, n, 64);
+        QCOMPARE(rows[i].n, n);
+        COMPARE_NEAR(stdFlops->at(i), gflopOf(rows[i].standard.flops));
+        COMPARE_NEAR(flashFlops->at(i), gflopOf(rows[i].flash.flops));
+        COMPARE_NEAR(stdTraffic->at(i), mbOf(rows[i].standard.hbmBytes()));
+        COMPARE_NEAR(flashTraffic->at(i), mbOf(rows[i].flash.hbmBytes()));
+        COMPARE_NEAR(stdFlops->at(i), gflopOf(standard.flops));
+        COMPARE_NEAR(stdTraffic->at(i), mbOf(standard.hbmBytes()));
+        COMPARE_NEAR(flashFlops->at(i), stdFlops->at(i));
+    }
+    // The explainer: n = 4096 moves 260.00 MB standard, 130.00 MB flash: 2.0x less.
+    QCOMPARE(QString::number(stdTraffic->at(3), 'f', 2), QStringLiteral("260.00"));
+    QCOMPARE(QString::number(flashTraffic->at(3), 'f', 2), QStringLiteral("130.00"));
+    QVERIFY(m_view->caption(FlopsChart).contains(QStringLiteral("2.0×")));
+}
+
+void TestAnalysis::debugCopyChartShowsEngineNumbers() {
+    QChart* chart = m_view->chart(DebugCopyChart);
+    const AnalysisPlan plan;
+    const DebugCopyDemo demo = debugCopyDemo(plan.debugCopyN, 64, m_settings.options.blockRows, m_settings.spec.seed);
+    QBarSet* clean = barSet(chart, QStringLiteral("clean"));
+    QBarSet* kept = barSet(chart, QStringLiteral("kept"));
+    QVERIFY(clean && kept);
+    COMPARE_NEAR(clean->at(0), mbOf(demo.clean.peakScratchBytes()));
+    COMPARE_NEAR(clean->at(1), mbOf(demo.clean.hbmBytes()));
+    COMPARE_NEAR(kept->at(0), mbOf(demo.withCopy.peakScratchBytes()));
+    COMPARE_NEAR(kept->at(1), mbOf(demo.withCopy.hbmBytes()));
+    // The explainer: 64.5 KB -> 4096.0 KB, 8.50 MB -> 12.50 MB, 64x.
+    const QString caption = m_view->caption(DebugCopyChart);
+    for (const char* figure : {"64.5 KB", "4096.0 KB", "8.50 MB", "12.50 MB", "64×"})
+        QVERIFY2(caption.contains(QString::fromUtf8(figure)), qPrintable(caption));
+}
+
+void TestAnalysis::overflowChartNamesInfAndNaN() {
+    QChart* chart = m_view->chart(OverflowChart);
+    const OverflowDemo demo = overflowDemo(scriptOverflowScores());
+    QBarSet* safe = barSet(chart, QStringLiteral("safe"));
+    QVERIFY(safe);
+    QCOMPARE(safe->count(), static_cast<int>(demo.scores.size()));
+    for (int i = 0; i < safe->count(); ++i) COMPARE_NEAR(safe->at(i), demo.safeWeights[i]);
+    QStringList overlays;
+    for (QGraphicsItem* item : chart->childItems())
+        if (auto* text = dynamic_cast<QGraphicsSimpleTextItem*>(item)) overlays << text->text();
+    QCOMPARE(overlays.size(), static_cast<int>(demo.scores.size()));
+    for (const QString& text : overlays) {
+        QVERIFY2(text.contains(QStringLiteral("inf")), qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("NaN")), qPrintable(text));
+    }
+    QVERIFY(m_view->caption(OverflowChart).contains(QStringLiteral("every weight")));
+}
+
+void TestAnalysis::changingSettingsRecomputes() {
+    QSignalSpy updated(m_view, &AnalysisView::chartsUpdated);
+    Settings s = m_settings;
+    s.spec.headDim = 32;
+    s.hardware = findHardwareProfile("h200");
+    apply(*m_view, s);
+    QVERIFY(m_view->isBusy());
+    QVERIFY(m_view->waitForIdle());
+    QCOMPARE(updated.count(), 1);
+    QCOMPARE(m_view->results()->headDim, 32);
+
+    const AnalysisPlan plan;
+    const auto rows = memoryBoundTable(32, plan.memoryBoundNs);
+    QXYSeries* line = xy(m_view->chart(MemoryBoundChart), QStringLiteral("standard-bytes-per-flop"));
+    QVERIFY(line);
+    for (int i = 0; i < line->count(); ++i) COMPARE_NEAR(line->at(i).y(), rows[i].bytesPerFlop);
+    QXYSeries* budgetLine = xy(m_view->chart(BlockSizeChart), QStringLiteral("sram-budget"));
+    COMPARE_NEAR(budgetLine->at(0).y(), s.hardware.sharedMemoryPerSmBytes.value / kBytesPerMB);
+    QVERIFY(m_view->chart(MemoryBoundChart)->title().contains(QString::fromStdString(s.hardware.name)));
+
+    // The same settings again start nothing.
+    apply(*m_view, s);
+    QVERIFY(!m_view->isBusy());
+
+    apply(*m_view, m_settings);
+    QVERIFY(m_view->waitForIdle());
+    QCOMPARE(m_view->results()->headDim, 64);
+}
+
+void TestAnalysis::invalidSettingKeepsCharts() {
+    QChart* before = m_view->chart(TiledChart);
+    const QList<QPointF> points = xy(before, QStringLiteral("standard-traffic"))->points();
+    QSignalSpy failed(m_view, &AnalysisView::failed);
+    Settings bad = m_settings;
+    bad.options.blockRows = 0;
+    apply(*m_view, bad);
+    QVERIFY(m_view->waitForIdle());
+    QCOMPARE(failed.count(), 1);
+    QVERIFY(!m_view->errorText().isEmpty());
+    QVERIFY2(m_view->errorText().contains(QStringLiteral("Br")), qPrintable(m_view->errorText()));
+    QCOMPARE(m_view->chart(TiledChart), before);
+    QCOMPARE(xy(m_view->chart(TiledChart), QStringLiteral("standard-traffic"))->points(), points);
+    QCOMPARE(m_view->results()->inputs.options.blockRows, m_settings.options.blockRows);
+    auto* message = m_view->findChild<QLabel*>(QStringLiteral("analysisMessage"));
+    QVERIFY(message && message->isVisible());
+    QVERIFY(message->text().contains(m_view->errorText()));
+
+    Settings badDim = m_settings;
+    badDim.spec.headDim = 0;
+    apply(*m_view, badDim);
+    QVERIFY(m_view->waitForIdle());
+    QCOMPARE(failed.count(), 2);
+    QCOMPARE(m_view->chart(TiledChart), before);
+
+    // Valid settings again clear the message.
+    apply(*m_view, m_settings);
+    QVERIFY(m_view->waitForIdle());
+    QVERIFY(m_view->errorText().isEmpty());
+    QVERIFY(!message->isVisible());
+}
+
+void TestAnalysis::staleResultsAreDiscarded() {
+    QSignalSpy updated(m_view, &AnalysisView::chartsUpdated);
+    Settings a = m_settings;
+    a.spec.headDim = 16;
+    Settings b = m_settings;
+    b.spec.headDim = 48;
+    apply(*m_view, a);
+    QCoreApplication::processEvents(); // let the first computation start
+    apply(*m_view, b);
+    QVERIFY(m_view->waitForIdle());
+    QTest::qWait(50);
+    QCOMPARE(updated.count(), 1);
+    QCOMPARE(m_view->results()->headDim, 48);
+    QXYSeries* line = xy(m_view->chart(MemoryBoundChart), QStringLiteral("standard-bytes-per-flop"));
+    const auto rows = memoryBoundTable(48, AnalysisPlan{}.memoryBoundNs);
+    COMPARE_NEAR(line->at(0).y(), rows[0].bytesPerFlop);
+
+    apply(*m_view, m_settings);
+    QVERIFY(m_view->waitForIdle());
+}
+
+void TestAnalysis::cancelKeepsCharts() {
+    QChart* before = m_view->chart(TiledChart);
+    Settings s = m_settings;
+    s.spec.seed = 99;
+    apply(*m_view, s);
+    QVERIFY(m_view->isBusy());
+    m_view->cancel();
+    QVERIFY(!m_view->isBusy());
+    QTest::qWait(50);
+    QCOMPARE(m_view->chart(TiledChart), before);
+    QCOMPARE(m_view->results()->inputs.spec.seed, m_settings.spec.seed);
+    // Asking again for the cancelled settings computes them.
+    apply(*m_view, s);
+    QVERIFY(m_view->isBusy());
+    QVERIFY(m_view->waitForIdle());
+    QCOMPARE(m_view->results()->inputs.spec.seed, std::uint64_t(99));
+    apply(*m_view, m_settings);
+    QVERIFY(m_view->waitForIdle());
+}
+
+void TestAnalysis::fontsFollowTheWidget() {
+    QChart* chart = m_view->chart(TiledChart);
+    const qreal before = chart->titleFont().pointSizeF();
+    QFont big = m_view->font();
+    big.setPointSizeF(big.pointSizeF() * 2);
+    m_view->setFont(big);
+    QVERIFY(chart->titleFont().pointSizeF() > 1.5 * before);
+    QVERIFY(chart->axes().first()->labelsFont().pointSizeF() >= big.pointSizeF() * 0.9);
+    m_view->setFont(QFont());
+    QCOMPARE(chart->titleFont().pointSizeF(), before);
+}
+
+void TestAnalysis::showChartPages() {
+    QCOMPARE(m_view->currentChart(), 0);
+    const QString dir = qEnvironmentVariable("FLASHVIZ_ANALYSIS_SHOTS");
+    if (!dir.isEmpty()) {
+        QFont projector = m_view->font();
+        projector.setPointSizeF(qEnvironmentVariableIntValue("FLASHVIZ_ANALYSIS_SHOTS_PT") > 0
+                                    ? qEnvironmentVariableIntValue("FLASHVIZ_ANALYSIS_SHOTS_PT")
+                                    : 12);
+        m_view->setFont(projector);
+    }
+    for (int i = 0; i < 9; ++i) {
+        m_view->showChart(i);
+        QCOMPARE(m_view->currentChart(), i);
+        auto* caption = m_view->findChild<QLabel*>(QStringLiteral("analysisCaption"));
+        QCOMPARE(caption->text(), m_view->caption(i));
+        if (!dir.isEmpty()) {
+            QTest::qWait(100); // the chart lays out its legend and axes on the next turn
+            QDir().mkpath(dir);
+            QVERIFY(m_view->grab().save(QDir(dir).filePath(QStringLiteral("analysis-%1.png").arg(i + 1))));
+        }
+    }
+    m_view->showChart(42);
+    QCOMPARE(m_view->currentChart(), 8);
+    m_view->showChart(0);
+    m_view->setFont(QFont());
+}
+
+QTEST_MAIN(TestAnalysis)
+#include "tst_analysis.moc"
