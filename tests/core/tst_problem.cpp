@@ -1,0 +1,236 @@
+// Problems: the deterministic generator, the input patterns and what each promises about the
+// scores, wrapping given matrices, and the names the CLI parses.
+#include "core/options.h"
+#include "core/problem.h"
+
+#include <QtTest/QtTest>
+
+#include <cmath>
+#include <set>
+#include <string>
+
+using namespace flashviz;
+
+namespace {
+
+ProblemSpec spec(int nq, int nk, int d, std::uint64_t seed,
+                 InputPattern pattern = InputPattern::Gaussian) {
+    ProblemSpec s;
+    s.queries = nq;
+    s.keys = nk;
+    s.headDim = d;
+    s.seed = seed;
+    s.pattern = pattern;
+    return s;
+}
+
+Matrix scoresOf(const Problem& p) { return p.scale() * p.q * p.k.transpose(); }
+
+double sampleStd(const Matrix& m) {
+    const double mean = m.mean();
+    return std::sqrt((m.array() - mean).square().sum() / double(m.size() - 1));
+}
+
+} // namespace
+
+class TstProblem : public QObject {
+    Q_OBJECT
+
+private slots:
+    void generatorIsDeterministic();
+    void generatorIsStandardNormal();
+    void sameSpecSameInputs();
+    void shapesAndGaussianSpread();
+    void earlyMaximumPutsTheMaximumAtKeyZero_data();
+    void earlyMaximumPutsTheMaximumAtKeyZero();
+    void lateMaximumPutsTheMaximumLate_data();
+    void lateMaximumPutsTheMaximumLate();
+    void largeScoresAreInTheHundreds();
+    void wrapsGivenMatrices();
+    void namesRoundTrip();
+};
+
+void TstProblem::generatorIsDeterministic() {
+    NormalGenerator a(42), b(42), c(43);
+    bool differs = false;
+    for (int i = 0; i < 1000; ++i) {
+        const double x = a.next();
+        QCOMPARE(b.next(), x);
+        if (c.next() != x) differs = true;
+    }
+    QVERIFY2(differs, "different seeds must give different sequences");
+    NormalGenerator d(7), e(7);
+    const Matrix m1 = d.matrix(5, 3, 2.0);
+    const Matrix m2 = e.matrix(5, 3, 2.0);
+    QCOMPARE(m1.rows(), Eigen::Index(5));
+    QCOMPARE(m1.cols(), Eigen::Index(3));
+    QVERIFY(m1 == m2);
+}
+
+void TstProblem::generatorIsStandardNormal() {
+    NormalGenerator g(1);
+    const int count = 200000;
+    double sum = 0, sumSq = 0, within1 = 0;
+    for (int i = 0; i < count; ++i) {
+        const double x = g.next();
+        QVERIFY(std::isfinite(x));
+        sum += x;
+        sumSq += x * x;
+        if (std::abs(x) <= 1) within1 += 1;
+    }
+    const double mean = sum / count;
+    const double var = sumSq / count - mean * mean;
+    QVERIFY2(std::abs(mean) < 0.01, qPrintable(QStringLiteral("mean %1").arg(mean)));
+    QVERIFY2(std::abs(var - 1) < 0.02, qPrintable(QStringLiteral("variance %1").arg(var)));
+    // About 68.27 % of a standard normal lies within one standard deviation.
+    QVERIFY(std::abs(within1 / count - 0.6827) < 0.01);
+}
+
+void TstProblem::sameSpecSameInputs() {
+    const Problem a = makeProblem(spec(20, 30, 8, 5));
+    const Problem b = makeProblem(spec(20, 30, 8, 5));
+    QVERIFY(a.q == b.q && a.k == b.k && a.v == b.v);
+    const Problem c = makeProblem(spec(20, 30, 8, 6));
+    QVERIFY(a.q != c.q);
+    QVERIFY(a.spec == spec(20, 30, 8, 5));
+}
+
+void TstProblem::shapesAndGaussianSpread() {
+    const int d = 16;
+    const Problem p = makeProblem(spec(300, 400, d, 11));
+    QCOMPARE(p.q.rows(), Eigen::Index(300));
+    QCOMPARE(p.k.rows(), Eigen::Index(400));
+    QCOMPARE(p.v.rows(), Eigen::Index(400));
+    QCOMPARE(p.q.cols(), Eigen::Index(d));
+    QCOMPARE(p.k.cols(), Eigen::Index(d));
+    QCOMPARE(p.v.cols(), Eigen::Index(d));
+    // Q, K ~ N(0, 1)/sqrt(d), V ~ N(0, 1), as the script's toy inputs.
+    QVERIFY(std::abs(sampleStd(p.q) - 0.25) < 0.01);
+    QVERIFY(std::abs(sampleStd(p.k) - 0.25) < 0.01);
+    QVERIFY(std::abs(sampleStd(p.v) - 1.0) < 0.03);
+    QCOMPARE(p.scale(), 0.25);
+}
+
+void TstProblem::earlyMaximumPutsTheMaximumAtKeyZero_data() {
+    QTest::addColumn<int>("queries");
+    QTest::addColumn<int>("keys");
+    QTest::addColumn<int>("headDim");
+    QTest::newRow("8x8 d4") << 8 << 8 << 4;
+    QTest::newRow("64x200 d16") << 64 << 200 << 16;
+    QTest::newRow("100x37 d3") << 100 << 37 << 3;
+    QTest::newRow("32x32 d64") << 32 << 32 << 64;
+}
+
+void TstProblem::earlyMaximumPutsTheMaximumAtKeyZero() {
+    QFETCH(int, queries);
+    QFETCH(int, keys);
+    QFETCH(int, headDim);
+    const Problem p = makeProblem(spec(queries, keys, headDim, 2, InputPattern::EarlyMaximum));
+    const Matrix s = scoresOf(p);
+    for (int i = 0; i < queries; ++i) {
+        Eigen::Index arg = -1;
+        s.row(i).maxCoeff(&arg);
+        // Key 0 is in the first block for every Bc, so the maximum never rises after it.
+        QCOMPARE(arg, Eigen::Index(0));
+    }
+}
+
+void TstProblem::lateMaximumPutsTheMaximumLate_data() {
+    QTest::addColumn<int>("queries");
+    QTest::addColumn<int>("keys");
+    QTest::addColumn<int>("headDim");
+    QTest::newRow("8x8 d4") << 8 << 8 << 4;
+    QTest::newRow("64x200 d16") << 64 << 200 << 16;
+    QTest::newRow("100x37 d3") << 100 << 37 << 3;
+    QTest::newRow("32x32 d64") << 32 << 32 << 64;
+}
+
+void TstProblem::lateMaximumPutsTheMaximumLate() {
+    QFETCH(int, queries);
+    QFETCH(int, keys);
+    QFETCH(int, headDim);
+    const Problem p = makeProblem(spec(queries, keys, headDim, 2, InputPattern::LateMaximum));
+    const Matrix s = scoresOf(p);
+    for (int i = 0; i < queries; ++i) {
+        Eigen::Index arg = -1;
+        const double rowMax = s.row(i).maxCoeff(&arg);
+        QVERIFY2(arg >= (3 * keys) / 4,
+                 qPrintable(QStringLiteral("row %1: maximum at key %2 of %3").arg(i).arg(arg).arg(keys)));
+        // The rise over the row must be large enough for a missing rescale to show.
+        QVERIFY(rowMax - s(i, 0) > 2.0);
+    }
+}
+
+void TstProblem::largeScoresAreInTheHundreds() {
+    const Problem p = makeProblem(spec(32, 32, 16, 4, InputPattern::LargeScores));
+    const Matrix s = scoresOf(p);
+    QVERIFY(s.allFinite());
+    // Past log(FLT_MAX) ~ 88.7 at least, so exp() overflows in float without a maximum.
+    QVERIFY2(s.maxCoeff() > 100, qPrintable(QStringLiteral("max score %1").arg(s.maxCoeff())));
+    int rowsOverFloatRange = 0;
+    for (int i = 0; i < s.rows(); ++i)
+        if (s.row(i).maxCoeff() > 88.8) ++rowsOverFloatRange;
+    QVERIFY(rowsOverFloatRange > 16);
+}
+
+void TstProblem::wrapsGivenMatrices() {
+    NormalGenerator g(3);
+    const Matrix q = g.matrix(5, 3, 1.0);
+    const Matrix k = g.matrix(7, 3, 1.0);
+    const Matrix v = g.matrix(7, 3, 1.0);
+    ProblemSpec label;
+    label.seed = 99;
+    label.pattern = InputPattern::LateMaximum;
+    label.causal = true;
+    label.scale = 0.3;
+    const Problem p = makeProblem(q, k, v, label);
+    QCOMPARE(p.spec.queries, 5);
+    QCOMPARE(p.spec.keys, 7);
+    QCOMPARE(p.spec.headDim, 3);
+    QCOMPARE(p.spec.seed, std::uint64_t(99));
+    QVERIFY(p.spec.pattern == InputPattern::LateMaximum);
+    QVERIFY(p.spec.causal);
+    QCOMPARE(p.scale(), 0.3);
+    QVERIFY(p.q == q && p.k == k && p.v == v);
+}
+
+void TstProblem::namesRoundTrip() {
+    QCOMPARE(int(allInputPatterns().size()), 4);
+    std::set<std::string> names, descriptions;
+    for (InputPattern pattern : allInputPatterns()) {
+        const std::string name = toString(pattern);
+        QVERIFY(!name.empty());
+        names.insert(name);
+        descriptions.insert(describe(pattern));
+        QVERIFY(!describe(pattern).empty());
+        const auto parsed = parseInputPattern(name);
+        QVERIFY(parsed.has_value());
+        QVERIFY(*parsed == pattern);
+    }
+    QCOMPARE(int(names.size()), 4);
+    QCOMPARE(int(descriptions.size()), 4);
+    QVERIFY(!parseInputPattern("no-such-pattern").has_value());
+    QVERIFY(!parseInputPattern("").has_value());
+
+    for (Precision precision : {Precision::Double, Precision::Float}) {
+        const auto parsed = parsePrecision(toString(precision));
+        QVERIFY(parsed.has_value() && *parsed == precision);
+    }
+    QVERIFY(std::string(toString(Precision::Double)) != toString(Precision::Float));
+    QVERIFY(!parsePrecision("quad").has_value());
+
+    for (LoopOrder order : {LoopOrder::QueryOuter, LoopOrder::KeyValueOuter}) {
+        const auto parsed = parseLoopOrder(toString(order));
+        QVERIFY(parsed.has_value() && *parsed == order);
+    }
+    QVERIFY(!parseLoopOrder("sideways").has_value());
+
+    for (Algorithm algorithm : {Algorithm::Standard, Algorithm::Flash}) {
+        const auto parsed = parseAlgorithm(toString(algorithm));
+        QVERIFY(parsed.has_value() && *parsed == algorithm);
+    }
+    QVERIFY(!parseAlgorithm("approximate").has_value());
+}
+
+QTEST_APPLESS_MAIN(TstProblem)
+#include "tst_problem.moc"
