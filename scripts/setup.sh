@@ -54,7 +54,8 @@ test)
     ctest --test-dir "$root/build-ci" --output-on-failure -j"$jobs"
     echo "== the engine and its tests under AddressSanitizer + UndefinedBehaviorSanitizer"
     configure_and_build "$root/build-sanitize" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-        -DFLASHVIZ_WERROR=ON -DFLASHVIZ_SANITIZE=ON -DFLASHVIZ_CORE_ONLY=ON -DFLASHVIZ_WITH_CUDA=OFF
+        -DFLASHVIZ_WERROR=ON -DFLASHVIZ_SANITIZE=ON -DFLASHVIZ_CORE_ONLY=ON -DFLASHVIZ_WITH_CUDA=OFF \
+        -DFLASHVIZ_NATIVE_ARCH=OFF
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
         ctest --test-dir "$root/build-sanitize" --output-on-failure -j"$jobs"
     ;;
