@@ -10,7 +10,9 @@
 #             DIR/lib); without it the script builds them in build-gpu/ (the tests need Qt 6
 #             Test; without Qt only the benchmark is built, from kernels/bench/CMakeLists.txt).
 # --out DIR   where logs go (default: $OUT if set, else gpu-check-out/).
+# GPU_CHECK_TIMEOUT (seconds, default 900) caps each test binary, sanitizer run and benchmark.
 set -u -o pipefail
+cap=${GPU_CHECK_TIMEOUT:-900}
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=""
@@ -78,7 +80,7 @@ status=0
 # ---- tests ----
 if [ $run_tests = 1 ]; then
   for t in "${tests[@]}"; do
-    timeout 900 "$bin/$t" >"$out/$t.log" 2>&1; rc=$?
+    timeout "$cap" "$bin/$t" >"$out/$t.log" 2>&1; rc=$?
     [ $rc = 0 ] || status=1
     note "test $t: rc=$rc $(grep -m1 '^Totals' "$out/$t.log")"
     grep -E '^(FAIL!|XPASS)' -A3 "$out/$t.log" | head -40
@@ -91,7 +93,7 @@ if [ $run_sanitizers = 1 ]; then
   if command -v compute-sanitizer >/dev/null; then
     for tool in memcheck racecheck; do
       for t in "${tests[@]}"; do
-        FLASHVIZ_GPU_TEST_QUICK=1 timeout 900 compute-sanitizer --tool "$tool" --error-exitcode 97 \
+        FLASHVIZ_GPU_TEST_SANITIZER=1 timeout "$cap" compute-sanitizer --tool "$tool" --error-exitcode 97 \
           "$bin/$t" >"$out/$tool-$t.log" 2>&1; rc=$?
         [ $rc = 0 ] || status=1
         note "$tool $t: rc=$rc $(grep -m1 '^Totals' "$out/$tool-$t.log") $(grep -m1 'ERROR SUMMARY\|RACECHECK SUMMARY' "$out/$tool-$t.log")"
@@ -105,7 +107,7 @@ fi
 # ---- benchmark and PyTorch ----
 if [ $run_bench = 1 ]; then
   # shellcheck disable=SC2086
-  timeout 900 "$bin/flashviz-gpu-bench" $bench_args --csv "$out/flash.csv" 2>&1 | tee "$out/bench.log"
+  timeout "$cap" "$bin/flashviz-gpu-bench" $bench_args --csv "$out/flash.csv" 2>&1 | tee "$out/bench.log"
   rc=${PIPESTATUS[0]}
   [ $rc = 0 ] || status=1
   note "benchmark: rc=$rc"
@@ -113,7 +115,7 @@ fi
 if [ $run_torch = 1 ]; then
   flash_csv=()
   [ -f "$out/flash.csv" ] && flash_csv=(--flash-csv "$out/flash.csv")
-  PYTHONUNBUFFERED=1 timeout 900 python3 "$root/kernels/bench/sdpa_bench.py" --csv "$out/torch.csv" \
+  PYTHONUNBUFFERED=1 timeout "$cap" python3 "$root/kernels/bench/sdpa_bench.py" --csv "$out/torch.csv" \
     "${flash_csv[@]}" 2>&1 | tee "$out/torch.log"
   rc=${PIPESTATUS[0]}
   [ $rc = 0 ] || status=1

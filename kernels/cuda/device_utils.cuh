@@ -36,27 +36,4 @@ __device__ __forceinline__ void copyAsyncWait() {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
 }
 
-// Stages rows [rowBegin, rowBegin + Rows) of a row-major matrix with D columns into shared
-// memory at a row stride of Stride floats; rows at or past rowLimit become zeros.
-template <int Rows, int D, int Stride, int Threads>
-__device__ __forceinline__ void loadRowsAsync(float* shared, const float* global,
-                                              std::int64_t rowStride, int rowBegin, int rowLimit,
-                                              int tid) {
-    constexpr int kChunksPerRow = D / 4;
-    constexpr int kChunks = Rows * kChunksPerRow;
-    constexpr int kPerThread = (kChunks + Threads - 1) / Threads;
-#pragma unroll
-    for (int i = 0; i < kPerThread; ++i) {
-        const int chunk = i * Threads + tid;
-        if (kChunks % Threads == 0 || chunk < kChunks) {
-            const int row = chunk / kChunksPerRow;
-            const int col = (chunk % kChunksPerRow) * 4;
-            const int globalRow = rowBegin + row;
-            const bool valid = globalRow < rowLimit;
-            const float* source = valid ? global + globalRow * rowStride + col : global;
-            copyAsync16(shared + row * Stride + col, source, valid);
-        }
-    }
-}
-
 } // namespace flashviz::cuda::detail

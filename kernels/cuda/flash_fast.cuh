@@ -18,21 +18,27 @@
 
 namespace flashviz::cuda::detail {
 
-template <int D_, int BR_, int BC_, int MinBlocks_>
+template <int D_, int BR_, int BC_, int MinBlocks_, bool Swizzle_>
 struct FastTile {
     static constexpr int D = D_;
     static constexpr int BR = BR_;
     static constexpr int BC = BC_;
     static constexpr int kMinBlocks = MinBlocks_;
+    // Shared-memory layout. Padded: rows of Q and K are D + 4 floats apart and rows of P BC + 16,
+    // so the rows two half-warps read at once start in different banks. Swizzled: no padding;
+    // instead the 16-byte chunk c of row r is stored at chunk c ^ (r & 7) (Q, K) or
+    // c ^ 4 (r & 1) (P), which spreads the same accesses over the banks in less memory (what
+    // lets d = 128 run two blocks per SM).
+    static constexpr bool kSwizzle = Swizzle_;
     static constexpr int TM = 8;                // query rows per thread
     static constexpr int kRowGroups = BR / TM;  // two per warp
     static constexpr int kWarps = kRowGroups / 2;
     static constexpr int kThreads = kWarps * 32;
     static constexpr int TN = BC / 16; // score columns per thread
     static constexpr int TD = D / 16;  // output columns per thread
-    static constexpr int QS = D + 4;   // Q and K row stride: consecutive rows start 4 banks apart
-    static constexpr int VS = D;       // V rows are read 16 floats-apart by the half-warp: no pad
-    static constexpr int PS = BC + 16; // P: the two half-warps' rows land in opposite bank halves
+    static constexpr int QS = kSwizzle ? D : D + 4;    // Q and K row stride (floats)
+    static constexpr int VS = D;                       // V: the half-warp reads 256 contiguous bytes
+    static constexpr int PS = kSwizzle ? BC : BC + 16; // P row stride
     static constexpr int kQFloats = BR * QS;
     static constexpr int kKFloats = BC * QS;
     static constexpr int kVFloats = BC * VS;
@@ -40,8 +46,46 @@ struct FastTile {
     static constexpr std::size_t kSharedBytes =
         std::size_t(kQFloats + kKFloats + kVFloats + kPFloats) * sizeof(float);
     static_assert(D % 64 == 0, "each thread stores whole float4 groups of 64-column bands");
-    static_assert(BC % 16 == 0 && BR % 16 == 0, "tiles are 16-wide thread grids");
+    static_assert(BC % 32 == 0 && BR % 16 == 0, "tiles are 16-wide thread grids, P has 8 chunks");
+
+    // Where element (row, col) of Q or K lives; col is a multiple of 4 (a 16-byte chunk).
+    __device__ static __forceinline__ int qkOffset(int row, int col) {
+        if constexpr (kSwizzle) return row * QS + ((((col >> 2) ^ (row & 7))) << 2);
+        else return row * QS + col;
+    }
+    // Where element (row, col) of P lives; any col.
+    __device__ static __forceinline__ int pOffset(int row, int col) {
+        if constexpr (kSwizzle)
+            return row * PS + (((col >> 2) ^ ((row & 1) << 2)) << 2) + (col & 3);
+        else return row * PS + col;
+    }
 };
+
+// Stages rows [rowBegin, rowBegin + Rows) of a row-major matrix with D columns into shared
+// memory (Q and K layout when QkLayout, plain rows of D floats otherwise); rows at or past
+// rowLimit become zeros. Each thread copies the same column chunk of every (Threads / (D / 4))-th
+// row, so its source pointer only steps by a constant.
+template <class T, int Rows, bool QkLayout>
+__device__ __forceinline__ void loadTileAsync(float* shared, const float* global,
+                                              std::int64_t rowStride, int rowBegin, int rowLimit,
+                                              int tid) {
+    constexpr int kChunksPerRow = T::D / 4;
+    constexpr int kRowsPerPass = T::kThreads / kChunksPerRow;
+    static_assert(T::kThreads % kChunksPerRow == 0 && Rows % kRowsPerPass == 0, "whole passes");
+    const int row0 = tid / kChunksPerRow;
+    const int col = (tid % kChunksPerRow) * 4;
+    const int validRows = rowLimit - rowBegin;
+    const float* source = global + std::int64_t(rowBegin + row0) * rowStride + col;
+    const std::int64_t step = std::int64_t(kRowsPerPass) * rowStride;
+#pragma unroll
+    for (int i = 0; i < Rows / kRowsPerPass; ++i) {
+        const int row = row0 + i * kRowsPerPass;
+        const bool valid = row < validRows;
+        const int offset = QkLayout ? T::qkOffset(row, col) : row * T::VS + col;
+        copyAsync16(shared + offset, valid ? source : global, valid);
+        source += step;
+    }
+}
 
 template <class T>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
@@ -83,10 +127,10 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     }
 
     if (keyBlocks > 0) {
-        loadRowsAsync<BR, D, T::QS, T::kThreads>(sQ, Q, p.qRowStride, q0, p.queries, tid);
-        loadRowsAsync<BC, D, T::QS, T::kThreads>(sK, K, p.kRowStride, 0, p.keys, tid);
+        loadTileAsync<T, BR, true>(sQ, Q, p.qRowStride, q0, p.queries, tid);
+        loadTileAsync<T, BC, true>(sK, K, p.kRowStride, 0, p.keys, tid);
         copyAsyncCommit();
-        loadRowsAsync<BC, D, T::VS, T::kThreads>(sV, V, p.vRowStride, 0, p.keys, tid);
+        loadTileAsync<T, BC, false>(sV, V, p.vRowStride, 0, p.keys, tid);
         copyAsyncCommit();
     }
 
@@ -106,10 +150,10 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
             float4 qf[TM], kf[TN];
 #pragma unroll
             for (int i = 0; i < TM; ++i)
-                qf[i] = *reinterpret_cast<const float4*>(sQ + (rowGroup + i * RG) * T::QS + k);
+                qf[i] = *reinterpret_cast<const float4*>(sQ + T::qkOffset(rowGroup + i * RG, k));
 #pragma unroll
             for (int t = 0; t < TN; ++t)
-                kf[t] = *reinterpret_cast<const float4*>(sK + (colGroup + 16 * t) * T::QS + k);
+                kf[t] = *reinterpret_cast<const float4*>(sK + T::qkOffset(colGroup + 16 * t, k));
 #pragma unroll
             for (int i = 0; i < TM; ++i)
 #pragma unroll
@@ -151,19 +195,19 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
 #pragma unroll
             for (int u = 0; u < TD; ++u) acc[i][u] *= correction;
             const float bias = -mUsed * kLog2e;
-            float* pRow = sP + (rowGroup + i * RG) * T::PS + colGroup;
+            const int pRow = rowGroup + i * RG;
 #pragma unroll
             for (int t = 0; t < TN; ++t) {
                 const float weight = exp2Approx(fmaf(s[i][t], scaleLog2, bias));
                 l[i] += weight;
-                pRow[16 * t] = weight;
+                sP[T::pOffset(pRow, colGroup + 16 * t)] = weight;
             }
         }
 
         copyAsyncWait<0>(); // V_j landed
         __syncthreads();    // every thread is past Q K_j^T, V_j and this warp's P are visible
         if (j + 1 < keyBlocks) {
-            loadRowsAsync<BC, D, T::QS, T::kThreads>(sK, K, p.kRowStride, kv0 + BC, p.keys, tid);
+            loadTileAsync<T, BC, true>(sK, K, p.kRowStride, kv0 + BC, p.keys, tid);
             copyAsyncCommit();
         }
 
@@ -173,7 +217,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
             float4 pf[TM];
 #pragma unroll
             for (int i = 0; i < TM; ++i)
-                pf[i] = *reinterpret_cast<const float4*>(sP + (rowGroup + i * RG) * T::PS + c);
+                pf[i] = *reinterpret_cast<const float4*>(sP + T::pOffset(rowGroup + i * RG, c));
 #pragma unroll
             for (int cc = 0; cc < 4; ++cc) {
                 float4 vf[TD / 4];
@@ -197,7 +241,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
         }
         __syncthreads(); // every thread is done with V_j
         if (j + 1 < keyBlocks) {
-            loadRowsAsync<BC, D, T::VS, T::kThreads>(sV, V, p.vRowStride, kv0 + BC, p.keys, tid);
+            loadTileAsync<T, BC, false>(sV, V, p.vRowStride, kv0 + BC, p.keys, tid);
             copyAsyncCommit();
         }
     }

@@ -32,13 +32,13 @@ void launchFast(const AttentionParams& p) {
     checkLaunch("flash (fast)");
 }
 
-template <int D, int BR, int BC, int MinBlocks>
+template <int D, int BR, int BC, int MinBlocks, bool Swizzle>
 FastVariant variant(int id) {
-    using T = detail::FastTile<D, BR, BC, MinBlocks>;
+    using T = detail::FastTile<D, BR, BC, MinBlocks, Swizzle>;
     FastKernelInfo info;
     info.id = id;
     info.name = "d" + std::to_string(D) + "_br" + std::to_string(BR) + "_bc" + std::to_string(BC) +
-                "_m" + std::to_string(MinBlocks);
+                "_m" + std::to_string(MinBlocks) + (Swizzle ? "_sw" : "_pad");
     info.headDim = D;
     info.blockRows = BR;
     info.blockCols = BC;
@@ -48,19 +48,19 @@ FastVariant variant(int id) {
     return {info, &launchFast<T>};
 }
 
-// In order of preference per d (measured on an H200: kernels/bench/NOTES.md). The later ones
-// need less shared memory, for GPUs with less of it (the A100 allows 163 KiB per block).
+// In order of preference per d (measured on an H200: kernels/bench/NOTES.md); the first that
+// fits the device's shared memory is the default (the A100 allows 163 KiB per block).
 const std::vector<FastVariant>& variants() {
     static const std::vector<FastVariant> all = [] {
         std::vector<FastVariant> v;
         int id = 0;
-        v.push_back(variant<64, 128, 64, 1>(id++));
-        v.push_back(variant<64, 128, 64, 2>(id++));
-        v.push_back(variant<64, 64, 64, 3>(id++));
-        v.push_back(variant<64, 128, 128, 1>(id++));
-        v.push_back(variant<128, 128, 64, 1>(id++));
-        v.push_back(variant<128, 128, 32, 1>(id++));
-        v.push_back(variant<128, 64, 32, 2>(id++));
+        v.push_back(variant<64, 64, 64, 3, true>(id++));
+        v.push_back(variant<64, 64, 128, 2, true>(id++));
+        v.push_back(variant<64, 128, 64, 2, true>(id++));
+        v.push_back(variant<64, 64, 64, 3, false>(id++));
+        v.push_back(variant<128, 64, 64, 2, true>(id++));
+        v.push_back(variant<128, 128, 64, 1, true>(id++));
+        v.push_back(variant<128, 128, 64, 1, false>(id++));
         return v;
     }();
     return all;

@@ -146,6 +146,8 @@ private slots:
         FLASHVIZ_REQUIRE_GPU();
         for (const auto& k : cudaFastKernels())
             if (k.id == kernel && !k.fitsDevice) QSKIP("variant needs more shared memory than this GPU has");
+        if (underSanitizer() && (nq == 300 || (nq == 257 && !causal) || (nq == 1 && causal)))
+            QSKIP("one ragged shape per variant under compute-sanitizer");
         const Problem p = makeProblem(spec(nq, nk, d, causal, InputPattern::Gaussian, 11));
         const FlashOptions o = blocks(64, 64);
         const Cpu cpu = runCpu(p, o);
@@ -166,11 +168,15 @@ private slots:
         QTest::addColumn<int>("br");
         QTest::addColumn<int>("bc");
         QTest::addColumn<InputPattern>("pattern");
-        QTest::newRow("toy 8 d4 4x4 late max") << 8 << 4 << false << 4 << 4 << InputPattern::LateMaximum;
-        QTest::newRow("64 d16 16x8 late max") << 64 << 16 << false << 16 << 8 << InputPattern::LateMaximum;
-        QTest::newRow("100 d32 causal 32x16 late max") << 100 << 32 << true << 32 << 16 << InputPattern::LateMaximum;
-        QTest::newRow("256 d64 64x64 gaussian") << 256 << 64 << false << 64 << 64 << InputPattern::Gaussian;
-        QTest::newRow("300 d128 causal 64x32 late max") << 300 << 128 << true << 64 << 32 << InputPattern::LateMaximum;
+        QTest::addColumn<double>("minWrong"); // how far from ordinary attention the bug lands
+        const auto late = InputPattern::LateMaximum;
+        QTest::newRow("toy 8 d4 4x4 late max") << 8 << 4 << false << 4 << 4 << late << 1e-2;
+        QTest::newRow("64 d16 16x8 late max") << 64 << 16 << false << 16 << 8 << late << 1e-2;
+        QTest::newRow("100 d32 causal 32x16 late max") << 100 << 32 << true << 32 << 16 << late << 1e-2;
+        // Gaussian scores: block maxima differ little, so the wrong answer is only a bit wrong.
+        QTest::newRow("256 d64 64x64 gaussian") << 256 << 64 << false << 64 << 64
+                                                << InputPattern::Gaussian << 1e-4;
+        QTest::newRow("300 d128 causal 64x32 late max") << 300 << 128 << true << 64 << 32 << late << 1e-2;
     }
     void rescaleBugGivesCpuWrongAnswer() {
         QFETCH(int, n);
@@ -179,6 +185,7 @@ private slots:
         QFETCH(int, br);
         QFETCH(int, bc);
         QFETCH(InputPattern, pattern);
+        QFETCH(double, minWrong);
         FLASHVIZ_REQUIRE_GPU();
         const Problem p = makeProblem(spec(n, n, d, causal, pattern));
         const FlashOptions o = blocks(br, bc, false);
@@ -190,7 +197,7 @@ private slots:
         QVERIFY(mixedError(g.result.l, cpu.out.l) <= 1e-4);
         const CheckReport wrong = compareOutputs(g.result.o.cast<double>(), cpu.reference, 1e-4);
         QVERIFY2(!wrong.passed(), "the bug should make the GPU's answer wrong");
-        QVERIFY(wrong.maxAbsDiff > 1e-2);
+        QVERIFY2(wrong.maxAbsDiff > minWrong, qPrintable(QString::number(wrong.maxAbsDiff)));
     }
 
     void withoutRunningMax_data() {

@@ -60,6 +60,7 @@ private slots:
         QFETCH(InputPattern, pattern);
         QFETCH(bool, withSteps);
         FLASHVIZ_REQUIRE_GPU();
+        FLASHVIZ_SKIP_IF_LARGE(double(nq) * nk);
         const Problem p = makeProblem(spec(nq, nk, d, causal, pattern));
         const FlashOptions o = blocks(br, bc, rescale, runningMax);
         CudaBackend gpuBackend;
