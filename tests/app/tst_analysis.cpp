@@ -164,7 +164,7 @@ void TestAnalysis::memoryBoundChartShowsEngineNumbers() {
     QXYSeries* tensor = xy(chart, QStringLiteral("balance-tensor"));
     QVERIFY(tensor);
     COMPARE_NEAR(tensor->at(0).y(), hw.hbmBandwidthBytesPerSecond.value / hw.fp16TensorFlopsPerSecond.value);
-    QVERIFY(m_view->caption(MemoryBoundChart).contains(QStringLiteral("97%")));
+    QVERIFY(m_view->caption(MemoryBoundChart).contains(QStringLiteral("97.0%")));
 }
 
 void TestAnalysis::onlineSoftmaxChartShowsEngineNumbers() {

@@ -8,6 +8,7 @@
 #include <QBarSet>
 #include <QChart>
 #include <QFont>
+#include <QFontMetricsF>
 #include <QGraphicsSimpleTextItem>
 #include <QLegend>
 #include <QLegendMarker>
@@ -215,8 +216,19 @@ void legendInside(QChart* chart, Qt::Alignment corner) {
     legend->setPen(QPen(QColor(0xBB, 0xBB, 0xBB)));
     legend->setZValue(30);
     auto place = [chart, legend, corner] {
+        // A detached legend stacks its entries only if given the room; its size hint is that of
+        // one entry, so the room is measured here from the labels.
+        const QFontMetricsF metrics(legend->font());
+        qreal width = 0;
+        int entries = 0;
+        for (QLegendMarker* marker : legend->markers()) {
+            if (marker->label().isEmpty()) continue;
+            width = std::max(width, metrics.horizontalAdvance(marker->label()));
+            ++entries;
+        }
+        const qreal line = metrics.height() * 1.45;
         const QRectF plot = chart->plotArea();
-        const QSizeF size = legend->effectiveSizeHint(Qt::PreferredSize).boundedTo(plot.size());
+        const QSizeF size = QSizeF(width + line * 2.2, entries * line + line * 0.6).boundedTo(plot.size());
         const qreal margin = 10;
         const qreal x = corner & Qt::AlignRight ? plot.right() - size.width() - margin : plot.left() + margin;
         const qreal y = corner & Qt::AlignBottom    ? plot.bottom() - size.height() - margin
@@ -290,8 +302,8 @@ ChartPage memoryBoundChart(const AnalysisResults& r) {
         verdict = QStringLiteral("too much for tensor cores");
     else
         verdict = QStringLiteral("below both lines here");
-    return {chart, QStringLiteral("Attention needs %1 B/FLOP at every n, %2; %3% of it is n × n scores by n = %4.")
-                       .arg(number(last.bytesPerFlop, 3), verdict, number(100.0 * shareRow->squareShare, 0))
+    return {chart, QStringLiteral("Attention settles at %1 B/FLOP as n grows, %2; by n = %4, %3% of those bytes are n × n scores.")
+                       .arg(number(last.bytesPerFlop, 3), verdict, number(100.0 * shareRow->squareShare, 1))
                        .arg(shareRow->n)};
 }
 
@@ -374,7 +386,8 @@ ChartPage tiledChart(const AnalysisResults& r) {
         see(r.paperModel[i].standardAccesses * kBytesPerElement / kBytesPerMB);
         see(r.paperModel[i].flashAccesses * kBytesPerElement / kBytesPerMB);
     }
-    const auto [ylo, yhi] = paddedLogRange(lo, hi);
+    // Headroom above the lines holds the legend.
+    const auto [ylo, yhi] = paddedLogRange(lo, hi * 30);
     auto* x = sizeAxis(QStringLiteral("sequence length n (tokens)"), rows.front().n, rows.back().n);
     auto* y = logAxis(QStringLiteral("MB (log scale)"), 10, QStringLiteral("%g"), ylo, yhi);
     chart->addAxis(x, Qt::AlignBottom);
@@ -451,16 +464,19 @@ ChartPage blockSizeChart(const AnalysisResults& r) {
         attach(chart, area, x, y);
     }
 
-    attach(chart,
-           horizontal(QStringLiteral("sram-budget"),
-                      QStringLiteral("SRAM budget: %1 per SM").arg(kb(sweep.sramBudgetBytes)), kHardware,
-                      Qt::DashLine, static_cast<double>(sweep.sramBudgetBytes) / kBytesPerMB, x->min(), x->max()),
-           x, y);
+    QLineSeries* budget = horizontal(QStringLiteral("sram-budget"),
+                                     QStringLiteral("SRAM budget: %1 per SM").arg(kb(sweep.sramBudgetBytes)), kHardware,
+                                     Qt::DashLine, static_cast<double>(sweep.sramBudgetBytes) / kBytesPerMB, x->min(), x->max());
+    attach(chart, budget, x, y);
     attach(chart,
            horizontal(QStringLiteral("standard-traffic"),
                       QStringLiteral("standard attention traffic: %1").arg(mb(sweep.standard.hbmBytes())), kStandard,
                       Qt::DashLine, toMB(sweep.standard.hbmBytes()), x->min(), x->max()),
            x, y);
+    pinTexts(chart, budget,
+             {{QPointF(x->min(), static_cast<double>(sweep.sramBudgetBytes) / kBytesPerMB),
+               QStringLiteral("shared memory of one SM: %1").arg(kb(sweep.sramBudgetBytes))}},
+             kHardware, Anchor::Left);
     QLineSeries* traffic = makeLine(QStringLiteral("flash-traffic"), QStringLiteral("flash: HBM traffic"), kFlash);
     QLineSeries* workingSet = makeLine(QStringLiteral("working-set"), QStringLiteral("flash: tile working set"), kAccent);
     for (const BlockRow& row : sweep.rows) {
@@ -519,7 +535,7 @@ QChart* pairedBars(const BarPanel& panel) {
     bars->setLabelsPosition(QAbstractBarSeries::LabelsOutsideEnd);
     auto* x = new QBarCategoryAxis;
     x->append(panel.categories);
-    x->setTitleText(QStringLiteral("sequence length"));
+    x->setTitleText(QStringLiteral("sequence length n (tokens)"));
     // Bars grow from the axis floor: start a decade below the smallest so it still shows.
     auto* y = logAxis(panel.yTitle, 10, QStringLiteral("%g"), std::pow(10.0, std::floor(std::log10(lo))), hi * 3);
     chart->addAxis(x, Qt::AlignBottom);
@@ -539,7 +555,7 @@ ChartPage backwardChart(const AnalysisResults& r) {
                     QStringLiteral("MB kept for the backward pass (log scale)"),
                     {}, QStringLiteral("standard-stored"), QStringLiteral("flash-stored"), {}, {}};
     for (const BackwardRow& row : rows) {
-        const QString category = QStringLiteral("n = %1").arg(row.n);
+        const QString category = QString::number(row.n);
         flops.categories << category;
         memory.categories << category;
         flops.stdValues.push_back(toGFlop(row.costs.standard.flops));
@@ -633,7 +649,7 @@ ChartPage flopsChart(const AnalysisResults& r) {
     bool sameFlops = true;
     double cutLo = std::numeric_limits<double>::max(), cutHi = 0;
     for (const FlopsRow& row : rows) {
-        const QString category = QStringLiteral("n = %1").arg(row.n);
+        const QString category = QString::number(row.n);
         flops.categories << category;
         traffic.categories << category;
         flops.stdValues.push_back(toGFlop(row.standard.flops));
@@ -781,22 +797,22 @@ QStringList analysisChartTitles() {
             QStringLiteral("9 · Overflow without max")};
 }
 
+ChartPage buildAnalysisChart(const AnalysisResults& results, int index) {
+    using Builder = ChartPage (*)(const AnalysisResults&);
+    static constexpr Builder builders[AnalysisChartCount] = {
+        memoryBoundChart, onlineSoftmaxChart, tiledChart,    blockSizeChart, backwardChart,
+        exactnessChart,   flopsChart,         debugCopyChart, overflowChart};
+    if (index < 0 || index >= AnalysisChartCount) return {};
+    ChartPage page = builders[index](results);
+    placeLegend(page.chart);
+    if (page.second) placeLegend(page.second);
+    return page;
+}
+
 std::vector<ChartPage> buildAnalysisCharts(const AnalysisResults& results) {
     std::vector<ChartPage> pages;
     pages.reserve(AnalysisChartCount);
-    pages.push_back(memoryBoundChart(results));
-    pages.push_back(onlineSoftmaxChart(results));
-    pages.push_back(tiledChart(results));
-    pages.push_back(blockSizeChart(results));
-    pages.push_back(backwardChart(results));
-    pages.push_back(exactnessChart(results));
-    pages.push_back(flopsChart(results));
-    pages.push_back(debugCopyChart(results));
-    pages.push_back(overflowChart(results));
-    for (ChartPage& page : pages) {
-        placeLegend(page.chart);
-        if (page.second) placeLegend(page.second);
-    }
+    for (int i = 0; i < AnalysisChartCount; ++i) pages.push_back(buildAnalysisChart(results, i));
     return pages;
 }
 

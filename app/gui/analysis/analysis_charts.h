@@ -39,6 +39,8 @@ enum AnalysisChart : int {
     AnalysisChartCount
 };
 
+// One chart page, or all of them. Building is GUI-thread work (a few milliseconds a page).
+ChartPage buildAnalysisChart(const AnalysisResults& results, int index);
 std::vector<ChartPage> buildAnalysisCharts(const AnalysisResults& results);
 
 // Title, axes, legend and labels sized from one base font, so a larger widget font (lecture

@@ -73,6 +73,7 @@ AnalysisView::AnalysisView(QWidget* parent) : QWidget(parent) {
         m_secondViews.back()->hide();
         m_stack->addWidget(page);
         m_captions.append(QString());
+        m_stale.append(false);
     }
 
     m_caption = new QLabel(this);
@@ -103,6 +104,7 @@ AnalysisView::AnalysisView(QWidget* parent) : QWidget(parent) {
 
     connect(m_list, &QListWidget::currentRowChanged, this, [this](int row) {
         if (row < 0) return;
+        ensurePage(row);
         m_stack->setCurrentIndex(row);
         updateCaption();
     });
@@ -229,21 +231,27 @@ void AnalysisView::cancel() {
 }
 
 void AnalysisView::rebuildCharts() {
-    std::vector<ChartPage> pages = buildAnalysisCharts(*m_shown);
-    for (int i = 0; i < m_views.size() && i < static_cast<int>(pages.size()); ++i) {
-        const ChartPage& page = pages[static_cast<std::size_t>(i)];
-        auto replace = [this](QChartView* view, QChart* chart) {
-            QChart* old = view->chart();
-            applyChartFonts(chart, font());
-            view->setChart(chart);
-            delete old;
-        };
-        replace(m_views[i], page.chart);
-        replace(m_secondViews[i], page.second ? page.second : new QChart);
-        m_secondViews[i]->setVisible(page.second != nullptr);
-        m_captions[i] = page.caption;
-    }
+    // Only the page on screen is built now; the others when first shown or asked for, so that
+    // new results never hold the GUI thread for long.
+    for (int i = 0; i < m_stale.size(); ++i) m_stale[i] = true;
+    ensurePage(currentChart());
     updateCaption();
+}
+
+void AnalysisView::ensurePage(int index) const {
+    if (!m_shown || index < 0 || index >= m_stale.size() || !m_stale[index]) return;
+    m_stale[index] = false;
+    const ChartPage page = buildAnalysisChart(*m_shown, index);
+    auto replace = [this](QChartView* view, QChart* chart) {
+        QChart* old = view->chart();
+        applyChartFonts(chart, font());
+        view->setChart(chart);
+        delete old;
+    };
+    replace(m_views[index], page.chart);
+    replace(m_secondViews[index], page.second ? page.second : new QChart);
+    m_secondViews[index]->setVisible(page.second != nullptr);
+    m_captions[index] = page.caption;
 }
 
 void AnalysisView::updateCaption() {
@@ -263,16 +271,19 @@ int AnalysisView::currentChart() const { return m_stack->currentIndex(); }
 void AnalysisView::setNavigationVisible(bool visible) { m_list->setVisible(visible); }
 
 QChart* AnalysisView::chart(int index, int panel) const {
+    ensurePage(index);
     if (index < 0 || index >= m_views.size() || panel < 0 || panel >= panelCount(index)) return nullptr;
     return (panel == 0 ? m_views : m_secondViews)[index]->chart();
 }
 
 int AnalysisView::panelCount(int index) const {
     if (index < 0 || index >= m_views.size()) return 0;
+    ensurePage(index);
     return m_secondViews[index]->isVisibleTo(m_stack->widget(index)) ? 2 : 1;
 }
 
 QString AnalysisView::caption(int index) const {
+    ensurePage(index);
     return index >= 0 && index < m_captions.size() ? m_captions[index] : QString();
 }
 

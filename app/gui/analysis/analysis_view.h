@@ -74,6 +74,7 @@ private:
     void startPending();
     void finished(quint64 generation, const AnalysisOutcome& outcome);
     void rebuildCharts();
+    void ensurePage(int index) const; // builds a page from m_shown the first time it is needed
     void applyFonts();
     void setBusy(bool busy);
     void showMessage(const QString& text, bool error);
@@ -88,7 +89,8 @@ private:
     QPushButton* m_cancel = nullptr;
     QList<QChartView*> m_views;       // one per page
     QList<QChartView*> m_secondViews; // the right-hand panels, hidden where a page has none
-    QStringList m_captions;
+    mutable QStringList m_captions;
+    mutable QList<bool> m_stale; // pages still showing older results than m_shown
 
     QTimer* m_startTimer = nullptr; // coalesces settings changes made in one event-loop turn
     std::unique_ptr<AnalysisInputs> m_requested; // the latest settings asked for
