@@ -37,6 +37,7 @@ struct Options {
     bool allVariants = false;
     bool causal = false;
     bool baseline = true;
+    std::vector<int> only; // fast-kernel ids to time (empty: see allVariants)
     std::string csv;
 };
 
@@ -54,9 +55,10 @@ void usage() {
     std::printf(
         "usage: flashviz-gpu-bench [--d 64,128] [--n 1024,2048,...] [--tokens 16384]\n"
         "         [--width 2048] [--repeats 10] [--variants] [--causal] [--no-baseline]\n"
-        "         [--csv FILE]\n"
+        "         [--only ID,ID] [--csv FILE]\n"
         "  --variants   time every compiled tile configuration of the fast kernel, not only\n"
-        "               the default for d\n");
+        "               the default for d\n"
+        "  --only       time only these fast-kernel variants (ids as listed at the start)\n");
 }
 
 // Uniform values with variance 1 from a fixed xorshift sequence: fast and the same every run.
@@ -157,6 +159,7 @@ int main(int argc, char** argv) {
         else if (a == "--variants") opt.allVariants = true;
         else if (a == "--causal") opt.causal = true;
         else if (a == "--no-baseline") opt.baseline = false;
+        else if (a == "--only") opt.only = parseList(next());
         else if (a == "--csv") opt.csv = next();
         else {
             usage();
@@ -240,7 +243,9 @@ int main(int argc, char** argv) {
                 const FastKernelInfo* chosen = defaultFastKernel(d);
                 for (const auto& info : fastKernels())
                     if (info.headDim == d &&
-                        (opt.allVariants || (chosen && info.id == chosen->id)) &&
+                        (opt.only.empty()
+                             ? (opt.allVariants || (chosen && info.id == chosen->id))
+                             : std::find(opt.only.begin(), opt.only.end(), info.id) != opt.only.end()) &&
                         info.sharedBytes <= maxSharedBytesPerBlock())
                         kernels.push_back(info);
                 DeviceBuffer<float> m(std::size_t(batch) * heads * n, "m"),

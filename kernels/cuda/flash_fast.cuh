@@ -18,12 +18,17 @@
 
 namespace flashviz::cuda::detail {
 
-template <int D_, int BR_, int BC_, int MinBlocks_, bool Swizzle_>
+template <int D_, int BR_, int BC_, int MinBlocks_, bool Swizzle_, int UnrollS_ = 4,
+          int UnrollPV_ = 2>
 struct FastTile {
     static constexpr int D = D_;
     static constexpr int BR = BR_;
     static constexpr int BC = BC_;
     static constexpr int kMinBlocks = MinBlocks_;
+    // How many 4-wide steps of the Q K^T and P V loops are unrolled: more unrolling lets the
+    // compiler start the next steps' shared-memory loads earlier, at the cost of code size.
+    static constexpr int kUnrollS = UnrollS_;
+    static constexpr int kUnrollPV = UnrollPV_;
     // Shared-memory layout. Padded: rows of Q and K are D + 4 floats apart and rows of P BC + 16,
     // so the rows two half-warps read at once start in different banks. Swizzled: no padding;
     // instead the 16-byte chunk c of row r is stored at chunk c ^ (r & 7) (Q, K) or
@@ -145,7 +150,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
         for (int i = 0; i < TM; ++i)
 #pragma unroll
             for (int t = 0; t < TN; ++t) s[i][t] = 0.0f;
-#pragma unroll 4
+#pragma unroll T::kUnrollS
         for (int k = 0; k < D; k += 4) {
             float4 qf[TM], kf[TN];
 #pragma unroll
@@ -212,7 +217,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
         }
 
         // O += P V_j
-#pragma unroll 2
+#pragma unroll T::kUnrollPV
         for (int c = 0; c < BC; c += 4) {
             float4 pf[TM];
 #pragma unroll
