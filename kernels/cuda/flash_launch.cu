@@ -32,14 +32,15 @@ void launchFast(const AttentionParams& p) {
     checkLaunch("flash (fast)");
 }
 
-template <int D, int BR, int BC, int MinBlocks, bool Swizzle, int UnrollS, int UnrollPV>
+template <int D, int BR, int BC, int MinBlocks, bool Swizzle, int UnrollS, int UnrollPV,
+          bool ComponentOuter>
 FastVariant variant(int id) {
-    using T = detail::FastTile<D, BR, BC, MinBlocks, Swizzle, UnrollS, UnrollPV>;
+    using T = detail::FastTile<D, BR, BC, MinBlocks, Swizzle, UnrollS, UnrollPV, ComponentOuter>;
     FastKernelInfo info;
     info.id = id;
     info.name = "d" + std::to_string(D) + "_br" + std::to_string(BR) + "_bc" + std::to_string(BC) +
                 "_m" + std::to_string(MinBlocks) + (Swizzle ? "_sw" : "_pad") + "_u" +
-                std::to_string(UnrollS) + "x" + std::to_string(UnrollPV);
+                std::to_string(UnrollS) + "x" + std::to_string(UnrollPV) + (ComponentOuter ? "_k" : "");
     info.headDim = D;
     info.blockRows = BR;
     info.blockCols = BC;
@@ -55,15 +56,11 @@ const std::vector<FastVariant>& variants() {
     static const std::vector<FastVariant> all = [] {
         std::vector<FastVariant> v;
         int id = 0;
-        v.push_back(variant<64, 64, 128, 2, true, 4, 2>(id++));
-        v.push_back(variant<64, 64, 128, 2, true, 8, 4>(id++));
-        v.push_back(variant<64, 64, 128, 2, true, 16, 8>(id++));
-        v.push_back(variant<64, 64, 64, 3, true, 4, 2>(id++));
-        v.push_back(variant<128, 64, 64, 2, true, 4, 2>(id++));
-        v.push_back(variant<128, 64, 64, 2, true, 8, 4>(id++));
-        v.push_back(variant<128, 64, 64, 2, true, 32, 16>(id++));
-        v.push_back(variant<128, 128, 64, 1, false, 4, 2>(id++));
-        v.push_back(variant<128, 128, 64, 1, false, 8, 4>(id++));
+        v.push_back(variant<64, 64, 128, 2, true, 8, 4, true>(id++));
+        v.push_back(variant<64, 64, 128, 2, true, 8, 4, false>(id++));
+        v.push_back(variant<128, 128, 64, 1, false, 8, 4, true>(id++));
+        v.push_back(variant<128, 128, 64, 1, false, 8, 4, false>(id++));
+        v.push_back(variant<128, 64, 64, 2, true, 8, 4, true>(id++));
         return v;
     }();
     return all;
