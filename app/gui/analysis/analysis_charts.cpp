@@ -9,6 +9,7 @@
 #include <QChart>
 #include <QFont>
 #include <QFontMetricsF>
+#include <QGraphicsRectItem>
 #include <QGraphicsSimpleTextItem>
 #include <QLegend>
 #include <QLegendMarker>
@@ -182,23 +183,41 @@ enum class Anchor { Centre, Left, Right }; // where the text sits against its po
 
 void pinTexts(QChart* chart, QAbstractSeries* series,
               const std::vector<std::pair<QPointF, QString>>& texts, const QColor& color,
-              Anchor anchor = Anchor::Centre) {
-    std::vector<std::pair<QPointF, QGraphicsSimpleTextItem*>> items;
+              Anchor anchor = Anchor::Centre, bool boxed = false) {
+    struct Pinned {
+        QPointF at;
+        QGraphicsSimpleTextItem* text;
+        QGraphicsRectItem* box; // a tinted card behind the text, or null
+    };
+    std::vector<Pinned> items;
     for (const auto& [at, text] : texts) {
         auto* item = new QGraphicsSimpleTextItem(text, chart);
         item->setBrush(color);
         item->setData(kOverlayKey, true);
         item->setZValue(20);
-        items.emplace_back(at, item);
+        QGraphicsRectItem* box = nullptr;
+        if (boxed) {
+            box = new QGraphicsRectItem(chart);
+            QColor tint = color;
+            tint.setAlpha(0x22);
+            box->setBrush(tint);
+            box->setPen(QPen(color, 1.5));
+            box->setZValue(19);
+        }
+        items.push_back({at, item, box});
     }
     auto place = [chart, series, items, anchor] {
-        for (const auto& [at, item] : items) {
-            const QPointF p = chart->mapToPosition(at, series);
-            const QRectF box = item->boundingRect();
+        for (const Pinned& pinned : items) {
+            const QPointF p = chart->mapToPosition(pinned.at, series);
+            const QRectF bounds = pinned.text->boundingRect();
+            const qreal pad = pinned.box ? bounds.height() * 0.15 : 0;
             const qreal x = anchor == Anchor::Left    ? p.x() + 6
-                            : anchor == Anchor::Right ? p.x() - 6 - box.width()
-                                                      : p.x() - box.width() / 2;
-            item->setPos(x, p.y() - box.height());
+                            : anchor == Anchor::Right ? p.x() - 6 - bounds.width()
+                                                      : p.x() - bounds.width() / 2;
+            pinned.text->setPos(x, p.y() - bounds.height() - pad);
+            if (pinned.box)
+                pinned.box->setRect(QRectF(x - pad, p.y() - bounds.height() - 2 * pad, bounds.width() + 2 * pad,
+                                           bounds.height() + 2 * pad));
         }
     };
     QObject::connect(chart, &QChart::plotAreaChanged, chart, place);
@@ -598,7 +617,8 @@ ChartPage exactnessChart(const AnalysisResults& r) {
     auto onAxis = [floor = ylo](double v) { return v > 0 ? v : floor; };
     auto* x = sizeAxis(QStringLiteral("window half-width w: each query sees keys within ±w"), runs.front().halfWidth,
                        runs.back().halfWidth);
-    auto* y = logAxis(QStringLiteral("max |output − standard| (log scale)"), 10, QStringLiteral("%.0e"), ylo, yhi);
+    // Labels every third decade: sixteen decades of labels would be unreadable from the back.
+    auto* y = logAxis(QStringLiteral("max |output − standard| (log scale)"), 1000, QStringLiteral("%.0e"), ylo, yhi);
     chart->addAxis(x, Qt::AlignBottom);
     chart->addAxis(y, Qt::AlignLeft);
 
@@ -758,14 +778,15 @@ ChartPage overflowChart(const AnalysisResults& r) {
     chart->addAxis(y, Qt::AlignLeft);
     attach(chart, bars, x, y);
 
-    // Above the empty slot of the second set (category i, right half), what it would have held.
+    // Above each score, what the version without the maximum produced for it.
     std::vector<std::pair<QPointF, QString>> texts;
     for (int i = 0; i < count; ++i) {
-        const QString text = QStringLiteral("exp(s) = %1\nweight = %2")
+        const QString text = QStringLiteral("exp(%1) = %2\nweight = %3")
+                                 .arg(demo.scores[i])
                                  .arg(finiteOrName(demo.rawExp[i], 3), finiteOrName(demo.naiveWeights[i], 3));
-        texts.emplace_back(QPointF(i + 0.18, std::max(top, 1.0) * 1.08), text);
+        texts.emplace_back(QPointF(i, std::max(top, 1.0) * 1.1), text);
     }
-    pinTexts(chart, bars, texts, kBroken);
+    pinTexts(chart, bars, texts, kBroken, Anchor::Centre, true);
     const QString caption =
         demo.nonFiniteNaive == count
             ? QStringLiteral("Even exp(%1) is past the largest double: every weight of the plain softmax is NaN. Subtracting the maximum keeps it finite.")

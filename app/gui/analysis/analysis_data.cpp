@@ -49,6 +49,11 @@ void validateAnalysisInputs(const AnalysisInputs& inputs) {
     requirePositive(hw.fp32FlopsPerSecond.value, "fp32 FLOP rate", hw);
 }
 
+bool sharesRuns(const AnalysisResults& previous, const AnalysisInputs& inputs, const AnalysisPlan& plan) {
+    return previous.headDim == inputs.spec.headDim && previous.block == inputs.options.blockRows &&
+           previous.inputs.spec.seed == inputs.spec.seed && samePlan(previous.plan, plan);
+}
+
 int analysisStepCount(const AnalysisPlan& plan) {
     return 6 + static_cast<int>(plan.tiledNs.size() + plan.exactnessHalfWidths.size() + plan.flopsNs.size());
 }
@@ -92,8 +97,7 @@ AnalysisOutcome computeAnalysis(const AnalysisInputs& inputs, const AnalysisProg
         step();
 
         // Runs of the algorithms: one size at a time, so progress moves and a cancel is heard.
-        const bool reuse = previous && previous->headDim == d && previous->block == r.block &&
-                           previous->inputs.spec.seed == seed && samePlan(previous->plan, plan);
+        const bool reuse = previous && sharesRuns(*previous, inputs, plan);
         if (reuse) {
             r.debugCopy = previous->debugCopy;
             r.tiled = previous->tiled;

@@ -78,6 +78,10 @@ struct AnalysisOutcome {
     bool cancelled = false;
 };
 
+// True when `previous` ran the algorithms exactly as `inputs` would (same d, B, seed and sizes),
+// so its runs can be taken over.
+bool sharesRuns(const AnalysisResults& previous, const AnalysisInputs& inputs, const AnalysisPlan& plan);
+
 // Progress callback: (steps done, total); returning false stops the computation.
 using AnalysisProgress = std::function<bool(int done, int total)>;
 

@@ -153,8 +153,26 @@ void AnalysisView::setSettings(const ProblemSpec& spec, const FlashOptions& opti
         setBusy(false);
         return;
     }
+    for (const auto& recent : m_recent)
+        if (sameAnalysis(recent->inputs, *m_requested)) {
+            setBusy(false);
+            present(recent);
+            return;
+        }
     setBusy(true);
     m_startTimer->start();
+}
+
+void AnalysisView::present(std::shared_ptr<const AnalysisResults> results) {
+    m_error.clear();
+    m_message->hide();
+    std::erase(m_recent, results);
+    m_recent.push_back(results);
+    constexpr std::size_t kKeep = 4;
+    if (m_recent.size() > kKeep) m_recent.erase(m_recent.begin());
+    m_shown = std::move(results);
+    rebuildCharts();
+    emit chartsUpdated();
 }
 
 void AnalysisView::refuse(const QString& message) {
@@ -171,7 +189,10 @@ void AnalysisView::startPending() {
     run->generation = m_generation;
     run->watcher = new QFutureWatcher<AnalysisOutcome>(this);
     const AnalysisInputs inputs = *m_requested;
-    const std::shared_ptr<const AnalysisResults> previous = m_shown;
+    // Runs of the algorithms are taken over from a recent result computed the same way.
+    std::shared_ptr<const AnalysisResults> previous = m_shown;
+    for (const auto& recent : m_recent)
+        if (sharesRuns(*recent, inputs, AnalysisPlan{})) previous = recent;
     const auto cancelled = run->cancelled;
     const auto done = run->done;
     Run* raw = run.get();
@@ -213,11 +234,7 @@ void AnalysisView::finished(quint64 generation, const AnalysisOutcome& outcome) 
         refuse(QString::fromStdString(outcome.error));
         return;
     }
-    m_error.clear();
-    m_message->hide();
-    m_shown = std::make_shared<const AnalysisResults>(*outcome.results);
-    rebuildCharts();
-    emit chartsUpdated();
+    present(std::make_shared<const AnalysisResults>(*outcome.results));
 }
 
 void AnalysisView::cancel() {

@@ -79,6 +79,7 @@ private:
     void setBusy(bool busy);
     void showMessage(const QString& text, bool error);
     void refuse(const QString& message);
+    void present(std::shared_ptr<const AnalysisResults> results);
     void updateCaption();
 
     QListWidget* m_list = nullptr;
@@ -95,6 +96,7 @@ private:
     QTimer* m_startTimer = nullptr; // coalesces settings changes made in one event-loop turn
     std::unique_ptr<AnalysisInputs> m_requested; // the latest settings asked for
     std::shared_ptr<const AnalysisResults> m_shown; // the results the charts are drawn from
+    std::vector<std::shared_ptr<const AnalysisResults>> m_recent; // newest last: going back is instant
     std::vector<std::unique_ptr<Run>> m_runs;     // running, the newest last; older ones cancelled
     quint64 m_generation = 0;
     bool m_busy = false;
