@@ -461,7 +461,8 @@ ChartPage blockSizeChart(const AnalysisResults& r) {
         see(toMB(row.flash.hbmBytes()));
         see(toMB(row.flash.peakScratchBytes()));
     }
-    const auto [ylo, yhi] = paddedLogRange(lo, hi);
+    // Room below the lines for the legend, under the SRAM line where nothing is drawn.
+    const auto [ylo, yhi] = paddedLogRange(lo / 40, hi);
     auto* x = sizeAxis(QStringLiteral("block size B (Br = Bc = B)"), sweep.rows.front().block, sweep.rows.back().block);
     auto* y = logAxis(QStringLiteral("MB (log scale)"), 10, QStringLiteral("%g"), ylo, yhi);
     chart->addAxis(x, Qt::AlignBottom);
