@@ -8,8 +8,8 @@
 #include "core/analysis.h"
 #include "core/hardware.h"
 
-#include <QAbstractBarSeries>
 #include <QAbstractAxis>
+#include <QAbstractBarSeries>
 #include <QAreaSeries>
 #include <QBarSet>
 #include <QChart>
@@ -35,7 +35,9 @@ QAbstractSeries* findSeries(QChart* chart, const QString& name) {
     return nullptr;
 }
 
-QXYSeries* xy(QChart* chart, const QString& name) { return qobject_cast<QXYSeries*>(findSeries(chart, name)); }
+QXYSeries* xy(QChart* chart, const QString& name) {
+    return qobject_cast<QXYSeries*>(findSeries(chart, name));
+}
 
 QBarSet* barSet(QChart* chart, const QString& name) {
     for (QAbstractSeries* s : chart->series())
@@ -49,15 +51,22 @@ bool near(double a, double b, double rel = 1e-12) {
     return std::abs(a - b) <= rel * std::max({1e-300, std::abs(a), std::abs(b)});
 }
 
-#define COMPARE_NEAR(actual, expected)                                                           \
-    do {                                                                                         \
-        const double a_ = (actual), e_ = (expected);                                             \
-        if (!near(a_, e_))                                                                       \
-            QFAIL(qPrintable(QStringLiteral("%1 = %2, expected %3").arg(#actual).arg(a_, 0, 'g', 17).arg(e_, 0, 'g', 17))); \
+#define COMPARE_NEAR(actual, expected)                                                             \
+    do {                                                                                           \
+        const double a_ = (actual), e_ = (expected);                                               \
+        if (!near(a_, e_))                                                                         \
+            QFAIL(qPrintable(QStringLiteral("%1 = %2, expected %3")                                \
+                                 .arg(#actual)                                                     \
+                                 .arg(a_, 0, 'g', 17)                                              \
+                                 .arg(e_, 0, 'g', 17)));                                           \
     } while (false)
 
-double mbOf(std::uint64_t bytes) { return static_cast<double>(bytes) / kBytesPerMB; }
-double gflopOf(std::uint64_t flops) { return static_cast<double>(flops) / kFlopsPerGFlop; }
+double mbOf(std::uint64_t bytes) {
+    return static_cast<double>(bytes) / kBytesPerMB;
+}
+double gflopOf(std::uint64_t flops) {
+    return static_cast<double>(flops) / kFlopsPerGFlop;
+}
 
 struct Settings {
     ProblemSpec spec;
@@ -77,14 +86,16 @@ Settings lectureSettings() {
     return s;
 }
 
-void apply(AnalysisView& view, const Settings& s) { view.setSettings(s.spec, s.options, s.hardware); }
+void apply(AnalysisView& view, const Settings& s) {
+    view.setSettings(s.spec, s.options, s.hardware);
+}
 
 } // namespace
 
 class TestAnalysis : public QObject {
     Q_OBJECT
 
-private slots:
+  private slots:
     void initTestCase();
     void nineChartsWithTitles();
     void memoryBoundChartShowsEngineNumbers();
@@ -104,7 +115,7 @@ private slots:
     void showChartPages();
     void cleanupTestCase();
 
-private:
+  private:
     AnalysisView* m_view = nullptr;
     Settings m_settings;
 };
@@ -121,7 +132,9 @@ void TestAnalysis::initTestCase() {
     QVERIFY(m_view->results() != nullptr);
 }
 
-void TestAnalysis::cleanupTestCase() { delete m_view; }
+void TestAnalysis::cleanupTestCase() {
+    delete m_view;
+}
 
 void TestAnalysis::nineChartsWithTitles() {
     QCOMPARE(m_view->chartTitles().size(), 9);
@@ -139,7 +152,8 @@ void TestAnalysis::nineChartsWithTitles() {
         QVERIFY(!chart->series().isEmpty());
         const auto axes = chart->axes();
         QVERIFY(axes.size() >= 2);
-        for (QAbstractAxis* axis : axes) QVERIFY2(!axis->titleText().isEmpty(), qPrintable(chart->title()));
+        for (QAbstractAxis* axis : axes)
+            QVERIFY2(!axis->titleText().isEmpty(), qPrintable(chart->title()));
     }
     QVERIFY(m_view->chart(9) == nullptr);
 }
@@ -160,36 +174,42 @@ void TestAnalysis::memoryBoundChartShowsEngineNumbers() {
     const HardwareProfile& hw = m_settings.hardware;
     QXYSeries* fp32 = xy(chart, QStringLiteral("balance-fp32"));
     QVERIFY(fp32);
-    COMPARE_NEAR(fp32->at(0).y(), hw.hbmBandwidthBytesPerSecond.value / hw.fp32FlopsPerSecond.value);
+    COMPARE_NEAR(fp32->at(0).y(),
+                 hw.hbmBandwidthBytesPerSecond.value / hw.fp32FlopsPerSecond.value);
     QXYSeries* tensor = xy(chart, QStringLiteral("balance-tensor"));
     QVERIFY(tensor);
-    COMPARE_NEAR(tensor->at(0).y(), hw.hbmBandwidthBytesPerSecond.value / hw.fp16TensorFlopsPerSecond.value);
+    COMPARE_NEAR(tensor->at(0).y(),
+                 hw.hbmBandwidthBytesPerSecond.value / hw.fp16TensorFlopsPerSecond.value);
     QVERIFY(m_view->caption(MemoryBoundChart).contains(QStringLiteral("97.0%")));
 }
 
 void TestAnalysis::onlineSoftmaxChartShowsEngineNumbers() {
     QChart* chart = m_view->chart(OnlineSoftmaxChart);
-    const OnlineSoftmaxDemo demo = onlineSoftmaxDemo(scriptSoftmaxRow(), m_settings.options.blockCols);
+    const OnlineSoftmaxDemo demo =
+        onlineSoftmaxDemo(scriptSoftmaxRow(), m_settings.options.blockCols);
     for (const auto& [name, values] : {std::pair{QStringLiteral("reference"), demo.reference},
                                        std::pair{QStringLiteral("online"), demo.online},
                                        std::pair{QStringLiteral("broken"), demo.broken}}) {
         QXYSeries* s = xy(chart, name);
         QVERIFY2(s, qPrintable(name));
         QCOMPARE(s->count(), static_cast<int>(values.size()));
-        for (int j = 0; j < s->count(); ++j) COMPARE_NEAR(s->at(j).y(), values[j]);
+        for (int j = 0; j < s->count(); ++j)
+            COMPARE_NEAR(s->at(j).y(), values[j]);
     }
     // The explainer's figure: without the rescale the weights sum to 0.190131.
     QVERIFY(xy(chart, QStringLiteral("broken"))->name().contains(QStringLiteral("0.190")));
     QVERIFY(m_view->caption(OnlineSoftmaxChart).contains(QStringLiteral("0.653")));
     int edges = 0;
-    for (QAbstractSeries* s : chart->series()) edges += s->objectName() == QStringLiteral("block-edge");
+    for (QAbstractSeries* s : chart->series())
+        edges += s->objectName() == QStringLiteral("block-edge");
     QCOMPARE(edges, 32 / 8 - 1);
 }
 
 void TestAnalysis::tiledChartShowsEngineNumbers() {
     QChart* chart = m_view->chart(TiledChart);
     const AnalysisPlan plan;
-    const auto rows = tiledComparison(64, plan.tiledNs, m_settings.options.blockRows, m_settings.spec.seed);
+    const auto rows =
+        tiledComparison(64, plan.tiledNs, m_settings.options.blockRows, m_settings.spec.seed);
     QXYSeries* stdTraffic = xy(chart, QStringLiteral("standard-traffic"));
     QXYSeries* flashTraffic = xy(chart, QStringLiteral("flash-traffic"));
     QXYSeries* stdPeak = xy(chart, QStringLiteral("standard-peak"));
@@ -219,7 +239,8 @@ void TestAnalysis::tiledChartShowsEngineNumbers() {
 void TestAnalysis::blockSizeChartShowsBudgetAndSpills() {
     QChart* chart = m_view->chart(BlockSizeChart);
     const AnalysisPlan plan;
-    const std::uint64_t budget = static_cast<std::uint64_t>(m_settings.hardware.sharedMemoryPerSmBytes.value);
+    const std::uint64_t budget =
+        static_cast<std::uint64_t>(m_settings.hardware.sharedMemoryPerSmBytes.value);
     const BlockSweep sweep = blockSizeSweep(plan.sweepN, 64, plan.sweepBlocks, budget);
     QXYSeries* traffic = xy(chart, QStringLiteral("flash-traffic"));
     QXYSeries* workingSet = xy(chart, QStringLiteral("working-set"));
@@ -239,8 +260,10 @@ void TestAnalysis::blockSizeChartShowsBudgetAndSpills() {
     // The spill region starts between the last block that fits and the first that does not.
     int lastFit = 0, firstSpill = 0;
     for (const BlockRow& row : sweep.rows) {
-        if (row.fits) lastFit = row.block;
-        else if (!firstSpill) firstSpill = row.block;
+        if (row.fits)
+            lastFit = row.block;
+        else if (!firstSpill)
+            firstSpill = row.block;
     }
     QVERIFY(firstSpill > 0);
     auto* spills = qobject_cast<QAreaSeries*>(findSeries(chart, QStringLiteral("spills")));
@@ -265,8 +288,10 @@ void TestAnalysis::backwardChartShowsEngineNumbers() {
     QCOMPARE(stdStored->count(), static_cast<int>(rows.size()));
     QCOMPARE(stdFlops->count(), static_cast<int>(rows.size()));
     for (int i = 0; i < stdStored->count(); ++i) {
-        COMPARE_NEAR(stdStored->at(i), mbOf(rows[i].costs.standard.storedElements * kBytesPerElement));
-        COMPARE_NEAR(flashStored->at(i), mbOf(rows[i].costs.flash.storedElements * kBytesPerElement));
+        COMPARE_NEAR(stdStored->at(i),
+                     mbOf(rows[i].costs.standard.storedElements * kBytesPerElement));
+        COMPARE_NEAR(flashStored->at(i),
+                     mbOf(rows[i].costs.flash.storedElements * kBytesPerElement));
         COMPARE_NEAR(stdFlops->at(i), gflopOf(rows[i].costs.standard.flops));
         COMPARE_NEAR(flashFlops->at(i), gflopOf(rows[i].costs.flash.flops));
     }
@@ -274,7 +299,8 @@ void TestAnalysis::backwardChartShowsEngineNumbers() {
     const QString caption = m_view->caption(BackwardChart);
     for (const char* figure : {"262.00 MB", "6.06 MB", "20%"})
         QVERIFY2(caption.contains(QString::fromUtf8(figure)), qPrintable(caption));
-    QVERIFY(m_view->panelCount(MemoryBoundChart) == 1 && m_view->chart(MemoryBoundChart, 1) == nullptr);
+    QVERIFY(m_view->panelCount(MemoryBoundChart) == 1 &&
+            m_view->chart(MemoryBoundChart, 1) == nullptr);
 }
 
 void TestAnalysis::exactnessChartShowsEngineNumbers() {
@@ -287,7 +313,8 @@ void TestAnalysis::exactnessChartShowsEngineNumbers() {
     // Two widths are enough to hold the chart to the engine; each run is a full attention.
     for (int i : {0, 4}) {
         const int w = plan.exactnessHalfWidths[static_cast<std::size_t>(i)];
-        const ExactnessDemo demo = exactnessDemo(plan.exactnessN, 64, w, m_settings.options.blockRows, m_settings.spec.seed);
+        const ExactnessDemo demo = exactnessDemo(
+            plan.exactnessN, 64, w, m_settings.options.blockRows, m_settings.spec.seed);
         QCOMPARE(window->at(i).x(), double(w));
         COMPARE_NEAR(window->at(i).y(), demo.windowMaxDiff);
         if (demo.flashMaxDiff > 0) COMPARE_NEAR(flash->at(i).y(), demo.flashMaxDiff);
@@ -313,7 +340,8 @@ void TestAnalysis::flopsChartShowsEngineNumbers() {
     QCOMPARE(stdFlops->count(), static_cast<int>(plan.flopsNs.size()));
     // One run of the engine at a size the test can afford; the rest against the shown results
     // and the closed forms the engine's runs are held to (tests/core).
-    const std::vector<FlopsRow> small = flopsVersusTraffic(64, {plan.flopsNs.front()}, m_settings.options.blockRows, m_settings.spec.seed);
+    const std::vector<FlopsRow> small = flopsVersusTraffic(
+        64, {plan.flopsNs.front()}, m_settings.options.blockRows, m_settings.spec.seed);
     COMPARE_NEAR(stdFlops->at(0), gflopOf(small[0].standard.flops));
     COMPARE_NEAR(flashTraffic->at(0), mbOf(small[0].flash.hbmBytes()));
     const std::vector<FlopsRow>& rows = m_view->results()->flops;
@@ -338,7 +366,8 @@ void TestAnalysis::flopsChartShowsEngineNumbers() {
 void TestAnalysis::debugCopyChartShowsEngineNumbers() {
     QChart* chart = m_view->chart(DebugCopyChart);
     const AnalysisPlan plan;
-    const DebugCopyDemo demo = debugCopyDemo(plan.debugCopyN, 64, m_settings.options.blockRows, m_settings.spec.seed);
+    const DebugCopyDemo demo =
+        debugCopyDemo(plan.debugCopyN, 64, m_settings.options.blockRows, m_settings.spec.seed);
     QBarSet* clean = barSet(chart, QStringLiteral("clean"));
     QBarSet* kept = barSet(chart, QStringLiteral("kept"));
     QVERIFY(clean && kept);
@@ -358,7 +387,8 @@ void TestAnalysis::overflowChartNamesInfAndNaN() {
     QBarSet* safe = barSet(chart, QStringLiteral("safe"));
     QVERIFY(safe);
     QCOMPARE(safe->count(), static_cast<int>(demo.scores.size()));
-    for (int i = 0; i < safe->count(); ++i) COMPARE_NEAR(safe->at(i), demo.safeWeights[i]);
+    for (int i = 0; i < safe->count(); ++i)
+        COMPARE_NEAR(safe->at(i), demo.safeWeights[i]);
     QStringList overlays;
     for (QGraphicsItem* item : chart->childItems())
         if (auto* text = dynamic_cast<QGraphicsSimpleTextItem*>(item)) overlays << text->text();
@@ -383,12 +413,15 @@ void TestAnalysis::changingSettingsRecomputes() {
 
     const AnalysisPlan plan;
     const auto rows = memoryBoundTable(32, plan.memoryBoundNs);
-    QXYSeries* line = xy(m_view->chart(MemoryBoundChart), QStringLiteral("standard-bytes-per-flop"));
+    QXYSeries* line =
+        xy(m_view->chart(MemoryBoundChart), QStringLiteral("standard-bytes-per-flop"));
     QVERIFY(line);
-    for (int i = 0; i < line->count(); ++i) COMPARE_NEAR(line->at(i).y(), rows[i].bytesPerFlop);
+    for (int i = 0; i < line->count(); ++i)
+        COMPARE_NEAR(line->at(i).y(), rows[i].bytesPerFlop);
     QXYSeries* budgetLine = xy(m_view->chart(BlockSizeChart), QStringLiteral("sram-budget"));
     COMPARE_NEAR(budgetLine->at(0).y(), s.hardware.sharedMemoryPerSmBytes.value / kBytesPerMB);
-    QVERIFY(m_view->chart(MemoryBoundChart)->title().contains(QString::fromStdString(s.hardware.name)));
+    QVERIFY(
+        m_view->chart(MemoryBoundChart)->title().contains(QString::fromStdString(s.hardware.name)));
 
     // The same settings again start nothing.
     apply(*m_view, s);
@@ -399,8 +432,9 @@ void TestAnalysis::changingSettingsRecomputes() {
     QVERIFY(!m_view->isBusy());
     QCOMPARE(updated.count(), 2);
     QCOMPARE(m_view->results()->headDim, 64);
-    QCOMPARE(xy(m_view->chart(MemoryBoundChart), QStringLiteral("standard-bytes-per-flop"))->at(0).y(),
-             memoryBoundTable(64, plan.memoryBoundNs)[0].bytesPerFlop);
+    QCOMPARE(
+        xy(m_view->chart(MemoryBoundChart), QStringLiteral("standard-bytes-per-flop"))->at(0).y(),
+        memoryBoundTable(64, plan.memoryBoundNs)[0].bytesPerFlop);
 }
 
 void TestAnalysis::invalidSettingKeepsCharts() {
@@ -448,7 +482,8 @@ void TestAnalysis::staleResultsAreDiscarded() {
     QTest::qWait(50);
     QCOMPARE(updated.count(), 1);
     QCOMPARE(m_view->results()->headDim, 48);
-    QXYSeries* line = xy(m_view->chart(MemoryBoundChart), QStringLiteral("standard-bytes-per-flop"));
+    QXYSeries* line =
+        xy(m_view->chart(MemoryBoundChart), QStringLiteral("standard-bytes-per-flop"));
     const auto rows = memoryBoundTable(48, AnalysisPlan{}.memoryBoundNs);
     COMPARE_NEAR(line->at(0).y(), rows[0].bytesPerFlop);
 
@@ -506,7 +541,8 @@ void TestAnalysis::showChartPages() {
         if (!dir.isEmpty()) {
             QTest::qWait(100); // the chart lays out its legend and axes on the next turn
             QDir().mkpath(dir);
-            QVERIFY(m_view->grab().save(QDir(dir).filePath(QStringLiteral("analysis-%1.png").arg(i + 1))));
+            QVERIFY(m_view->grab().save(
+                QDir(dir).filePath(QStringLiteral("analysis-%1.png").arg(i + 1))));
         }
     }
     m_view->showChart(42);

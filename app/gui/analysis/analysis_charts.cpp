@@ -41,13 +41,27 @@ const QColor kSpill(0xE0, 0x40, 0x40, 0x38);
 // Marks the overlay texts so applyChartFonts can size them with the rest.
 constexpr int kOverlayKey = 0x464c56; // "FLV"
 
-QString number(double value, int decimals) { return QString::number(value, 'f', decimals); }
-QString mb(std::uint64_t bytes) { return number(static_cast<double>(bytes) / kBytesPerMB, 2) + " MB"; }
-QString kb(std::uint64_t bytes) { return number(static_cast<double>(bytes) / kBytesPerKB, 1) + " KB"; }
-QString sci(double value, int decimals = 1) { return QString::number(value, 'e', decimals); }
-double toMB(std::uint64_t bytes) { return static_cast<double>(bytes) / kBytesPerMB; }
-double toGFlop(std::uint64_t flops) { return static_cast<double>(flops) / kFlopsPerGFlop; }
-QString hardwareName(const AnalysisResults& r) { return QString::fromStdString(r.inputs.hardware.name); }
+QString number(double value, int decimals) {
+    return QString::number(value, 'f', decimals);
+}
+QString mb(std::uint64_t bytes) {
+    return number(static_cast<double>(bytes) / kBytesPerMB, 2) + " MB";
+}
+QString kb(std::uint64_t bytes) {
+    return number(static_cast<double>(bytes) / kBytesPerKB, 1) + " KB";
+}
+QString sci(double value, int decimals = 1) {
+    return QString::number(value, 'e', decimals);
+}
+double toMB(std::uint64_t bytes) {
+    return static_cast<double>(bytes) / kBytesPerMB;
+}
+double toGFlop(std::uint64_t flops) {
+    return static_cast<double>(flops) / kFlopsPerGFlop;
+}
+QString hardwareName(const AnalysisResults& r) {
+    return QString::fromStdString(r.inputs.hardware.name);
+}
 
 QLineSeries* makeLine(const QString& objectName, const QString& name, const QColor& color,
                       Qt::PenStyle style = Qt::SolidLine, qreal width = 3.0, bool points = true) {
@@ -91,7 +105,8 @@ QBarSet* makeBarSet(const QString& objectName, const QString& label, const QColo
 // Powers of `base` that enclose [lo, hi], for log axes that end on a labelled tick.
 std::pair<double, double> decadeRange(double lo, double hi, double base = 10.0) {
     const double b = std::log(base);
-    return {std::pow(base, std::floor(std::log(lo) / b)), std::pow(base, std::ceil(std::log(hi) / b))};
+    return {std::pow(base, std::floor(std::log(lo) / b)),
+            std::pow(base, std::ceil(std::log(hi) / b))};
 }
 
 // A log range with some room around [lo, hi], widened to whole decades only when it would
@@ -103,7 +118,8 @@ std::pair<double, double> paddedLogRange(double lo, double hi) {
     return firstTick <= phi ? std::pair{plo, phi} : std::pair{dlo, dhi};
 }
 
-QLogValueAxis* logAxis(const QString& title, double base, const QString& format, double lo, double hi) {
+QLogValueAxis* logAxis(const QString& title, double base, const QString& format, double lo,
+                       double hi) {
     auto* axis = new QLogValueAxis;
     axis->setTitleText(title);
     axis->setBase(base);
@@ -153,7 +169,8 @@ void attach(QChart* chart, QAbstractSeries* series, QAbstractAxis* x, QAbstractA
 }
 
 void hideFromLegend(QChart* chart, QAbstractSeries* series) {
-    for (QLegendMarker* marker : chart->legend()->markers(series)) marker->setVisible(false);
+    for (QLegendMarker* marker : chart->legend()->markers(series))
+        marker->setVisible(false);
 }
 
 QLineSeries* horizontal(const QString& objectName, const QString& name, const QColor& color,
@@ -216,8 +233,8 @@ void pinTexts(QChart* chart, QAbstractSeries* series,
                                                       : p.x() - bounds.width() / 2;
             pinned.text->setPos(x, p.y() - bounds.height() - pad);
             if (pinned.box)
-                pinned.box->setRect(QRectF(x - pad, p.y() - bounds.height() - 2 * pad, bounds.width() + 2 * pad,
-                                           bounds.height() + 2 * pad));
+                pinned.box->setRect(QRectF(x - pad, p.y() - bounds.height() - 2 * pad,
+                                           bounds.width() + 2 * pad, bounds.height() + 2 * pad));
         }
     };
     QObject::connect(chart, &QChart::plotAreaChanged, chart, place);
@@ -247,9 +264,11 @@ void legendInside(QChart* chart, Qt::Alignment corner) {
         }
         const qreal line = metrics.height() * 1.45;
         const QRectF plot = chart->plotArea();
-        const QSizeF size = QSizeF(width + line * 2.2, entries * line + line * 0.6).boundedTo(plot.size());
+        const QSizeF size =
+            QSizeF(width + line * 2.2, entries * line + line * 0.6).boundedTo(plot.size());
         const qreal margin = 10;
-        const qreal x = corner & Qt::AlignRight ? plot.right() - size.width() - margin : plot.left() + margin;
+        const qreal x =
+            corner & Qt::AlignRight ? plot.right() - size.width() - margin : plot.left() + margin;
         const qreal y = corner & Qt::AlignBottom    ? plot.bottom() - size.height() - margin
                         : corner & Qt::AlignVCenter ? plot.center().y() - size.height() / 2
                                                     : plot.top() + margin;
@@ -262,7 +281,9 @@ void legendInside(QChart* chart, Qt::Alignment corner) {
 // ---- 1. memory-bound ------------------------------------------------------------------------
 ChartPage memoryBoundChart(const AnalysisResults& r) {
     QChart* chart = newChart(QStringLiteral("Is attention memory-bound?"),
-                             QStringLiteral("standard attention, d = %1, against the %2").arg(r.headDim).arg(hardwareName(r)));
+                             QStringLiteral("standard attention, d = %1, against the %2")
+                                 .arg(r.headDim)
+                                 .arg(hardwareName(r)));
     const auto& rows = r.memoryBound;
     double lo = std::numeric_limits<double>::max(), hi = 0;
     for (const TrafficRow& row : rows) {
@@ -277,16 +298,18 @@ ChartPage memoryBoundChart(const AnalysisResults& r) {
     }
     const auto [ylo, yhi] = paddedLogRange(lo, hi);
     auto* x = sizeAxis(QStringLiteral("sequence length n (tokens)"), rows.front().n, rows.back().n);
-    auto* y = logAxis(QStringLiteral("bytes moved per FLOP (log scale)"), 10, QStringLiteral("%g"), ylo, yhi);
+    auto* y = logAxis(QStringLiteral("bytes moved per FLOP (log scale)"), 10, QStringLiteral("%g"),
+                      ylo, yhi);
     chart->addAxis(x, Qt::AlignBottom);
     chart->addAxis(y, Qt::AlignLeft);
 
     // Above a balance line the memory cannot deliver bytes as fast as that unit uses them.
     const double fp32 = r.balanceFp32BytesPerFlop;
     const double tensor = r.balanceTensorBytesPerFlop;
-    QLineSeries* fp32Line = horizontal(QStringLiteral("balance-fp32"),
-                                       QStringLiteral("fp32 balance: %1 B/FLOP").arg(number(fp32, 3)),
-                                       kHardware, Qt::DashLine, fp32, x->min(), x->max());
+    QLineSeries* fp32Line =
+        horizontal(QStringLiteral("balance-fp32"),
+                   QStringLiteral("fp32 balance: %1 B/FLOP").arg(number(fp32, 3)), kHardware,
+                   Qt::DashLine, fp32, x->min(), x->max());
     attach(chart, fp32Line, x, y);
     std::vector<std::pair<QPointF, QString>> labels{
         {QPointF(x->max(), fp32), QStringLiteral("above this line fp32 cores wait on memory")}};
@@ -296,12 +319,15 @@ ChartPage memoryBoundChart(const AnalysisResults& r) {
                           QStringLiteral("tensor-core balance: %1").arg(number(tensor, 4)),
                           kHardwareLight, Qt::DashDotLine, tensor, x->min(), x->max()),
                x, y);
-        labels.emplace_back(QPointF(x->max(), tensor), QStringLiteral("above this line tensor cores wait on memory"));
+        labels.emplace_back(QPointF(x->max(), tensor),
+                            QStringLiteral("above this line tensor cores wait on memory"));
     }
     pinTexts(chart, fp32Line, labels, kHardware, Anchor::Right);
-    QLineSeries* attention = makeLine(QStringLiteral("standard-bytes-per-flop"),
-                                      QStringLiteral("standard attention (d = %1)").arg(r.headDim), kStandard);
-    for (const TrafficRow& row : rows) attention->append(row.n, row.bytesPerFlop);
+    QLineSeries* attention =
+        makeLine(QStringLiteral("standard-bytes-per-flop"),
+                 QStringLiteral("standard attention (d = %1)").arg(r.headDim), kStandard);
+    for (const TrafficRow& row : rows)
+        attention->append(row.n, row.bytesPerFlop);
     attach(chart, attention, x, y);
 
     // The n x n share at the first size past 2048 (the script's talking point), or the largest.
@@ -313,7 +339,8 @@ ChartPage memoryBoundChart(const AnalysisResults& r) {
         }
     const TrafficRow& last = rows.back();
     const bool fp32Waits = last.bytesPerFlop > r.balanceFp32BytesPerFlop;
-    const bool tensorWaits = r.balanceTensorBytesPerFlop > 0 && last.bytesPerFlop > r.balanceTensorBytesPerFlop;
+    const bool tensorWaits =
+        r.balanceTensorBytesPerFlop > 0 && last.bytesPerFlop > r.balanceTensorBytesPerFlop;
     QString verdict;
     if (fp32Waits)
         verdict = QStringLiteral("so even fp32 cores wait on memory");
@@ -321,8 +348,10 @@ ChartPage memoryBoundChart(const AnalysisResults& r) {
         verdict = QStringLiteral("too much for tensor cores");
     else
         verdict = QStringLiteral("below both lines here");
-    return {chart, QStringLiteral("Attention settles at %1 B/FLOP as n grows, %2; by n = %4, %3% of those bytes are n × n scores.")
-                       .arg(number(last.bytesPerFlop, 3), verdict, number(100.0 * shareRow->squareShare, 1))
+    return {chart, QStringLiteral("Attention settles at %1 B/FLOP as n grows, %2; by n = %4, %3% "
+                                  "of those bytes are n × n scores.")
+                       .arg(number(last.bytesPerFlop, 3), verdict,
+                            number(100.0 * shareRow->squareShare, 1))
                        .arg(shareRow->n)};
 }
 
@@ -331,7 +360,9 @@ ChartPage onlineSoftmaxChart(const AnalysisResults& r) {
     const OnlineSoftmaxDemo& s = r.softmax;
     const auto count = static_cast<int>(s.scores.size());
     QChart* chart = newChart(QStringLiteral("Online softmax with and without the rescale"),
-                             QStringLiteral("one row of %1 scores, streamed in blocks of Bc = %2").arg(count).arg(s.block));
+                             QStringLiteral("one row of %1 scores, streamed in blocks of Bc = %2")
+                                 .arg(count)
+                                 .arg(s.block));
     // Log scale: without the rescale each block's weights are off by one factor, which shows as a
     // step between blocks; on a linear scale the small weights would all sit on the floor.
     double lo = std::numeric_limits<double>::max(), hi = 0;
@@ -342,30 +373,37 @@ ChartPage onlineSoftmaxChart(const AnalysisResults& r) {
                 hi = std::max(hi, v);
             }
     const auto [ylo, yhi] = decadeRange(lo, hi);
-    auto* x = valueAxis(QStringLiteral("position j in the row (blocks of %1, edges dotted)").arg(s.block), -0.5,
-                        count - 0.5, QStringLiteral("%.0f"));
+    auto* x =
+        valueAxis(QStringLiteral("position j in the row (blocks of %1, edges dotted)").arg(s.block),
+                  -0.5, count - 0.5, QStringLiteral("%.0f"));
     x->setTickType(QValueAxis::TicksDynamic);
     x->setTickAnchor(0);
     x->setTickInterval(std::max(1, std::min(s.block, count)));
-    auto* y = logAxis(QStringLiteral("softmax weight (log scale)"), 10, QStringLiteral("%.0e"), ylo, yhi);
+    auto* y =
+        logAxis(QStringLiteral("softmax weight (log scale)"), 10, QStringLiteral("%.0e"), ylo, yhi);
     y->setMinorTickCount(0);
     chart->addAxis(x, Qt::AlignBottom);
     chart->addAxis(y, Qt::AlignLeft);
 
     for (int edge = s.block; s.block > 0 && edge < count; edge += s.block) {
-        QLineSeries* line = makeLine(QStringLiteral("block-edge"), QString(), kHardwareLight, Qt::DotLine, 1.5, false);
+        QLineSeries* line = makeLine(QStringLiteral("block-edge"), QString(), kHardwareLight,
+                                     Qt::DotLine, 1.5, false);
         line->append(edge - 0.5, y->min());
         line->append(edge - 0.5, y->max());
         attach(chart, line, x, y);
         hideFromLegend(chart, line);
     }
-    QLineSeries* reference = makeLine(QStringLiteral("reference"), QStringLiteral("ordinary softmax"), kCorrect, Qt::SolidLine, 2.5);
-    QScatterSeries* online = makeScatter(QStringLiteral("online"),
-                                         QStringLiteral("online, with rescale (max diff %1)").arg(sci(s.onlineMaxDiff)),
-                                         Qt::transparent, kFlash, 16);
-    QLineSeries* broken = makeLine(QStringLiteral("broken"),
-                                   QStringLiteral("online, no rescale (sums to %1)").arg(number(s.brokenSum, 3)),
-                                   kBroken, Qt::SolidLine, 2.5);
+    QLineSeries* reference =
+        makeLine(QStringLiteral("reference"), QStringLiteral("ordinary softmax"), kCorrect,
+                 Qt::SolidLine, 2.5);
+    QScatterSeries* online =
+        makeScatter(QStringLiteral("online"),
+                    QStringLiteral("online, with rescale (max diff %1)").arg(sci(s.onlineMaxDiff)),
+                    Qt::transparent, kFlash, 16);
+    QLineSeries* broken =
+        makeLine(QStringLiteral("broken"),
+                 QStringLiteral("online, no rescale (sums to %1)").arg(number(s.brokenSum, 3)),
+                 kBroken, Qt::SolidLine, 2.5);
     for (int j = 0; j < count; ++j) {
         reference->append(j, s.reference[j]);
         online->append(j, s.online[j]);
@@ -377,10 +415,13 @@ ChartPage onlineSoftmaxChart(const AnalysisResults& r) {
 
     QString caption;
     if (s.brokenMaxDiff > 0)
-        caption = QStringLiteral("The circles sit on the green line: streaming is exact. Without the rescale every block is off by its own factor (sum %1, error up to %2).")
-                      .arg(number(s.brokenSum, 3), number(s.brokenMaxDiff, 3));
+        caption =
+            QStringLiteral("The circles sit on the green line: streaming is exact. Without the "
+                           "rescale every block is off by its own factor (sum %1, error up to %2).")
+                .arg(number(s.brokenSum, 3), number(s.brokenMaxDiff, 3));
     else
-        caption = QStringLiteral("With blocks of %1 the row arrives in one block, so the missing rescale never matters; make Bc smaller to see it bite.")
+        caption = QStringLiteral("With blocks of %1 the row arrives in one block, so the missing "
+                                 "rescale never matters; make Bc smaller to see it bite.")
                       .arg(s.block);
     return {chart, caption};
 }
@@ -388,7 +429,9 @@ ChartPage onlineSoftmaxChart(const AnalysisResults& r) {
 // ---- 3. tiled vs standard: traffic and memory against n ---------------------------------------
 ChartPage tiledChart(const AnalysisResults& r) {
     QChart* chart = newChart(QStringLiteral("Same answer, less traffic, flat memory"),
-                             QStringLiteral("standard vs FlashAttention, d = %1, %2 × %2 tiles").arg(r.headDim).arg(r.block));
+                             QStringLiteral("standard vs FlashAttention, d = %1, %2 × %2 tiles")
+                                 .arg(r.headDim)
+                                 .arg(r.block));
     const auto& rows = r.tiled;
     double lo = std::numeric_limits<double>::max(), hi = 0;
     auto see = [&](double v) {
@@ -412,16 +455,24 @@ ChartPage tiledChart(const AnalysisResults& r) {
     chart->addAxis(x, Qt::AlignBottom);
     chart->addAxis(y, Qt::AlignLeft);
 
-    QLineSeries* stdTraffic = makeLine(QStringLiteral("standard-traffic"), QStringLiteral("standard: HBM traffic"), kStandard);
-    QLineSeries* flashTraffic = makeLine(QStringLiteral("flash-traffic"), QStringLiteral("flash: HBM traffic"), kFlash);
-    QLineSeries* stdPeak = makeLine(QStringLiteral("standard-peak"), QStringLiteral("standard: scratch memory"), kStandard, Qt::DashLine);
-    QLineSeries* flashPeak = makeLine(QStringLiteral("flash-peak"), QStringLiteral("flash: scratch memory"), kFlash, Qt::DashLine);
-    QLineSeries* paperStd = makeLine(QStringLiteral("paper-standard"), QStringLiteral("paper's model, standard: Θ(Nd + N²)"),
+    QLineSeries* stdTraffic = makeLine(QStringLiteral("standard-traffic"),
+                                       QStringLiteral("standard: HBM traffic"), kStandard);
+    QLineSeries* flashTraffic =
+        makeLine(QStringLiteral("flash-traffic"), QStringLiteral("flash: HBM traffic"), kFlash);
+    QLineSeries* stdPeak =
+        makeLine(QStringLiteral("standard-peak"), QStringLiteral("standard: scratch memory"),
+                 kStandard, Qt::DashLine);
+    QLineSeries* flashPeak =
+        makeLine(QStringLiteral("flash-peak"), QStringLiteral("flash: scratch memory"), kFlash,
+                 Qt::DashLine);
+    QLineSeries* paperStd = makeLine(QStringLiteral("paper-standard"),
+                                     QStringLiteral("paper's model, standard: Θ(Nd + N²)"),
                                      kStandard.lighter(140), Qt::DotLine, 2.0, false);
-    QLineSeries* paperFlash = makeLine(QStringLiteral("paper-flash"),
-                                       QStringLiteral("paper's model, flash: Θ(N²d²/M), M = %1 K floats")
-                                           .arg(number(r.sramElements / 1024.0, 0)),
-                                       kFlash.lighter(150), Qt::DotLine, 2.0, false);
+    QLineSeries* paperFlash =
+        makeLine(QStringLiteral("paper-flash"),
+                 QStringLiteral("paper's model, flash: Θ(N²d²/M), M = %1 K floats")
+                     .arg(number(r.sramElements / 1024.0, 0)),
+                 kFlash.lighter(150), Qt::DotLine, 2.0, false);
     double worstDiff = 0;
     for (std::size_t i = 0; i < rows.size(); ++i) {
         const TiledRow& row = rows[i];
@@ -433,15 +484,19 @@ ChartPage tiledChart(const AnalysisResults& r) {
         paperFlash->append(row.n, r.paperModel[i].flashAccesses * kBytesPerElement / kBytesPerMB);
         worstDiff = std::max(worstDiff, row.maxAbsDiff);
     }
-    for (QLineSeries* s : {stdTraffic, flashTraffic, stdPeak, flashPeak, paperStd, paperFlash}) attach(chart, s, x, y);
+    for (QLineSeries* s : {stdTraffic, flashTraffic, stdPeak, flashPeak, paperStd, paperFlash})
+        attach(chart, s, x, y);
     legendInside(chart, Qt::AlignTop | Qt::AlignLeft);
 
     const TiledRow& first = rows.front();
     const TiledRow& last = rows.back();
-    QString memory = last.flash.peakScratchBytes() == first.flash.peakScratchBytes()
-                         ? QStringLiteral("flash's stays at %1").arg(kb(last.flash.peakScratchBytes()))
-                         : QStringLiteral("flash's goes from %1 to %2").arg(kb(first.flash.peakScratchBytes()), kb(last.flash.peakScratchBytes()));
-    return {chart, QStringLiteral("Same output (largest difference %1). Standard's scratch grows with n², %2; dotted: the paper's IO model, constants left out.")
+    QString memory =
+        last.flash.peakScratchBytes() == first.flash.peakScratchBytes()
+            ? QStringLiteral("flash's stays at %1").arg(kb(last.flash.peakScratchBytes()))
+            : QStringLiteral("flash's goes from %1 to %2")
+                  .arg(kb(first.flash.peakScratchBytes()), kb(last.flash.peakScratchBytes()));
+    return {chart, QStringLiteral("Same output (largest difference %1). Standard's scratch grows "
+                                  "with n², %2; dotted: the paper's IO model, constants left out.")
                        .arg(sci(worstDiff), memory)};
 }
 
@@ -449,7 +504,10 @@ ChartPage tiledChart(const AnalysisResults& r) {
 ChartPage blockSizeChart(const AnalysisResults& r) {
     const BlockSweep& sweep = r.sweep;
     QChart* chart = newChart(QStringLiteral("Who picks the block size: SRAM"),
-                             QStringLiteral("FlashAttention, n = %1, d = %2, %3").arg(sweep.n).arg(sweep.headDim).arg(hardwareName(r)));
+                             QStringLiteral("FlashAttention, n = %1, d = %2, %3")
+                                 .arg(sweep.n)
+                                 .arg(sweep.headDim)
+                                 .arg(hardwareName(r)));
     double lo = std::numeric_limits<double>::max(), hi = 0;
     auto see = [&](double v) {
         lo = std::min(lo, v);
@@ -463,7 +521,8 @@ ChartPage blockSizeChart(const AnalysisResults& r) {
     }
     // Room below the lines for the legend, under the SRAM line where nothing is drawn.
     const auto [ylo, yhi] = paddedLogRange(lo / 40, hi);
-    auto* x = sizeAxis(QStringLiteral("block size B (Br = Bc = B)"), sweep.rows.front().block, sweep.rows.back().block);
+    auto* x = sizeAxis(QStringLiteral("block size B (Br = Bc = B)"), sweep.rows.front().block,
+                       sweep.rows.back().block);
     auto* y = logAxis(QStringLiteral("MB (log scale)"), 10, QStringLiteral("%g"), ylo, yhi);
     chart->addAxis(x, Qt::AlignBottom);
     chart->addAxis(y, Qt::AlignLeft);
@@ -473,32 +532,40 @@ ChartPage blockSizeChart(const AnalysisResults& r) {
     const BlockRow* lastFit = nullptr;
     const BlockRow* firstSpill = nullptr;
     for (const BlockRow& row : sweep.rows) {
-        if (row.fits) lastFit = &row;
-        else if (!firstSpill) firstSpill = &row;
+        if (row.fits)
+            lastFit = &row;
+        else if (!firstSpill)
+            firstSpill = &row;
     }
     if (firstSpill) {
-        const double from = lastFit ? std::sqrt(static_cast<double>(lastFit->block) * firstSpill->block) : x->min();
-        QAreaSeries* area = band(QStringLiteral("spills"), QStringLiteral("tile spills out of SRAM"), kSpill, from,
-                                 x->max(), y->min(), y->max());
+        const double from =
+            lastFit ? std::sqrt(static_cast<double>(lastFit->block) * firstSpill->block) : x->min();
+        QAreaSeries* area =
+            band(QStringLiteral("spills"), QStringLiteral("tile spills out of SRAM"), kSpill, from,
+                 x->max(), y->min(), y->max());
         area->setPen(QPen(kSpill.darker(200), 1));
         attach(chart, area, x, y);
     }
 
-    QLineSeries* budget = horizontal(QStringLiteral("sram-budget"),
-                                     QStringLiteral("SRAM budget: %1 per SM").arg(kb(sweep.sramBudgetBytes)), kHardware,
-                                     Qt::DashLine, static_cast<double>(sweep.sramBudgetBytes) / kBytesPerMB, x->min(), x->max());
+    QLineSeries* budget = horizontal(
+        QStringLiteral("sram-budget"),
+        QStringLiteral("SRAM budget: %1 per SM").arg(kb(sweep.sramBudgetBytes)), kHardware,
+        Qt::DashLine, static_cast<double>(sweep.sramBudgetBytes) / kBytesPerMB, x->min(), x->max());
     attach(chart, budget, x, y);
     attach(chart,
-           horizontal(QStringLiteral("standard-traffic"),
-                      QStringLiteral("standard attention traffic: %1").arg(mb(sweep.standard.hbmBytes())), kStandard,
-                      Qt::DashLine, toMB(sweep.standard.hbmBytes()), x->min(), x->max()),
+           horizontal(
+               QStringLiteral("standard-traffic"),
+               QStringLiteral("standard attention traffic: %1").arg(mb(sweep.standard.hbmBytes())),
+               kStandard, Qt::DashLine, toMB(sweep.standard.hbmBytes()), x->min(), x->max()),
            x, y);
     pinTexts(chart, budget,
              {{QPointF(x->min(), static_cast<double>(sweep.sramBudgetBytes) / kBytesPerMB),
                QStringLiteral("shared memory of one SM: %1").arg(kb(sweep.sramBudgetBytes))}},
              kHardware, Anchor::Left);
-    QLineSeries* traffic = makeLine(QStringLiteral("flash-traffic"), QStringLiteral("flash: HBM traffic"), kFlash);
-    QLineSeries* workingSet = makeLine(QStringLiteral("working-set"), QStringLiteral("flash: tile working set"), kAccent);
+    QLineSeries* traffic =
+        makeLine(QStringLiteral("flash-traffic"), QStringLiteral("flash: HBM traffic"), kFlash);
+    QLineSeries* workingSet =
+        makeLine(QStringLiteral("working-set"), QStringLiteral("flash: tile working set"), kAccent);
     for (const BlockRow& row : sweep.rows) {
         traffic->append(row.block, toMB(row.flash.hbmBytes()));
         workingSet->append(row.block, toMB(row.flash.peakScratchBytes()));
@@ -509,7 +576,8 @@ ChartPage blockSizeChart(const AnalysisResults& r) {
 
     QString caption;
     if (lastFit && firstSpill)
-        caption = QStringLiteral("Bigger tiles mean fewer passes over K and V (%1 → %2), but past B = %3 the tile no longer fits the %4 one SM has.")
+        caption = QStringLiteral("Bigger tiles mean fewer passes over K and V (%1 → %2), but past "
+                                 "B = %3 the tile no longer fits the %4 one SM has.")
                       .arg(mb(sweep.rows.front().flash.hbmBytes()), mb(lastFit->flash.hbmBytes()))
                       .arg(lastFit->block)
                       .arg(kb(sweep.sramBudgetBytes));
@@ -519,8 +587,10 @@ ChartPage blockSizeChart(const AnalysisResults& r) {
                       .arg(kb(sweep.sramBudgetBytes))
                       .arg(sweep.headDim);
     else
-        caption = QStringLiteral("Every block size fits the %1 one SM has; the largest moves the fewest bytes (%2).")
-                      .arg(kb(sweep.sramBudgetBytes), mb(sweep.rows.back().flash.hbmBytes()));
+        caption =
+            QStringLiteral(
+                "Every block size fits the %1 one SM has; the largest moves the fewest bytes (%2).")
+                .arg(kb(sweep.sramBudgetBytes), mb(sweep.rows.back().flash.hbmBytes()));
     return {chart, caption};
 }
 
@@ -537,7 +607,8 @@ QChart* pairedBars(const BarPanel& panel) {
     QChart* chart = newChart(panel.headline, panel.settings);
     auto* bars = new QBarSeries;
     bars->setObjectName(panel.stdObject + QStringLiteral("-bars"));
-    QBarSet* standard = makeBarSet(panel.stdObject, QStringLiteral("standard attention"), kStandard);
+    QBarSet* standard =
+        makeBarSet(panel.stdObject, QStringLiteral("standard attention"), kStandard);
     QBarSet* flash = makeBarSet(panel.flashObject, QStringLiteral("FlashAttention"), kFlash);
     double lo = std::numeric_limits<double>::max(), hi = 0;
     for (std::size_t i = 0; i < panel.stdValues.size(); ++i) {
@@ -557,7 +628,8 @@ QChart* pairedBars(const BarPanel& panel) {
     x->append(panel.categories);
     x->setTitleText(QStringLiteral("sequence length n (tokens)"));
     // Bars grow from the axis floor: start a decade below the smallest so it still shows.
-    auto* y = logAxis(panel.yTitle, 10, QStringLiteral("%g"), std::pow(10.0, std::floor(std::log10(lo))), hi * 3);
+    auto* y = logAxis(panel.yTitle, 10, QStringLiteral("%g"),
+                      std::pow(10.0, std::floor(std::log10(lo))), hi * 3);
     chart->addAxis(x, Qt::AlignBottom);
     chart->addAxis(y, Qt::AlignLeft);
     attach(chart, bars, x, y);
@@ -569,11 +641,19 @@ ChartPage backwardChart(const AnalysisResults& r) {
     BarPanel flops{QStringLiteral("Pay a few more FLOPs…"),
                    QStringLiteral("backward pass, d = %1: flash recomputes S").arg(r.headDim),
                    QStringLiteral("GFLOP (log scale)"),
-                   {}, QStringLiteral("standard-flops"), QStringLiteral("flash-flops"), {}, {}};
+                   {},
+                   QStringLiteral("standard-flops"),
+                   QStringLiteral("flash-flops"),
+                   {},
+                   {}};
     BarPanel memory{QStringLiteral("…to keep far less memory"),
                     QStringLiteral("standard keeps P (n × n), flash keeps m and ℓ"),
                     QStringLiteral("MB kept for the backward pass (log scale)"),
-                    {}, QStringLiteral("standard-stored"), QStringLiteral("flash-stored"), {}, {}};
+                    {},
+                    QStringLiteral("standard-stored"),
+                    QStringLiteral("flash-stored"),
+                    {},
+                    {}};
     for (const BackwardRow& row : rows) {
         const QString category = QString::number(row.n);
         flops.categories << category;
@@ -587,11 +667,13 @@ ChartPage backwardChart(const AnalysisResults& r) {
     ChartPage page;
     page.chart = pairedBars(flops);
     page.second = pairedBars(memory);
-    page.caption = QStringLiteral("Recomputing S costs %1% more FLOPs; not storing P keeps %2 instead of %3 at n = %4.")
-                       .arg(number(100.0 * last.extraFlopsFraction, 0),
-                            mb(last.costs.flash.storedElements * kBytesPerElement),
-                            mb(last.costs.standard.storedElements * kBytesPerElement))
-                       .arg(last.n);
+    page.caption =
+        QStringLiteral(
+            "Recomputing S costs %1% more FLOPs; not storing P keeps %2 instead of %3 at n = %4.")
+            .arg(number(100.0 * last.extraFlopsFraction, 0),
+                 mb(last.costs.flash.storedElements * kBytesPerElement),
+                 mb(last.costs.standard.storedElements * kBytesPerElement))
+            .arg(last.n);
     return page;
 }
 
@@ -599,8 +681,11 @@ ChartPage backwardChart(const AnalysisResults& r) {
 ChartPage exactnessChart(const AnalysisResults& r) {
     const auto& runs = r.exactness;
     const ExactnessDemo& first = runs.front();
-    QChart* chart = newChart(QStringLiteral("Exact, not an approximation"),
-                             QStringLiteral("largest difference from standard attention, n = %1, d = %2").arg(first.n).arg(first.headDim));
+    QChart* chart =
+        newChart(QStringLiteral("Exact, not an approximation"),
+                 QStringLiteral("largest difference from standard attention, n = %1, d = %2")
+                     .arg(first.n)
+                     .arg(first.headDim));
     // A difference of exactly zero has no place on a log axis; such points sit on the floor.
     double lo = std::numeric_limits<double>::max(), hi = 0;
     for (const ExactnessDemo& run : runs)
@@ -616,15 +701,19 @@ ChartPage exactnessChart(const AnalysisResults& r) {
     auto [ylo, yhi] = decadeRange(lo, hi);
     ylo /= 10;
     auto onAxis = [floor = ylo](double v) { return v > 0 ? v : floor; };
-    auto* x = sizeAxis(QStringLiteral("window half-width w: each query sees keys within ±w"), runs.front().halfWidth,
-                       runs.back().halfWidth);
+    auto* x = sizeAxis(QStringLiteral("window half-width w: each query sees keys within ±w"),
+                       runs.front().halfWidth, runs.back().halfWidth);
     // Labels every third decade: sixteen decades of labels would be unreadable from the back.
-    auto* y = logAxis(QStringLiteral("max |output − standard| (log scale)"), 1000, QStringLiteral("%.0e"), ylo, yhi);
+    auto* y = logAxis(QStringLiteral("max |output − standard| (log scale)"), 1000,
+                      QStringLiteral("%.0e"), ylo, yhi);
     chart->addAxis(x, Qt::AlignBottom);
     chart->addAxis(y, Qt::AlignLeft);
 
-    QLineSeries* window = makeLine(QStringLiteral("window-diff"), QStringLiteral("local-window approximation"), kStandard);
-    QLineSeries* flash = makeLine(QStringLiteral("flash-diff"), QStringLiteral("FlashAttention (%1 × %1 tiles)").arg(r.block), kFlash);
+    QLineSeries* window = makeLine(QStringLiteral("window-diff"),
+                                   QStringLiteral("local-window approximation"), kStandard);
+    QLineSeries* flash =
+        makeLine(QStringLiteral("flash-diff"),
+                 QStringLiteral("FlashAttention (%1 × %1 tiles)").arg(r.block), kFlash);
     const ExactnessDemo* picked = nullptr;
     for (const ExactnessDemo& run : runs) {
         window->append(run.halfWidth, onAxis(run.windowMaxDiff));
@@ -635,23 +724,28 @@ ChartPage exactnessChart(const AnalysisResults& r) {
     attach(chart, flash, x, y);
     std::vector<std::pair<QPointF, QString>> zeros;
     for (const ExactnessDemo& run : runs)
-        if (run.windowMaxDiff == 0) zeros.emplace_back(QPointF(run.halfWidth, ylo), QStringLiteral("identical"));
+        if (run.windowMaxDiff == 0)
+            zeros.emplace_back(QPointF(run.halfWidth, ylo), QStringLiteral("identical"));
     if (!zeros.empty()) pinTexts(chart, window, zeros, kStandard.darker(130), Anchor::Right);
     QString caption;
     if (picked) {
-        QScatterSeries* mark = makeScatter(QStringLiteral("script-window"),
-                                           QStringLiteral("±%1, the explainer's window (allclose: %2)")
-                                               .arg(picked->halfWidth)
-                                               .arg(picked->windowAllClose ? QStringLiteral("yes") : QStringLiteral("no")),
-                                           Qt::transparent, kBroken, 26);
+        QScatterSeries* mark = makeScatter(
+            QStringLiteral("script-window"),
+            QStringLiteral("±%1, the explainer's window (allclose: %2)")
+                .arg(picked->halfWidth)
+                .arg(picked->windowAllClose ? QStringLiteral("yes") : QStringLiteral("no")),
+            Qt::transparent, kBroken, 26);
         mark->append(picked->halfWidth, onAxis(picked->windowMaxDiff));
         attach(chart, mark, x, y);
-        caption = QStringLiteral("Flash stays at rounding noise (%1, allclose %2); the window at ±%3 is off by %4 and is exact only once it covers every key.")
-                      .arg(sci(picked->flashMaxDiff), picked->flashAllClose ? QStringLiteral("yes") : QStringLiteral("no"))
+        caption = QStringLiteral("Flash stays at rounding noise (%1, allclose %2); the window at "
+                                 "±%3 is off by %4 and is exact only once it covers every key.")
+                      .arg(sci(picked->flashMaxDiff),
+                           picked->flashAllClose ? QStringLiteral("yes") : QStringLiteral("no"))
                       .arg(picked->halfWidth)
                       .arg(number(picked->windowMaxDiff, 2));
     } else {
-        caption = QStringLiteral("Flash stays at rounding noise; the window is exact only once it covers every key.");
+        caption = QStringLiteral(
+            "Flash stays at rounding noise; the window is exact only once it covers every key.");
     }
     return {chart, caption};
 }
@@ -659,14 +753,23 @@ ChartPage exactnessChart(const AnalysisResults& r) {
 // ---- 7. same FLOPs, less traffic -------------------------------------------------------------
 ChartPage flopsChart(const AnalysisResults& r) {
     const auto& rows = r.flops;
-    BarPanel flops{QStringLiteral("Same FLOPs…"),
-                   QStringLiteral("forward pass, d = %1, %2 × %2 tiles").arg(r.headDim).arg(r.block),
-                   QStringLiteral("GFLOP (log scale)"),
-                   {}, QStringLiteral("standard-flops"), QStringLiteral("flash-flops"), {}, {}};
+    BarPanel flops{
+        QStringLiteral("Same FLOPs…"),
+        QStringLiteral("forward pass, d = %1, %2 × %2 tiles").arg(r.headDim).arg(r.block),
+        QStringLiteral("GFLOP (log scale)"),
+        {},
+        QStringLiteral("standard-flops"),
+        QStringLiteral("flash-flops"),
+        {},
+        {}};
     BarPanel traffic{QStringLiteral("…less traffic"),
                      QStringLiteral("bytes moved between HBM and the chip"),
                      QStringLiteral("HBM traffic, MB (log scale)"),
-                     {}, QStringLiteral("standard-traffic"), QStringLiteral("flash-traffic"), {}, {}};
+                     {},
+                     QStringLiteral("standard-traffic"),
+                     QStringLiteral("flash-traffic"),
+                     {},
+                     {}};
     bool sameFlops = true;
     double cutLo = std::numeric_limits<double>::max(), cutHi = 0;
     for (const FlopsRow& row : rows) {
@@ -681,20 +784,26 @@ ChartPage flopsChart(const AnalysisResults& r) {
         cutLo = std::min(cutLo, row.trafficCut);
         cutHi = std::max(cutHi, row.trafficCut);
     }
-    const QString cut = number(cutLo, 1) == number(cutHi, 1)
-                            ? number(cutLo, 1) + QStringLiteral("×")
-                            : number(cutLo, 1) + QStringLiteral("–") + number(cutHi, 1) + QStringLiteral("×");
-    const QString flopWords = sameFlops ? QStringLiteral("Every multiply is still done (identical FLOPs)")
-                                        : QStringLiteral("The FLOPs barely differ");
+    const QString cut =
+        number(cutLo, 1) == number(cutHi, 1)
+            ? number(cutLo, 1) + QStringLiteral("×")
+            : number(cutLo, 1) + QStringLiteral("–") + number(cutHi, 1) + QStringLiteral("×");
+    const QString flopWords = sameFlops
+                                  ? QStringLiteral("Every multiply is still done (identical FLOPs)")
+                                  : QStringLiteral("The FLOPs barely differ");
     ChartPage page;
     page.chart = pairedBars(flops);
     page.second = pairedBars(traffic);
-    page.caption = cutLo >= 1
-                       ? QStringLiteral("%1; only the traffic falls, %2 less. The gain is in bytes, not arithmetic.").arg(flopWords, cut)
-                       : QStringLiteral("%1, but %2 × %2 tiles move more bytes than standard (standard ÷ flash = %3): use bigger tiles.")
-                             .arg(flopWords)
-                             .arg(r.block)
-                             .arg(cut);
+    page.caption =
+        cutLo >= 1
+            ? QStringLiteral(
+                  "%1; only the traffic falls, %2 less. The gain is in bytes, not arithmetic.")
+                  .arg(flopWords, cut)
+            : QStringLiteral("%1, but %2 × %2 tiles move more bytes than standard (standard ÷ "
+                             "flash = %3): use bigger tiles.")
+                  .arg(flopWords)
+                  .arg(r.block)
+                  .arg(cut);
     return page;
 }
 
@@ -702,11 +811,17 @@ ChartPage flopsChart(const AnalysisResults& r) {
 ChartPage debugCopyChart(const AnalysisResults& r) {
     const DebugCopyDemo& demo = r.debugCopy;
     QChart* chart = newChart(QStringLiteral("A debug copy of S undoes the tiling"),
-                             QStringLiteral("FlashAttention, n = %1, d = %2, %3 × %3 tiles").arg(demo.n).arg(demo.headDim).arg(demo.block));
+                             QStringLiteral("FlashAttention, n = %1, d = %2, %3 × %3 tiles")
+                                 .arg(demo.n)
+                                 .arg(demo.headDim)
+                                 .arg(demo.block));
     auto* bars = new QBarSeries;
     bars->setObjectName(QStringLiteral("debug-copy"));
-    QBarSet* clean = makeBarSet(QStringLiteral("clean"), QStringLiteral("score tiles discarded"), kFlash);
-    QBarSet* kept = makeBarSet(QStringLiteral("kept"), QStringLiteral("every score tile also written to an n × n S"), kBroken);
+    QBarSet* clean =
+        makeBarSet(QStringLiteral("clean"), QStringLiteral("score tiles discarded"), kFlash);
+    QBarSet* kept =
+        makeBarSet(QStringLiteral("kept"),
+                   QStringLiteral("every score tile also written to an n × n S"), kBroken);
     *clean << toMB(demo.clean.peakScratchBytes()) << toMB(demo.clean.hbmBytes());
     *kept << toMB(demo.withCopy.peakScratchBytes()) << toMB(demo.withCopy.hbmBytes());
     bars->append(clean);
@@ -729,7 +844,8 @@ ChartPage debugCopyChart(const AnalysisResults& r) {
     chart->addAxis(x, Qt::AlignBottom);
     chart->addAxis(y, Qt::AlignLeft);
     attach(chart, bars, x, y);
-    return {chart, QStringLiteral("One debugging line undoes the tiling: the peak goes from %1 to %2 (%3× worse) and traffic from %4 to %5.")
+    return {chart, QStringLiteral("One debugging line undoes the tiling: the peak goes from %1 to "
+                                  "%2 (%3× worse) and traffic from %4 to %5.")
                        .arg(kb(demo.clean.peakScratchBytes()), kb(demo.withCopy.peakScratchBytes()))
                        .arg(number(demo.peakRatio, 0))
                        .arg(mb(demo.clean.hbmBytes()), mb(demo.withCopy.hbmBytes()))};
@@ -745,12 +861,16 @@ QString finiteOrName(double v, int decimals) {
 ChartPage overflowChart(const AnalysisResults& r) {
     const OverflowDemo& demo = r.overflow;
     const auto count = static_cast<int>(demo.scores.size());
-    QChart* chart = newChart(QStringLiteral("Without the maximum, exp() overflows"),
-                             QStringLiteral("softmax of four large scores, with and without subtracting the maximum"));
+    QChart* chart = newChart(
+        QStringLiteral("Without the maximum, exp() overflows"),
+        QStringLiteral("softmax of four large scores, with and without subtracting the maximum"));
     auto* bars = new QBarSeries;
     bars->setObjectName(QStringLiteral("overflow"));
-    QBarSet* safe = makeBarSet(QStringLiteral("safe"), QStringLiteral("with the max subtracted: weight"), kCorrect);
-    QBarSet* naive = makeBarSet(QStringLiteral("naive"), QStringLiteral("without it: exp(s) → inf, weight → NaN (no bar can be drawn)"), kBroken);
+    QBarSet* safe = makeBarSet(QStringLiteral("safe"),
+                               QStringLiteral("with the max subtracted: weight"), kCorrect);
+    QBarSet* naive = makeBarSet(
+        QStringLiteral("naive"),
+        QStringLiteral("without it: exp(s) → inf, weight → NaN (no bar can be drawn)"), kBroken);
     QStringList categories;
     double top = 0;
     for (int i = 0; i < count; ++i) {
@@ -771,7 +891,8 @@ ChartPage overflowChart(const AnalysisResults& r) {
     x->setTitleText(QStringLiteral("score s"));
     bars->setBarWidth(0.7);
     // Room above the bars for what the version without the maximum produced.
-    auto* y = valueAxis(QStringLiteral("softmax weight"), 0, std::max(top, 1.0) * 1.4, QStringLiteral("%.1f"));
+    auto* y = valueAxis(QStringLiteral("softmax weight"), 0, std::max(top, 1.0) * 1.4,
+                        QStringLiteral("%.1f"));
     y->setTickType(QValueAxis::TicksDynamic);
     y->setTickAnchor(0);
     y->setTickInterval(0.2);
@@ -782,17 +903,20 @@ ChartPage overflowChart(const AnalysisResults& r) {
     // Above each score, what the version without the maximum produced for it.
     std::vector<std::pair<QPointF, QString>> texts;
     for (int i = 0; i < count; ++i) {
-        const QString text = QStringLiteral("exp(%1) = %2\nweight = %3")
-                                 .arg(demo.scores[i])
-                                 .arg(finiteOrName(demo.rawExp[i], 3), finiteOrName(demo.naiveWeights[i], 3));
+        const QString text =
+            QStringLiteral("exp(%1) = %2\nweight = %3")
+                .arg(demo.scores[i])
+                .arg(finiteOrName(demo.rawExp[i], 3), finiteOrName(demo.naiveWeights[i], 3));
         texts.emplace_back(QPointF(i, std::max(top, 1.0) * 1.1), text);
     }
     pinTexts(chart, bars, texts, kBroken, Anchor::Centre, true);
     const QString caption =
         demo.nonFiniteNaive == count
-            ? QStringLiteral("Even exp(%1) is past the largest double: every weight of the plain softmax is NaN. Subtracting the maximum keeps it finite.")
+            ? QStringLiteral("Even exp(%1) is past the largest double: every weight of the plain "
+                             "softmax is NaN. Subtracting the maximum keeps it finite.")
                   .arg(demo.scores.minCoeff())
-            : QStringLiteral("%1 of the %2 weights of the plain softmax are not finite; subtracting the maximum keeps them all finite.")
+            : QStringLiteral("%1 of the %2 weights of the plain softmax are not finite; "
+                             "subtracting the maximum keeps them all finite.")
                   .arg(demo.nonFiniteNaive)
                   .arg(count);
     return {chart, caption};
@@ -803,8 +927,10 @@ void placeLegend(QChart* chart) {
     if (!chart->legend()->isAttachedToChart()) return;
     int entries = 0;
     for (QAbstractSeries* series : chart->series()) {
-        if (auto* bars = qobject_cast<QAbstractBarSeries*>(series)) entries += static_cast<int>(bars->count());
-        else entries += !series->name().isEmpty();
+        if (auto* bars = qobject_cast<QAbstractBarSeries*>(series))
+            entries += static_cast<int>(bars->count());
+        else
+            entries += !series->name().isEmpty();
     }
     chart->legend()->setAlignment(entries > 3 ? Qt::AlignRight : Qt::AlignBottom);
 }
@@ -822,7 +948,7 @@ QStringList analysisChartTitles() {
 ChartPage buildAnalysisChart(const AnalysisResults& results, int index) {
     using Builder = ChartPage (*)(const AnalysisResults&);
     static constexpr Builder builders[AnalysisChartCount] = {
-        memoryBoundChart, onlineSoftmaxChart, tiledChart,    blockSizeChart, backwardChart,
+        memoryBoundChart, onlineSoftmaxChart, tiledChart,     blockSizeChart, backwardChart,
         exactnessChart,   flopsChart,         debugCopyChart, overflowChart};
     if (index < 0 || index >= AnalysisChartCount) return {};
     ChartPage page = builders[index](results);
@@ -834,15 +960,18 @@ ChartPage buildAnalysisChart(const AnalysisResults& results, int index) {
 std::vector<ChartPage> buildAnalysisCharts(const AnalysisResults& results) {
     std::vector<ChartPage> pages;
     pages.reserve(AnalysisChartCount);
-    for (int i = 0; i < AnalysisChartCount; ++i) pages.push_back(buildAnalysisChart(results, i));
+    for (int i = 0; i < AnalysisChartCount; ++i)
+        pages.push_back(buildAnalysisChart(results, i));
     return pages;
 }
 
 void applyChartFonts(QChart* chart, const QFont& base) {
     auto scaled = [&base](double factor, bool bold) {
         QFont font = base;
-        if (base.pointSizeF() > 0) font.setPointSizeF(base.pointSizeF() * factor);
-        else font.setPixelSize(static_cast<int>(std::lround(base.pixelSize() * factor)));
+        if (base.pointSizeF() > 0)
+            font.setPointSizeF(base.pointSizeF() * factor);
+        else
+            font.setPixelSize(static_cast<int>(std::lround(base.pixelSize() * factor)));
         font.setBold(bold);
         return font;
     };
@@ -854,12 +983,15 @@ void applyChartFonts(QChart* chart, const QFont& base) {
     }
     for (QAbstractSeries* series : chart->series()) {
         if (auto* bars = qobject_cast<QAbstractBarSeries*>(series))
-            for (QBarSet* set : bars->barSets()) set->setLabelFont(scaled(0.95, false));
-        if (auto* line = qobject_cast<QXYSeries*>(series)) line->setPointLabelsFont(scaled(0.95, true));
+            for (QBarSet* set : bars->barSets())
+                set->setLabelFont(scaled(0.95, false));
+        if (auto* line = qobject_cast<QXYSeries*>(series))
+            line->setPointLabelsFont(scaled(0.95, true));
     }
     for (QGraphicsItem* item : chart->childItems())
         if (item->data(kOverlayKey).toBool())
-            if (auto* text = dynamic_cast<QGraphicsSimpleTextItem*>(item)) text->setFont(scaled(1.15, true));
+            if (auto* text = dynamic_cast<QGraphicsSimpleTextItem*>(item))
+                text->setFont(scaled(1.15, true));
     // Overlays are placed by their size; a new font changes it.
     emit chart->plotAreaChanged(chart->plotArea());
 }

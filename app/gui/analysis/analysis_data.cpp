@@ -36,8 +36,8 @@ void requirePositive(double value, const std::string& what, const HardwareProfil
 
 bool sameAnalysis(const AnalysisInputs& a, const AnalysisInputs& b) {
     return a.spec.headDim == b.spec.headDim && a.spec.seed == b.spec.seed &&
-           a.options.blockRows == b.options.blockRows && a.options.blockCols == b.options.blockCols &&
-           sameFigures(a.hardware, b.hardware);
+           a.options.blockRows == b.options.blockRows &&
+           a.options.blockCols == b.options.blockCols && sameFigures(a.hardware, b.hardware);
 }
 
 void validateAnalysisInputs(const AnalysisInputs& inputs) {
@@ -49,13 +49,15 @@ void validateAnalysisInputs(const AnalysisInputs& inputs) {
     requirePositive(hw.fp32FlopsPerSecond.value, "fp32 FLOP rate", hw);
 }
 
-bool sharesRuns(const AnalysisResults& previous, const AnalysisInputs& inputs, const AnalysisPlan& plan) {
+bool sharesRuns(const AnalysisResults& previous, const AnalysisInputs& inputs,
+                const AnalysisPlan& plan) {
     return previous.headDim == inputs.spec.headDim && previous.block == inputs.options.blockRows &&
            previous.inputs.spec.seed == inputs.spec.seed && samePlan(previous.plan, plan);
 }
 
 int analysisStepCount(const AnalysisPlan& plan) {
-    return 6 + static_cast<int>(plan.tiledNs.size() + plan.exactnessHalfWidths.size() + plan.flopsNs.size());
+    return 6 + static_cast<int>(plan.tiledNs.size() + plan.exactnessHalfWidths.size() +
+                                plan.flopsNs.size());
 }
 
 AnalysisOutcome computeAnalysis(const AnalysisInputs& inputs, const AnalysisProgress& progress,
@@ -81,9 +83,11 @@ AnalysisOutcome computeAnalysis(const AnalysisInputs& inputs, const AnalysisProg
 
         // Closed forms first: they take microseconds.
         r.memoryBound = memoryBoundTable(d, plan.memoryBoundNs);
-        r.balanceFp32BytesPerFlop = hw.hbmBandwidthBytesPerSecond.value / hw.fp32FlopsPerSecond.value;
+        r.balanceFp32BytesPerFlop =
+            hw.hbmBandwidthBytesPerSecond.value / hw.fp32FlopsPerSecond.value;
         if (hw.fp16TensorFlopsPerSecond.value > 0)
-            r.balanceTensorBytesPerFlop = hw.hbmBandwidthBytesPerSecond.value / hw.fp16TensorFlopsPerSecond.value;
+            r.balanceTensorBytesPerFlop =
+                hw.hbmBandwidthBytesPerSecond.value / hw.fp16TensorFlopsPerSecond.value;
         step();
         r.softmax = onlineSoftmaxDemo(scriptSoftmaxRow(), inputs.options.blockCols);
         step();
@@ -120,7 +124,8 @@ AnalysisOutcome computeAnalysis(const AnalysisInputs& inputs, const AnalysisProg
                 if (done + 1 < total) step();
             }
         }
-        for (const TiledRow& row : r.tiled) r.paperModel.push_back(paperIoModel(row.n, d, r.sramElements));
+        for (const TiledRow& row : r.tiled)
+            r.paperModel.push_back(paperIoModel(row.n, d, r.sramElements));
         step();
         outcome.results = std::move(r);
     } catch (const Stopped&) {

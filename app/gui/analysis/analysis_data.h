@@ -80,7 +80,8 @@ struct AnalysisOutcome {
 
 // True when `previous` ran the algorithms exactly as `inputs` would (same d, B, seed and sizes),
 // so its runs can be taken over.
-bool sharesRuns(const AnalysisResults& previous, const AnalysisInputs& inputs, const AnalysisPlan& plan);
+bool sharesRuns(const AnalysisResults& previous, const AnalysisInputs& inputs,
+                const AnalysisPlan& plan);
 
 // Progress callback: (steps done, total); returning false stops the computation.
 using AnalysisProgress = std::function<bool(int done, int total)>;
@@ -92,6 +93,7 @@ int analysisStepCount(const AnalysisPlan& plan);
 // the algorithms are taken from `previous` when it was computed for the same d, B and seed
 // (switching the hardware profile then costs nothing).
 AnalysisOutcome computeAnalysis(const AnalysisInputs& inputs, const AnalysisProgress& progress = {},
-                                const AnalysisPlan& plan = {}, const AnalysisResults* previous = nullptr);
+                                const AnalysisPlan& plan = {},
+                                const AnalysisResults* previous = nullptr);
 
 } // namespace flashviz::gui

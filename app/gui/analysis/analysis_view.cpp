@@ -35,8 +35,10 @@ namespace {
 
 QFont scaledFont(const QFont& base, double factor, bool bold = false) {
     QFont font = base;
-    if (base.pointSizeF() > 0) font.setPointSizeF(base.pointSizeF() * factor);
-    else font.setPixelSize(static_cast<int>(base.pixelSize() * factor + 0.5));
+    if (base.pointSizeF() > 0)
+        font.setPointSizeF(base.pointSizeF() * factor);
+    else
+        font.setPixelSize(static_cast<int>(base.pixelSize() * factor + 0.5));
     font.setBold(bold);
     return font;
 }
@@ -119,12 +121,13 @@ AnalysisView::AnalysisView(QWidget* parent) : QWidget(parent) {
 }
 
 AnalysisView::~AnalysisView() {
-    // Workers must not outlive the widget whose results they would deliver.
-    for (auto& run : m_runs) run->cancelled->store(true);
+    // A worker holds only copies and shared flags, never this widget: tell it to stop and let
+    // it wind down on its own instead of making the window wait for it to close.
     for (auto& run : m_runs) {
+        run->cancelled->store(true);
         run->watcher->disconnect(this);
-        run->watcher->waitForFinished();
     }
+}
 }
 
 void AnalysisView::setSettings(const ProblemSpec& spec, const FlashOptions& options,
@@ -136,10 +139,12 @@ void AnalysisView::setSettings(const ProblemSpec& spec, const FlashOptions& opti
     } catch (const EngineError& error) {
         refusal = QString::fromUtf8(error.what());
     }
-    if (refusal.isEmpty() && m_error.isEmpty() && m_requested && sameAnalysis(*m_requested, inputs)) return;
+    if (refusal.isEmpty() && m_error.isEmpty() && m_requested && sameAnalysis(*m_requested, inputs))
+        return;
     // A newer request makes every running one stale.
     ++m_generation;
-    for (auto& run : m_runs) run->cancelled->store(true);
+    for (auto& run : m_runs)
+        run->cancelled->store(true);
     m_startTimer->stop();
     m_requested = std::make_unique<AnalysisInputs>(std::move(inputs));
     if (!refusal.isEmpty()) {
@@ -177,9 +182,11 @@ void AnalysisView::present(std::shared_ptr<const AnalysisResults> results) {
 
 void AnalysisView::refuse(const QString& message) {
     m_error = message;
-    showMessage(m_shown ? tr("These settings were refused: %1 The charts still show the earlier settings.").arg(m_error)
-                        : tr("These settings were refused: %1").arg(m_error),
-                true);
+    showMessage(
+        m_shown ? tr("These settings were refused: %1 The charts still show the earlier settings.")
+                      .arg(m_error)
+                : tr("These settings were refused: %1").arg(m_error),
+        true);
     emit failed(m_error);
 }
 
@@ -240,7 +247,8 @@ void AnalysisView::finished(quint64 generation, const AnalysisOutcome& outcome) 
 void AnalysisView::cancel() {
     if (!m_busy) return;
     m_startTimer->stop();
-    for (auto& run : m_runs) run->cancelled->store(true);
+    for (auto& run : m_runs)
+        run->cancelled->store(true);
     ++m_generation;
     m_requested.reset();
     setBusy(false);
@@ -250,7 +258,8 @@ void AnalysisView::cancel() {
 void AnalysisView::rebuildCharts() {
     // Only the page on screen is built now; the others when first shown or asked for, so that
     // new results never hold the GUI thread for long.
-    for (int i = 0; i < m_stale.size(); ++i) m_stale[i] = true;
+    for (int i = 0; i < m_stale.size(); ++i)
+        m_stale[i] = true;
     ensurePage(currentChart());
     updateCaption();
 }
@@ -276,20 +285,27 @@ void AnalysisView::updateCaption() {
     m_caption->setText(index >= 0 && index < m_captions.size() ? m_captions[index] : QString());
 }
 
-QStringList AnalysisView::chartTitles() const { return analysisChartTitles(); }
+QStringList AnalysisView::chartTitles() const {
+    return analysisChartTitles();
+}
 
 void AnalysisView::showChart(int index) {
     if (index < 0 || index >= m_views.size()) return;
     m_list->setCurrentRow(index);
 }
 
-int AnalysisView::currentChart() const { return m_stack->currentIndex(); }
+int AnalysisView::currentChart() const {
+    return m_stack->currentIndex();
+}
 
-void AnalysisView::setNavigationVisible(bool visible) { m_list->setVisible(visible); }
+void AnalysisView::setNavigationVisible(bool visible) {
+    m_list->setVisible(visible);
+}
 
 QChart* AnalysisView::chart(int index, int panel) const {
     ensurePage(index);
-    if (index < 0 || index >= m_views.size() || panel < 0 || panel >= panelCount(index)) return nullptr;
+    if (index < 0 || index >= m_views.size() || panel < 0 || panel >= panelCount(index))
+        return nullptr;
     return (panel == 0 ? m_views : m_secondViews)[index]->chart();
 }
 
@@ -304,9 +320,13 @@ QString AnalysisView::caption(int index) const {
     return index >= 0 && index < m_captions.size() ? m_captions[index] : QString();
 }
 
-QString AnalysisView::errorText() const { return m_error; }
+QString AnalysisView::errorText() const {
+    return m_error;
+}
 
-bool AnalysisView::isBusy() const { return m_busy; }
+bool AnalysisView::isBusy() const {
+    return m_busy;
+}
 
 bool AnalysisView::waitForIdle(int timeoutMs) {
     if (!m_busy) return true;
@@ -319,7 +339,9 @@ bool AnalysisView::waitForIdle(int timeoutMs) {
     return !m_busy;
 }
 
-const AnalysisResults* AnalysisView::results() const { return m_shown.get(); }
+const AnalysisResults* AnalysisView::results() const {
+    return m_shown.get();
+}
 
 void AnalysisView::setBusy(bool busy) {
     if (busy == m_busy) return;
@@ -332,8 +354,11 @@ void AnalysisView::setBusy(bool busy) {
 
 void AnalysisView::showMessage(const QString& text, bool error) {
     m_message->setText(text);
-    m_message->setStyleSheet(error ? QStringLiteral("QLabel { background: #fde4e1; color: #7a1408; padding: 0.4em; border: 1px solid #d9826f; }")
-                                   : QStringLiteral("QLabel { background: #eef2f7; color: #1f2d3d; padding: 0.4em; border: 1px solid #b8c4d2; }"));
+    m_message->setStyleSheet(error
+                                 ? QStringLiteral("QLabel { background: #fde4e1; color: #7a1408; "
+                                                  "padding: 0.4em; border: 1px solid #d9826f; }")
+                                 : QStringLiteral("QLabel { background: #eef2f7; color: #1f2d3d; "
+                                                  "padding: 0.4em; border: 1px solid #b8c4d2; }"));
     m_message->show();
 }
 
@@ -347,8 +372,10 @@ void AnalysisView::applyFonts() {
     m_list->setFont(scaledFont(base, 1.05));
     m_caption->setFont(scaledFont(base, 1.15));
     m_message->setFont(base);
-    for (QChartView* view : m_views) applyChartFonts(view->chart(), base);
-    for (QChartView* view : m_secondViews) applyChartFonts(view->chart(), base);
+    for (QChartView* view : m_views)
+        applyChartFonts(view->chart(), base);
+    for (QChartView* view : m_secondViews)
+        applyChartFonts(view->chart(), base);
     m_list->updateGeometry();
 }
 

@@ -33,7 +33,7 @@ struct AnalysisResults;
 
 class AnalysisView : public QWidget {
     Q_OBJECT
-public:
+  public:
     explicit AnalysisView(QWidget* parent = nullptr);
     ~AnalysisView() override;
 
@@ -57,18 +57,18 @@ public:
     bool waitForIdle(int timeoutMs = 60000); // processes events until no computation runs
     const AnalysisResults* results() const;  // what the charts on screen were drawn from
 
-public slots:
+  public slots:
     void cancel(); // stops the running computation; the charts on screen stay
 
-signals:
+  signals:
     void busyChanged(bool busy);
     void chartsUpdated();
     void failed(const QString& message);
 
-protected:
+  protected:
     void changeEvent(QEvent* event) override;
 
-private:
+  private:
     struct Run; // one computation on the worker thread
 
     void startPending();
@@ -94,10 +94,11 @@ private:
     mutable QList<bool> m_stale; // pages still showing older results than m_shown
 
     QTimer* m_startTimer = nullptr; // coalesces settings changes made in one event-loop turn
-    std::unique_ptr<AnalysisInputs> m_requested; // the latest settings asked for
+    std::unique_ptr<AnalysisInputs> m_requested;    // the latest settings asked for
     std::shared_ptr<const AnalysisResults> m_shown; // the results the charts are drawn from
-    std::vector<std::shared_ptr<const AnalysisResults>> m_recent; // newest last: going back is instant
-    std::vector<std::unique_ptr<Run>> m_runs;     // running, the newest last; older ones cancelled
+    std::vector<std::shared_ptr<const AnalysisResults>>
+        m_recent;                             // newest last: going back is instant
+    std::vector<std::unique_ptr<Run>> m_runs; // running, the newest last; older ones cancelled
     quint64 m_generation = 0;
     bool m_busy = false;
     QString m_error;
