@@ -128,7 +128,6 @@ AnalysisView::~AnalysisView() {
         run->watcher->disconnect(this);
     }
 }
-}
 
 void AnalysisView::setSettings(const ProblemSpec& spec, const FlashOptions& options,
                                const HardwareProfile& hardware) {
