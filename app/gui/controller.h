@@ -1,0 +1,109 @@
+#pragma once
+// The window's one source of truth: the scene shown, the step, playback. Views read from it and
+// never keep results of their own. Large scenes are built on a worker thread with progress and
+// cancel; frames too expensive to compute within a frame's time are computed there as well, the
+// latest request winning.
+#include "scene.h"
+
+#include <QFutureWatcher>
+#include <QObject>
+#include <QString>
+#include <QTimer>
+
+#include <memory>
+
+namespace flashviz::gui {
+
+struct BuildOutcome {
+    std::shared_ptr<const Scene> scene;
+    QString error; // the engine's refusal, when there is no scene
+    bool cancelled = false;
+};
+
+class Controller : public QObject {
+    Q_OBJECT
+public:
+    explicit Controller(QObject* parent = nullptr);
+    ~Controller() override;
+
+    // The settings of the scene on screen, and the latest accepted (possibly still building).
+    const VizSettings& settings() const { return m_settings; }
+    const VizSettings& requestedSettings() const { return m_requested; }
+    std::shared_ptr<const Scene> scene() const { return m_scene; }
+    std::shared_ptr<const Frame> frame() const { return m_frame; }
+    int step() const { return m_step; }
+    int stepCount() const;
+    bool isPlaying() const { return m_timer.isActive(); }
+    double speed() const { return m_speed; }
+    bool isBusy() const { return m_buildWatcher != nullptr; }
+    bool isIdle() const; // no build or frame pending, and the frame on hand is the current step
+    QString lastRefusal() const { return m_lastRefusal; }
+
+    // Checks the settings and builds their scene: inline when small, otherwise on a worker.
+    // Returns false (and emits refused) when the engine refuses; the current scene stays.
+    // `stepSpec` is "", a step number, "end" or "first-rescale"; empty keeps the step where the
+    // new scene has the same steps, otherwise starts at 0.
+    bool apply(const VizSettings& settings, const QString& stepSpec = {});
+    bool applyPreset(const QString& id);
+    // Processes events until idle or the timeout; returns whether idle was reached.
+    bool waitUntilIdle(int timeoutMs = 120000);
+    // Work below these many floating-point operations runs on the GUI thread.
+    void setInlineLimits(double buildFlops, double frameFlops);
+
+public slots:
+    void setStep(int step);
+    void stepForward();
+    void stepBackward();
+    void goToStart();
+    void goToEnd();
+    void nextChapter();
+    void previousChapter();
+    void play();
+    void pause();
+    void togglePlay();
+    void setSpeed(double stepsPerSecond);
+    void setBug(bool on);
+    void toggleBug();
+    void jumpToFirstDivergence();
+    void cancelBuild();
+
+signals:
+    void sceneChanged();
+    void frameChanged();
+    void stepChanged(int step);
+    void playingChanged(bool playing);
+    void speedChanged(double stepsPerSecond);
+    void busyChanged(bool busy);
+    void progress(int percent, const QString& stage);
+    void refused(const QString& message);
+    void settingsChanged();
+
+private:
+    void setScene(std::shared_ptr<const Scene> scene, const QString& stepSpec);
+    void refuse(const QString& message);
+    void dropBuild();
+    void requestFrame();
+    void startFrameJob();
+    void onBuildFinished(QFutureWatcher<BuildOutcome>* watcher);
+    void onFrameFinished();
+    void tick();
+
+    VizSettings m_settings;
+    VizSettings m_requested;
+    std::shared_ptr<const Scene> m_scene;
+    std::shared_ptr<const Frame> m_frame;
+    int m_step = 0;
+    double m_speed = 2.0;
+    QTimer m_timer;
+    QString m_lastRefusal;
+    double m_inlineBuildFlops = 4e6;
+    double m_inlineFrameFlops = 6e7;
+
+    QFutureWatcher<BuildOutcome>* m_buildWatcher = nullptr;
+    QString m_pendingStepSpec;
+    QFutureWatcher<std::shared_ptr<const Frame>>* m_frameWatcher = nullptr;
+};
+
+std::optional<int> resolveStep(const Scene& scene, const QString& stepSpec);
+
+} // namespace flashviz::gui

@@ -1,0 +1,444 @@
+#include "main_window.h"
+
+#include "analysis/analysis_view.h"
+#include "check_panel.h"
+#include "code_panel.h"
+#include "controller.h"
+#include "controls_panel.h"
+#include "lecture.h"
+#include "matrices_view.h"
+#include "memory_stage.h"
+#include "playback_bar.h"
+#include "tile_detail.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCheckBox>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QElapsedTimer>
+#include <QFileDialog>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSettings>
+#include <QSplitter>
+#include <QStackedWidget>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <QVariantAnimation>
+
+#include <cmath>
+
+namespace flashviz::gui {
+
+MainWindow::MainWindow(const StartOptions& options, QWidget* parent)
+    : QMainWindow(parent), m_options(options), m_controller(new Controller(this)) {
+    setWindowTitle(tr("FlashViz — FlashAttention, tile by tile"));
+    setObjectName(QStringLiteral("mainWindow"));
+    buildUi();
+    buildActions();
+
+    connect(m_controller, &Controller::frameChanged, this, &MainWindow::distributeFrame);
+    connect(m_controller, &Controller::sceneChanged, this, &MainWindow::onSceneChanged);
+    connect(m_controller, &Controller::refused, this, &MainWindow::onRefused);
+    connect(m_controller, &Controller::busyChanged, this, &MainWindow::onBusyChanged);
+    connect(m_controller, &Controller::progress, this, [this](int percent, const QString& stage) {
+        m_progress->setValue(percent);
+        m_status->setText(stage);
+    });
+    connect(m_controller, &Controller::settingsChanged, this,
+            [this] { m_controls->setSettings(m_controller->requestedSettings()); });
+    connect(m_controls, &ControlsPanel::settingsRequested, m_controller,
+            [this](const VizSettings& s) { m_controller->apply(s); });
+    connect(m_controls, &ControlsPanel::presetRequested, m_controller,
+            [this](const QString& id) { m_controller->applyPreset(id); });
+    connect(m_controls, &ControlsPanel::showBackendValuesChanged, m_tile, &TileDetailView::setShowBackendValues);
+    connect(m_check, &CheckPanel::jumpRequested, m_controller, &Controller::setStep);
+
+    // Where to start: a preset from the command line, else what was saved, else the toy.
+    VizSettings start = toySettings();
+    QString step = options.step;
+    if (options.restore) {
+        restoreState();
+        QSettings store;
+        if (auto saved = loadSettings(store)) start = *saved;
+    }
+    bool started = false;
+    if (!options.preset.isEmpty()) {
+        if (const Preset* preset = findPreset(options.preset)) {
+            start = preset->settings;
+            if (step.isEmpty()) step = preset->step;
+        } else {
+            m_controller->applyPreset(options.preset); // refuses, naming the presets
+        }
+    }
+    if (options.bug) start.options.rescale = false;
+    started = m_controller->apply(start, step);
+    if (!started) m_controller->apply(toySettings(), step);
+
+    if (options.lecture) {
+        enterLecture(options.chapter);
+        // A step on the command line overrides the chapter's first one.
+        if (!options.step.isEmpty()) {
+            m_controller->waitUntilIdle();
+            if (const auto scene = m_controller->scene())
+                if (const auto s = resolveStep(*scene, options.step)) m_controller->setStep(*s);
+        }
+    }
+    if (options.analysisChart >= 0) showAnalysis(options.analysisChart);
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::buildUi() {
+    const Theme theme = Theme::desktop();
+    m_memory = new MemoryStageView;
+    m_memory->setObjectName(QStringLiteral("memoryStage"));
+    m_tile = new TileDetailView;
+    m_tile->setObjectName(QStringLiteral("tileDetail"));
+    m_matrices = new MatricesView;
+    m_matrices->setObjectName(QStringLiteral("matrices"));
+    m_code = new CodePanel;
+    m_code->setObjectName(QStringLiteral("code"));
+    m_check = new CheckPanel;
+    m_check->setObjectName(QStringLiteral("check"));
+    for (FrameView* v : std::initializer_list<FrameView*>{m_memory, m_tile, m_matrices, m_code, m_check})
+        v->setTheme(theme);
+
+    m_top = new QSplitter(Qt::Horizontal);
+    m_top->addWidget(m_memory);
+    m_top->addWidget(m_code);
+    m_top->setStretchFactor(0, 65);
+    m_top->setStretchFactor(1, 35);
+    m_bottom = new QSplitter(Qt::Horizontal);
+    m_bottom->addWidget(m_tile);
+    m_bottom->addWidget(m_matrices);
+    m_bottom->setStretchFactor(0, 5);
+    m_bottom->setStretchFactor(1, 4);
+    m_vertical = new QSplitter(Qt::Vertical);
+    m_vertical->addWidget(m_top);
+    m_vertical->addWidget(m_bottom);
+    m_vertical->setStretchFactor(0, 9);
+    m_vertical->setStretchFactor(1, 11);
+    for (QSplitter* s : {m_top, m_bottom, m_vertical}) {
+        s->setChildrenCollapsible(false);
+        s->setHandleWidth(6);
+    }
+
+    m_analysis = new AnalysisView;
+    m_analysis->setObjectName(QStringLiteral("analysis"));
+    m_tabs = new QTabWidget;
+    m_tabs->setObjectName(QStringLiteral("tabs"));
+    m_tabs->setDocumentMode(true);
+    m_tabs->setFocusPolicy(Qt::NoFocus);
+    m_tabs->addTab(m_vertical, tr("Step by step"));
+    m_tabs->addTab(m_analysis, tr("Analysis"));
+    connect(m_tabs, &QTabWidget::currentChanged, this, [this] { updateAnalysisSettings(); });
+
+    m_playback = new PlaybackBar(m_controller);
+    m_playback->applyTheme(theme);
+
+    auto* page = new QWidget;
+    auto* layout = new QVBoxLayout(page);
+    layout->setContentsMargins(6, 4, 6, 2);
+    layout->setSpacing(4);
+    layout->addWidget(m_check);
+    layout->addWidget(m_tabs, 1);
+    layout->addWidget(m_playback);
+
+    m_lecture = new LectureView(m_controller);
+    // A stacked widget is as large as its largest page; lecture mode's big type must not make the
+    // desktop page grow.
+    m_lecture->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored);
+    m_analysis->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored);
+    connect(m_lecture, &LectureView::leaveRequested, this, &MainWindow::leaveLecture);
+
+    m_stack = new QStackedWidget;
+    m_stack->addWidget(page);
+    m_stack->addWidget(m_lecture);
+    setCentralWidget(m_stack);
+    QPalette pal = palette();
+    pal.setColor(QPalette::Window, theme.background);
+    setPalette(pal);
+
+    m_controls = new ControlsPanel;
+    m_controls->setObjectName(QStringLiteral("controls"));
+    m_controls->applyTheme(theme);
+    auto* scroll = new QScrollArea;
+    scroll->setWidget(m_controls);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setMinimumWidth(m_controls->sizeHint().width() + 20);
+    m_dock = new QDockWidget(tr("Settings"), this);
+    m_dock->setObjectName(QStringLiteral("settingsDock"));
+    m_dock->setWidget(scroll);
+    m_dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable |
+                        QDockWidget::DockWidgetClosable);
+    addDockWidget(Qt::LeftDockWidgetArea, m_dock);
+
+    m_status = new QLabel;
+    m_status->setObjectName(QStringLiteral("status"));
+    m_progress = new QProgressBar;
+    m_progress->setRange(0, 100);
+    m_progress->setMaximumWidth(220);
+    m_progress->hide();
+    m_cancel = new QPushButton(tr("Cancel"));
+    m_cancel->setObjectName(QStringLiteral("cancel"));
+    m_cancel->hide();
+    connect(m_cancel, &QPushButton::clicked, m_controller, &Controller::cancelBuild);
+    statusBar()->addWidget(m_status, 1);
+    statusBar()->addPermanentWidget(m_progress);
+    statusBar()->addPermanentWidget(m_cancel);
+
+    m_animation = new QVariantAnimation(this);
+    m_animation->setStartValue(0.0);
+    m_animation->setEndValue(1.0);
+    connect(m_animation, &QVariantAnimation::valueChanged, this, [this](const QVariant& v) {
+        for (FrameView* view : activeViews()) view->setTransition(v.toReal());
+    });
+    resize(1600, 1000);
+    m_memory->setFocus();
+}
+
+void MainWindow::buildActions() {
+    auto add = [this](QMenu* menu, const QString& text, const QKeySequence& key, auto slot) {
+        auto* a = new QAction(text, this);
+        if (!key.isEmpty()) a->setShortcut(key);
+        a->setShortcutContext(Qt::WindowShortcut);
+        connect(a, &QAction::triggered, this, slot);
+        addAction(a); // shortcuts keep working while the menu bar is hidden (lecture mode)
+        if (menu) menu->addAction(a);
+        return a;
+    };
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    add(file, tr("Save a screenshot…"), QKeySequence(Qt::CTRL | Qt::Key_S), [this] { saveScreenshotInteractively(); });
+    file->addSeparator();
+    add(file, tr("Quit"), QKeySequence(Qt::CTRL | Qt::Key_Q), [this] { close(); });
+
+    QMenu* play = menuBar()->addMenu(tr("&Playback"));
+    add(play, tr("Play / pause"), QKeySequence(Qt::Key_Space), [this] { m_controller->togglePlay(); });
+    add(play, tr("Step forward"), QKeySequence(Qt::Key_Right), [this] { m_controller->stepForward(); });
+    add(play, tr("Step back"), QKeySequence(Qt::Key_Left), [this] { m_controller->stepBackward(); });
+    add(play, tr("First step"), QKeySequence(Qt::Key_Home), [this] { m_controller->goToStart(); });
+    add(play, tr("Last step"), QKeySequence(Qt::Key_End), [this] { m_controller->goToEnd(); });
+    add(play, tr("Next chapter (lecture: next click)"), QKeySequence(Qt::Key_PageDown), [this] {
+        if (isLectureMode()) m_lecture->nextBeat();
+        else m_controller->nextChapter();
+    });
+    add(play, tr("Previous chapter (lecture: previous click)"), QKeySequence(Qt::Key_PageUp), [this] {
+        if (isLectureMode()) m_lecture->previousBeat();
+        else m_controller->previousChapter();
+    });
+    play->addSeparator();
+    add(play, tr("Go to the first wrong step"), QKeySequence(Qt::Key_G), [this] { m_controller->jumpToFirstDivergence(); });
+    add(play, tr("Rescale bug on / off"), QKeySequence(Qt::Key_B), [this] { m_controller->toggleBug(); });
+
+    QMenu* presetMenu = menuBar()->addMenu(tr("P&resets"));
+    for (const Preset& p : presets()) {
+        const QString id = p.id;
+        QAction* a = add(presetMenu, p.title, QKeySequence(), [this, id] { m_controller->applyPreset(id); });
+        a->setToolTip(p.description);
+    }
+
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    add(view, tr("Lecture mode"), QKeySequence(Qt::Key_F5), [this] { toggleLecture(); });
+    add(view, tr("Full screen"), QKeySequence(Qt::Key_F11), [this] { isFullScreen() ? showNormal() : showFullScreen(); });
+    add(view, tr("Step by step"), QKeySequence(Qt::CTRL | Qt::Key_1), [this] { m_tabs->setCurrentIndex(0); });
+    add(view, tr("Analysis"), QKeySequence(Qt::CTRL | Qt::Key_2), [this] { m_tabs->setCurrentIndex(1); });
+    view->addAction(m_dock->toggleViewAction());
+
+    // Only in lecture mode: chapters with the arrow keys, Esc to leave.
+    m_lectureOnly.push_back(add(nullptr, tr("Next chapter"), QKeySequence(Qt::Key_Down), [this] { m_lecture->nextChapter(); }));
+    m_lectureOnly.push_back(add(nullptr, tr("Previous chapter"), QKeySequence(Qt::Key_Up), [this] { m_lecture->previousChapter(); }));
+    m_lectureOnly.push_back(add(nullptr, tr("Leave lecture mode"), QKeySequence(Qt::Key_Escape), [this] { leaveLecture(); }));
+    for (QAction* a : m_lectureOnly) a->setEnabled(false);
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    add(help, tr("Keys"), QKeySequence(Qt::Key_F1), [this] {
+        QMessageBox::information(
+            this, tr("Keys"),
+            tr("Space  play / pause\n← →  one step\nHome End  first / last step\nPgUp PgDn  chapters (lecture: "
+               "clicker)\nB  rescale bug on / off\nG  go to the first wrong step\nF5  lecture mode (Esc leaves, "
+               "↑ ↓ chapters)\nF11  full screen\nCtrl+S  save a screenshot"));
+    });
+}
+
+bool MainWindow::isLectureMode() const { return m_stack->currentWidget() == m_lecture; }
+
+std::vector<FrameView*> MainWindow::activeViews() const {
+    if (isLectureMode()) return m_lecture->frameViews();
+    return {m_memory, m_tile, m_matrices, m_code, m_check};
+}
+
+void MainWindow::distributeFrame() {
+    const auto frame = m_controller->frame();
+    if (!frame) return;
+    const auto previous = m_shownFrame;
+    m_shownFrame = frame;
+    for (FrameView* v : activeViews()) v->setFrame(frame, previous);
+    m_animation->stop();
+    const bool forwardByOne = previous && previous->scene == frame->scene && frame->step == previous->step + 1;
+    const double interval = m_controller->isPlaying() ? 1000.0 / m_controller->speed() : 600.0;
+    const int duration = int(std::min(450.0, interval * 0.8));
+    if (m_options.transition) {
+        for (FrameView* v : activeViews()) v->setTransition(*m_options.transition);
+    } else if (forwardByOne && duration >= 40) {
+        for (FrameView* v : activeViews()) v->setTransition(0.0);
+        m_animation->setDuration(duration);
+        m_animation->start();
+    } else {
+        for (FrameView* v : activeViews()) v->setTransition(1.0);
+    }
+}
+
+void MainWindow::onSceneChanged() {
+    const auto scene = m_controller->scene();
+    if (!scene) return;
+    if (m_controller->lastRefusal().isEmpty()) m_controls->showRefusal(QString());
+    m_status->setText(tr("%1 · %2 steps · built in %3 ms")
+                          .arg(describeSettings(scene->settings))
+                          .arg(scene->stepCount())
+                          .arg(scene->buildSeconds * 1000, 0, 'f', 1));
+    if (scene->settings.backend != BackendKind::Cpu) {
+        m_controls->backendValuesBox()->setChecked(true);
+    }
+    updateAnalysisSettings();
+}
+
+void MainWindow::updateAnalysisSettings() {
+    // The analysis is computed only when it is looked at.
+    const auto scene = m_controller->scene();
+    if (!scene || m_tabs->currentWidget() != m_analysis) return;
+    m_analysis->setSettings(scene->settings.spec, scene->settings.options, scene->hardware);
+}
+
+void MainWindow::onRefused(const QString& message) {
+    m_controls->setSettings(m_controller->requestedSettings());
+    m_controls->showRefusal(message);
+    statusBar()->showMessage(tr("Refused: %1").arg(message), 10000);
+}
+
+void MainWindow::onBusyChanged(bool busy) {
+    m_progress->setVisible(busy);
+    m_cancel->setVisible(busy);
+    if (busy) m_progress->setValue(0);
+}
+
+void MainWindow::toggleLecture() { isLectureMode() ? leaveLecture() : enterLecture(0); }
+
+void MainWindow::enterLecture(int chapter) {
+    if (isLectureMode()) {
+        m_lecture->start(chapter);
+        return;
+    }
+    m_beforeLecture = m_controller->requestedSettings();
+    m_stepBeforeLecture = m_controller->step();
+    m_controller->pause();
+    m_stack->setCurrentWidget(m_lecture);
+    menuBar()->hide();
+    statusBar()->hide();
+    m_dock->hide();
+    for (QAction* a : m_lectureOnly) a->setEnabled(true);
+    m_shownFrame.reset();
+    m_lecture->start(chapter);
+    distributeFrame();
+    m_lecture->setFocus();
+    if (m_options.fullScreen) {
+        m_wasFullScreen = isFullScreen();
+        showFullScreen();
+    }
+}
+
+void MainWindow::leaveLecture() {
+    if (!isLectureMode()) return;
+    m_lecture->setActive(false);
+    m_controller->pause();
+    m_stack->setCurrentIndex(0);
+    menuBar()->show();
+    statusBar()->show();
+    m_dock->show();
+    for (QAction* a : m_lectureOnly) a->setEnabled(false);
+    if (m_options.fullScreen && !m_wasFullScreen) showNormal();
+    m_shownFrame.reset();
+    m_controller->apply(m_beforeLecture, QString::number(m_stepBeforeLecture));
+    distributeFrame();
+    m_memory->setFocus();
+}
+
+void MainWindow::showAnalysis(int chart) {
+    m_tabs->setCurrentWidget(m_analysis);
+    if (chart >= 0 && chart < m_analysis->chartTitles().size()) m_analysis->showChart(chart);
+}
+
+bool MainWindow::waitUntilIdle(int timeoutMs) {
+    QElapsedTimer timer;
+    timer.start();
+    if (!m_controller->waitUntilIdle(timeoutMs)) return false;
+    if (m_tabs->currentWidget() == m_analysis && !isLectureMode())
+        if (!m_analysis->waitForIdle(int(std::max<qint64>(1, timeoutMs - timer.elapsed())))) return false;
+    QApplication::processEvents();
+    return true;
+}
+
+void MainWindow::restoreState() {
+    QSettings store;
+    if (const QByteArray g = store.value(QStringLiteral("window/geometry")).toByteArray(); !g.isEmpty())
+        restoreGeometry(g);
+    if (const QByteArray s = store.value(QStringLiteral("window/state")).toByteArray(); !s.isEmpty())
+        QMainWindow::restoreState(s);
+    m_vertical->restoreState(store.value(QStringLiteral("window/splitVertical")).toByteArray());
+    m_top->restoreState(store.value(QStringLiteral("window/splitTop")).toByteArray());
+    m_bottom->restoreState(store.value(QStringLiteral("window/splitBottom")).toByteArray());
+    m_controller->setSpeed(store.value(QStringLiteral("playback/speed"), 2.0).toDouble());
+    m_controls->backendValuesBox()->setChecked(store.value(QStringLiteral("view/backendValues"), false).toBool());
+    m_tabs->setCurrentIndex(store.value(QStringLiteral("view/tab"), 0).toInt() == 1 ? 1 : 0);
+}
+
+void MainWindow::saveState() const {
+    QSettings store;
+    // In lecture mode the chapter's settings are on screen; the user's own are the ones to keep.
+    saveSettings(store, isLectureMode() ? m_beforeLecture : m_controller->settings());
+    store.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    store.setValue(QStringLiteral("window/state"), QMainWindow::saveState());
+    store.setValue(QStringLiteral("window/splitVertical"), m_vertical->saveState());
+    store.setValue(QStringLiteral("window/splitTop"), m_top->saveState());
+    store.setValue(QStringLiteral("window/splitBottom"), m_bottom->saveState());
+    store.setValue(QStringLiteral("playback/speed"), m_controller->speed());
+    store.setValue(QStringLiteral("view/backendValues"), m_tile->showBackendValues());
+    store.setValue(QStringLiteral("view/tab"), m_tabs->currentIndex());
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    m_controller->pause();
+    if (m_options.save) saveState();
+    event->accept();
+}
+
+void MainWindow::saveScreenshotInteractively() {
+    const QString file = QFileDialog::getSaveFileName(this, tr("Save a screenshot"), QStringLiteral("flashviz.png"),
+                                                      tr("PNG images (*.png)"));
+    if (file.isEmpty()) return;
+    QString error;
+    if (!saveScreenshot(*this, file, &error)) QMessageBox::warning(this, tr("Screenshot"), error);
+}
+
+bool saveScreenshot(MainWindow& window, const QString& file, QString* error) {
+    if (!window.waitUntilIdle()) {
+        if (error) *error = QObject::tr("The computation did not finish in time");
+        return false;
+    }
+    const QImage image = window.grab().toImage();
+    if (image.isNull() || !image.save(file, "PNG")) {
+        if (error) *error = QObject::tr("Could not write %1").arg(file);
+        return false;
+    }
+    return true;
+}
+
+} // namespace flashviz::gui

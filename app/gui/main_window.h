@@ -1,0 +1,126 @@
+#pragma once
+// The main window: the check across the top (always visible), the step-by-step page (memory
+// stage, code, tile detail, matrices) and the analysis page in tabs, playback below, the
+// controls in a dock; lecture mode replaces all of it with a full-screen presentation.
+#include "settings.h"
+
+#include <QMainWindow>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+class QAction;
+class QDockWidget;
+class QLabel;
+class QProgressBar;
+class QPushButton;
+class QSplitter;
+class QStackedWidget;
+class QTabWidget;
+class QVariantAnimation;
+
+namespace flashviz::gui {
+
+class AnalysisView;
+class CheckPanel;
+class CodePanel;
+class Controller;
+class ControlsPanel;
+class FrameView;
+class LectureView;
+class MatricesView;
+class MemoryStageView;
+class PlaybackBar;
+class TileDetailView;
+struct Frame;
+
+struct StartOptions {
+    QString preset;       // a preset id; empty: the saved settings, or the toy the first time
+    QString step;         // a step number, "end" or "first-rescale"
+    bool lecture = false;
+    int chapter = 0;      // lecture chapter, from 0
+    bool restore = true;  // read the saved settings and layout
+    bool save = true;     // save them on close
+    bool fullScreen = true; // lecture mode takes the whole screen (not when taking a screenshot)
+    std::optional<qreal> transition; // hold animations at this point in [0, 1]
+    int analysisChart = -1;          // open the analysis page at this chart
+    bool bug = false;                // switch the rescale off
+};
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    explicit MainWindow(const StartOptions& options = {}, QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    Controller* controller() const { return m_controller; }
+    MemoryStageView* memoryStage() const { return m_memory; }
+    TileDetailView* tileDetail() const { return m_tile; }
+    MatricesView* matrices() const { return m_matrices; }
+    CheckPanel* checkPanel() const { return m_check; }
+    CodePanel* codePanel() const { return m_code; }
+    PlaybackBar* playback() const { return m_playback; }
+    ControlsPanel* controls() const { return m_controls; }
+    LectureView* lecture() const { return m_lecture; }
+    AnalysisView* analysis() const { return m_analysis; }
+    QTabWidget* tabs() const { return m_tabs; }
+
+    bool isLectureMode() const;
+    void enterLecture(int chapter = 0);
+    void leaveLecture();
+    void showAnalysis(int chart);
+    // Processes events until the scene, the frame and a visible analysis page are ready.
+    bool waitUntilIdle(int timeoutMs = 120000);
+    void saveState() const;
+
+public slots:
+    void toggleLecture();
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
+
+private:
+    void buildUi();
+    void buildActions();
+    void restoreState();
+    void distributeFrame();
+    void onSceneChanged();
+    void onRefused(const QString& message);
+    void onBusyChanged(bool busy);
+    void updateAnalysisSettings();
+    void saveScreenshotInteractively();
+    std::vector<FrameView*> activeViews() const;
+
+    StartOptions m_options;
+    Controller* m_controller;
+    QStackedWidget* m_stack = nullptr;
+    QTabWidget* m_tabs = nullptr;
+    MemoryStageView* m_memory = nullptr;
+    TileDetailView* m_tile = nullptr;
+    MatricesView* m_matrices = nullptr;
+    CheckPanel* m_check = nullptr;
+    CodePanel* m_code = nullptr;
+    PlaybackBar* m_playback = nullptr;
+    ControlsPanel* m_controls = nullptr;
+    LectureView* m_lecture = nullptr;
+    AnalysisView* m_analysis = nullptr;
+    QDockWidget* m_dock = nullptr;
+    QSplitter* m_vertical = nullptr;
+    QSplitter* m_top = nullptr;
+    QSplitter* m_bottom = nullptr;
+    QLabel* m_status = nullptr;
+    QProgressBar* m_progress = nullptr;
+    QPushButton* m_cancel = nullptr;
+    QVariantAnimation* m_animation = nullptr;
+    std::shared_ptr<const Frame> m_shownFrame;
+    std::vector<QAction*> m_lectureOnly;
+    VizSettings m_beforeLecture;
+    int m_stepBeforeLecture = 0;
+    bool m_wasFullScreen = false;
+};
+
+// Renders the window at its current state to a PNG (waiting for any work first).
+bool saveScreenshot(MainWindow& window, const QString& file, QString* error);
+
+} // namespace flashviz::gui

@@ -1,0 +1,118 @@
+#include "paint_util.h"
+
+#include <QFontMetricsF>
+#include <QPainterPath>
+
+#include <algorithm>
+
+namespace flashviz::gui {
+
+QRectF rowBand(const QRectF& m, int total, Range rows) {
+    if (total <= 0) return {};
+    const qreal h = m.height() / total;
+    return {m.left(), m.top() + h * rows.begin, m.width(), h * rows.size()};
+}
+
+QRectF colBand(const QRectF& m, int total, Range cols) {
+    if (total <= 0) return {};
+    const qreal w = m.width() / total;
+    return {m.left() + w * cols.begin, m.top(), w * cols.size(), m.height()};
+}
+
+void drawMatrixImage(QPainter& p, const QRectF& target, const QImage& image, const QRectF& source) {
+    if (image.isNull() || target.isEmpty()) return;
+    const QRectF src = source.isNull() ? QRectF(image.rect()) : source;
+    const bool reduce = src.width() > target.width() || src.height() > target.height();
+    p.save();
+    p.setRenderHint(QPainter::SmoothPixmapTransform, reduce);
+    p.drawImage(target, image, src);
+    p.restore();
+}
+
+QRectF drawPanel(QPainter& p, const QRectF& box, const Theme& theme, const QColor& colour,
+                 const QString& title, const QString& subtitle) {
+    p.save();
+    p.setPen(QPen(colour, 1.5 * theme.scale));
+    p.setBrush(withAlpha(colour, theme.lecture ? 38 : 22));
+    p.drawRoundedRect(box, 8 * theme.scale, 8 * theme.scale);
+    const qreal pad = 8 * theme.scale;
+    QFont titleFont = theme.font(10.5, true);
+    QFont subFont = theme.font(8.5);
+    const qreal titleH = QFontMetricsF(titleFont).height();
+    const qreal subH = subtitle.isEmpty() ? 0 : QFontMetricsF(subFont).height();
+    QRectF titleRect(box.left() + pad, box.top() + pad * 0.7, box.width() - 2 * pad, titleH);
+    p.setPen(theme.text);
+    drawFittedText(p, titleRect, Qt::AlignLeft | Qt::AlignVCenter, title, titleFont);
+    if (!subtitle.isEmpty()) {
+        p.setPen(theme.muted);
+        drawFittedText(p, titleRect.translated(0, titleH), Qt::AlignLeft | Qt::AlignVCenter,
+                       subtitle, subFont);
+    }
+    p.restore();
+    const qreal top = box.top() + pad * 0.7 + titleH + subH + pad * 0.6;
+    return {box.left() + pad, top, box.width() - 2 * pad, box.bottom() - pad - top};
+}
+
+void drawFittedText(QPainter& p, const QRectF& box, int flags, const QString& text, QFont font,
+                    qreal minPointSize) {
+    qreal size = font.pointSizeF();
+    if (flags & Qt::TextWordWrap) {
+        while (size > minPointSize &&
+               QFontMetricsF(font).boundingRect(box, flags, text).height() > box.height()) {
+            size -= 0.5;
+            font.setPointSizeF(size);
+        }
+        p.save();
+        p.setFont(font);
+        p.drawText(box, flags, text);
+        p.restore();
+        return;
+    }
+    while (size > minPointSize && QFontMetricsF(font).horizontalAdvance(text) > box.width()) {
+        size -= 0.5;
+        font.setPointSizeF(size);
+    }
+    p.save();
+    p.setFont(font);
+    const QString shown = QFontMetricsF(font).elidedText(text, Qt::ElideRight, box.width());
+    p.drawText(box, flags, shown);
+    p.restore();
+}
+
+std::vector<QRectF> layoutSideBySide(const std::vector<QSize>& shapes, const QRectF& area, qreal gap,
+                                     qreal minSide) {
+    std::vector<QRectF> out;
+    if (shapes.empty()) return out;
+    int maxRows = 1;
+    double sumCols = 0;
+    for (const QSize& s : shapes) {
+        maxRows = std::max(maxRows, s.height());
+        sumCols += s.width();
+    }
+    const qreal gaps = gap * qreal(shapes.size() - 1);
+    qreal scale = std::min(area.height() / maxRows, (area.width() - gaps) / qreal(sumCols));
+    // Narrow matrices are widened to minSide; the others share the width that is left.
+    for (int pass = 0; pass < 3; ++pass) {
+        qreal fixed = 0, flexibleCols = 0;
+        for (const QSize& s : shapes) {
+            if (s.width() * scale < minSide) fixed += minSide;
+            else flexibleCols += s.width();
+        }
+        if (flexibleCols > 0) scale = std::min(scale, (area.width() - gaps - fixed) / flexibleCols);
+    }
+    qreal x = area.left();
+    for (const QSize& s : shapes) {
+        const qreal w = std::max(minSide, s.width() * scale);
+        const qreal h = std::max(minSide, s.height() * scale);
+        out.emplace_back(x, area.top(), w, h);
+        x += w + gap;
+    }
+    return out;
+}
+
+QColor withAlpha(QColor c, int alpha) {
+    c.setAlpha(std::clamp(alpha, 0, 255));
+    return c;
+}
+
+} // namespace flashviz::gui

@@ -1,0 +1,40 @@
+#pragma once
+// Small drawing helpers shared by the painted views.
+#include "theme.h"
+
+#include "core/types.h"
+
+#include <QImage>
+#include <QPainter>
+#include <QRectF>
+#include <QSize>
+#include <QString>
+
+#include <vector>
+
+namespace flashviz::gui {
+
+// The part of a matrix drawn in `matrixRect` that holds rows [range) of `total`.
+QRectF rowBand(const QRectF& matrixRect, int total, Range rows);
+QRectF colBand(const QRectF& matrixRect, int total, Range cols);
+
+// Draws an image scaled into `target`, crisp when enlarged and smooth when reduced.
+void drawMatrixImage(QPainter& p, const QRectF& target, const QImage& image,
+                     const QRectF& source = QRectF());
+
+// A rounded panel with a title and an optional subtitle; returns the content rectangle.
+QRectF drawPanel(QPainter& p, const QRectF& box, const Theme& theme, const QColor& colour,
+                 const QString& title, const QString& subtitle);
+
+// Text that shrinks (down to a floor) to fit the width.
+void drawFittedText(QPainter& p, const QRectF& box, int flags, const QString& text, QFont font,
+                    qreal minPointSize = 6.0);
+
+QColor withAlpha(QColor c, int alpha);
+
+// Places matrices of the given shapes (width = columns, height = rows) side by side in `area`,
+// to one scale, each at least `minSide` pixels wide and tall.
+std::vector<QRectF> layoutSideBySide(const std::vector<QSize>& shapes, const QRectF& area, qreal gap,
+                                     qreal minSide);
+
+} // namespace flashviz::gui

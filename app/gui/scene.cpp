@@ -1,0 +1,377 @@
+#include "scene.h"
+
+#include "format.h"
+#include "heatmap.h"
+
+#include "core/attention.h"
+#include "core/errors.h"
+#include "core/flash.h"
+
+#include <QElapsedTimer>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace flashviz::gui {
+
+namespace {
+
+// Asking the CUDA driver what is present costs a device initialisation: once per run.
+const std::vector<BackendAvailability>& backendList() {
+    static const std::vector<BackendAvailability> list = listBackends();
+    return list;
+}
+
+std::uint64_t blocks(int total, int size) { return std::uint64_t((total + size - 1) / size); }
+
+void step(BuildProgress* progress, int percent, const QString& stage) {
+    if (!progress) return;
+    if (progress->cancelled()) throw BuildCancelled{};
+    progress->report(percent, stage);
+}
+
+FlashOptions withoutBugs(FlashOptions options) {
+    options.rescale = true;
+    options.runningMax = true;
+    return options;
+}
+
+std::vector<int> doneSteps(const StepEngine& engine, BuildProgress* progress) {
+    const int count = engine.stepCount();
+    if (engine.algorithm() == Algorithm::Standard) {
+        for (int s = 0; s < count; ++s)
+            if (engine.info(s).kind == StepKind::WriteOutput) return {s};
+        return {count - 1};
+    }
+    const int queryBlocks = engine.queryBlockCount();
+    std::vector<int> done(std::size_t(queryBlocks), 0);
+    if (engine.options().loopOrder == LoopOrder::QueryOuter) {
+        for (int i = 0; i < queryBlocks; ++i)
+            done[std::size_t(i)] =
+                (i + 1 < engine.outerBlockCount() ? engine.firstStepOfOuterBlock(i + 1) : count) - 1;
+        return done;
+    }
+    // Key/value outer: a query block is final after the last key block it sees has visited it.
+    std::map<int, std::vector<int>> byLastKeyBlock;
+    for (int i = 0; i < queryBlocks; ++i) {
+        const int visible = engine.visibleKeyBlocks(i);
+        if (visible > 0) byLastKeyBlock[visible - 1].push_back(i);
+    }
+    int scanned = 0;
+    for (const auto& [keyBlock, queryBlockList] : byLastKeyBlock) {
+        const int begin = engine.firstStepOfOuterBlock(keyBlock);
+        const int end = keyBlock + 1 < engine.outerBlockCount()
+                            ? engine.firstStepOfOuterBlock(keyBlock + 1)
+                            : count;
+        for (int s = begin; s < end; ++s) {
+            if ((++scanned & 0xffff) == 0 && progress && progress->cancelled())
+                throw BuildCancelled{};
+            const StepInfo info = engine.info(s);
+            if (info.queryBlock >= 0 &&
+                std::find(queryBlockList.begin(), queryBlockList.end(), info.queryBlock) !=
+                    queryBlockList.end())
+                done[std::size_t(info.queryBlock)] = s;
+        }
+    }
+    return done;
+}
+
+std::vector<Chapter> chaptersOf(const StepEngine& engine) {
+    std::vector<Chapter> out;
+    const auto& spec = engine.problem().spec;
+    if (engine.algorithm() == Algorithm::Standard) {
+        for (int s = 0; s < engine.stepCount(); ++s) {
+            switch (engine.info(s).kind) {
+            case StepKind::ReadInputs: out.push_back({QStringLiteral("Read Q, K, V"), s}); break;
+            case StepKind::ComputeScores:
+                out.push_back({QStringLiteral("Scores S = scale·QKᵀ, written to HBM"), s});
+                break;
+            case StepKind::ReadScores:
+                out.push_back({QStringLiteral("Softmax: S read back, P written"), s});
+                break;
+            case StepKind::ReadWeights:
+                out.push_back({QStringLiteral("Output: P read back, O = PV"), s});
+                break;
+            default: break;
+            }
+        }
+        return out;
+    }
+    const bool queryOuter = engine.options().loopOrder == LoopOrder::QueryOuter;
+    if (!queryOuter) out.push_back({QStringLiteral("Initialise O, m, ℓ in HBM"), 0});
+    const int size = queryOuter ? engine.options().blockRows : engine.options().blockCols;
+    const int total = queryOuter ? spec.queries : spec.keys;
+    for (int b = 0; b < engine.outerBlockCount(); ++b) {
+        const int first = b * size, last = std::min(total, (b + 1) * size) - 1;
+        out.push_back({queryOuter ? QStringLiteral("Query block %1 · rows %2–%3").arg(b).arg(first).arg(last)
+                                  : QStringLiteral("Key block %1 · keys %2–%3").arg(b).arg(first).arg(last),
+                       engine.firstStepOfOuterBlock(b)});
+    }
+    return out;
+}
+
+} // namespace
+
+int Scene::queryBlockOfRow(int row) const {
+    if (!isFlash()) return 0;
+    return row / settings.options.blockRows;
+}
+
+bool Scene::rowFinished(int row, int step) const {
+    const int block = queryBlockOfRow(row);
+    if (block < 0 || block >= int(blockDoneStep.size())) return false;
+    return step >= blockDoneStep[std::size_t(block)];
+}
+
+int Scene::chapterOf(int step) const {
+    int found = 0;
+    for (std::size_t i = 0; i < chapters.size(); ++i)
+        if (chapters[i].step <= step) found = int(i);
+    return found;
+}
+
+void validateForWindow(const VizSettings& s) {
+    validate(s.spec);
+    validate(s.options);
+    const auto& spec = s.spec;
+    for (auto [value, name] : {std::pair{spec.queries, "n_q (queries)"}, std::pair{spec.keys, "n_k (keys)"}})
+        if (value > kWindowMaxSequence)
+            throw EngineError(ErrorKind::LimitExceeded,
+                              std::string(name) + " = " + std::to_string(value) +
+                                  " is more than the window animates (" +
+                                  std::to_string(kWindowMaxSequence) +
+                                  "); flashviz-cli runs larger problems");
+    if (s.algorithm == Algorithm::Flash) {
+        const std::uint64_t tiles =
+            blocks(spec.queries, s.options.blockRows) * blocks(spec.keys, s.options.blockCols);
+        if (tiles > kWindowMaxTiles)
+            throw EngineError(ErrorKind::LimitExceeded,
+                              "Br = " + std::to_string(s.options.blockRows) + " and Bc = " +
+                                  std::to_string(s.options.blockCols) + " cut this problem into " +
+                                  std::to_string(tiles) + " tiles; the window animates up to " +
+                                  std::to_string(kWindowMaxTiles) + ", so choose larger blocks");
+    } else {
+        requireScoreMatrixMemory(spec.queries, spec.keys, int(sizeof(double)), 2);
+    }
+    hardwareFor(s);
+    for (const auto& b : backendList())
+        if (b.kind == s.backend && !b.available)
+            throw EngineError(ErrorKind::Unsupported,
+                              "The " + b.name + " backend is not available: " + b.reason);
+}
+
+double buildCost(const VizSettings& s) {
+    const double n2d = double(s.spec.queries) * s.spec.keys * s.spec.headDim;
+    return n2d * (s.algorithm == Algorithm::Standard ? 10.0 : 8.0);
+}
+
+double frameCost(const Scene& scene, int step) {
+    if (!scene.isFlash() || step < 0 || step >= scene.stepCount()) return 0;
+    const StepInfo info = scene.engine->info(step);
+    if (info.queryBlock < 0) return 0;
+    const int keyBlocks = info.keyBlock >= 0 ? info.keyBlock + 1
+                                              : scene.engine->visibleKeyBlocks(info.queryBlock);
+    const double keys = double(keyBlocks) * scene.settings.options.blockCols;
+    const double cost = 4.0 * info.rows.size() * keys * scene.settings.spec.headDim;
+    return scene.correctEngine ? 2 * cost : cost;
+}
+
+std::shared_ptr<const Scene> buildScene(const VizSettings& settings, BuildProgress* progress) {
+    QElapsedTimer timer;
+    timer.start();
+    validateForWindow(settings);
+    auto scene = std::make_shared<Scene>();
+    scene->settings = settings;
+    scene->hardware = hardwareFor(settings);
+    const auto& spec = settings.spec;
+
+    step(progress, 1, QStringLiteral("Making Q, K and V"));
+    Problem problem = makeProblem(spec);
+
+    step(progress, 5, QStringLiteral("Laying out the steps"));
+    scene->engine = std::make_shared<StepEngine>(problem, settings.algorithm, settings.options);
+    if (settings.hasBug() && settings.algorithm == Algorithm::Flash)
+        scene->correctEngine =
+            std::make_shared<StepEngine>(problem, settings.algorithm, withoutBugs(settings.options));
+
+    step(progress, 10, QStringLiteral("Ordinary attention, for the check"));
+    scene->reference = referenceAttention(problem);
+
+    std::unique_ptr<Backend> backend = makeBackend(settings.backend);
+    const QString chosenName = QString::fromStdString(backend->name());
+    scene->backendName = chosenName;
+    Matrix fullScores, fullWeights;
+    if (settings.algorithm == Algorithm::Flash) {
+        step(progress, 40, QStringLiteral("FlashAttention on the %1").arg(chosenName));
+        FlashResult result;
+        try {
+            result = backend->flash(problem, settings.options);
+        } catch (const EngineError& e) {
+            if (settings.backend == BackendKind::Cpu) throw;
+            scene->backendNote = QStringLiteral("%1 refused (%2); the CPU computed instead")
+                                     .arg(chosenName, QString::fromStdString(e.what()));
+            backend = makeBackend(BackendKind::Cpu);
+            scene->backendName = QStringLiteral("CPU");
+            result = backend->flash(problem, settings.options);
+        }
+        scene->output = std::move(result.o);
+        fullScores = std::move(result.fullScores);
+        if (settings.options.keepFullScores && fullScores.size() == 0)
+            fullScores = flashForward(problem, settings.options).fullScores;
+        if (settings.backend != BackendKind::Cpu && scene->backendNote.isEmpty()) {
+            step(progress, 55, QStringLiteral("The CPU's run, beside the %1's").arg(chosenName));
+            scene->cpuCheck = compareOutputs(flashForward(problem, settings.options).o,
+                                             scene->reference, defaultTolerance(spec.precision));
+        }
+    } else {
+        step(progress, 40, QStringLiteral("Standard attention: S and P in full"));
+        StandardResult standard = standardForward(problem);
+        if (standard.scores.size() <= kSmallMatrixEntries) {
+            scene->smallScores = standard.scores;
+            scene->smallWeights = standard.weights;
+        }
+        fullScores = std::move(standard.scores);
+        fullWeights = std::move(standard.weights);
+        scene->output = std::move(standard.o);
+        if (settings.backend != BackendKind::Cpu) {
+            step(progress, 55, QStringLiteral("Standard attention on the %1").arg(chosenName));
+            const Matrix cpuOutput = scene->output;
+            try {
+                scene->output = backend->standard(problem);
+                scene->cpuCheck = compareOutputs(cpuOutput, scene->reference,
+                                                 defaultTolerance(spec.precision));
+            } catch (const EngineError& e) {
+                scene->backendNote = QStringLiteral("%1 refused (%2); the CPU computed instead")
+                                         .arg(chosenName, QString::fromStdString(e.what()));
+                scene->backendName = QStringLiteral("CPU");
+            }
+        }
+    }
+    scene->check = compareOutputs(scene->output, scene->reference, defaultTolerance(spec.precision));
+
+    step(progress, 65, QStringLiteral("Drawing the matrices"));
+    scene->qImage = heatmapImage(problem.q, Colouring::Diverging, finiteAbsMax(problem.q));
+    scene->kImage = heatmapImage(problem.k, Colouring::Diverging, finiteAbsMax(problem.k));
+    scene->vImage = heatmapImage(problem.v, Colouring::Diverging, finiteAbsMax(problem.v));
+    const double outputScale = std::max(finiteAbsMax(scene->reference), 1e-300);
+    scene->outputImage = heatmapImage(scene->output, Colouring::Diverging, outputScale);
+    if (fullScores.size() > 0) {
+        step(progress, 72, QStringLiteral("Drawing the n × n scores"));
+        scene->scoresImage = heatmapImage(fullScores, Colouring::Diverging, finiteAbsMax(fullScores));
+    }
+    if (fullWeights.size() > 0) {
+        step(progress, 78, QStringLiteral("Drawing the n × n weights"));
+        scene->weightsImage = heatmapImage(fullWeights, Colouring::Sequential, finiteAbsMax(fullWeights));
+    }
+    fullScores = Matrix();
+    fullWeights = Matrix();
+
+    if (settings.algorithm == Algorithm::Flash) {
+        const std::uint64_t traceValues =
+            blocks(spec.queries, settings.options.blockRows) *
+            blocks(spec.keys, settings.options.blockCols) *
+            std::uint64_t(std::min(settings.options.blockRows, spec.queries)) *
+            std::uint64_t(spec.headDim + 3);
+        if (spec.queries > kTraceMaxSequence || spec.keys > kTraceMaxSequence) {
+            scene->traceNote = QStringLiteral("per-tile traces are recorded up to n = %1").arg(kTraceMaxSequence);
+        } else if (traceValues > kTraceMaxValues) {
+            scene->traceNote = QStringLiteral("a per-tile trace would hold %1 values; larger blocks keep it smaller")
+                                   .arg(formatCount(traceValues));
+        } else {
+            step(progress, 82, QStringLiteral("Recording the %1's per-tile values").arg(scene->backendName));
+            try {
+                scene->trace = std::make_shared<FlashTrace>(backend->trace(problem, settings.options));
+            } catch (const EngineError& e) {
+                scene->traceNote = QString::fromStdString(e.what());
+            }
+        }
+        step(progress, 88, QStringLiteral("Finding where the rescale first matters"));
+        scene->firstRescaleStep = scene->engine->firstRescaleStep();
+    }
+
+    step(progress, 92, QStringLiteral("Indexing the steps"));
+    scene->blockDoneStep = doneSteps(*scene->engine, progress);
+    scene->chapters = chaptersOf(*scene->engine);
+    if (settings.algorithm == Algorithm::Standard)
+        for (int s = 0; s < scene->engine->stepCount(); ++s) {
+            const StepKind kind = scene->engine->info(s).kind;
+            if (kind == StepKind::WriteScores) scene->writeScoresStep = s;
+            if (kind == StepKind::WriteWeights) scene->writeWeightsStep = s;
+            if (kind == StepKind::WriteOutput) scene->writeOutputStep = s;
+        }
+    scene->totals = scene->engine->countersThrough(scene->engine->stepCount() - 1);
+    scene->standardTotals = standardCounts(spec.queries, spec.keys, spec.headDim);
+    step(progress, 100, QStringLiteral("Done"));
+    scene->buildSeconds = double(timer.nsecsElapsed()) * 1e-9;
+    return scene;
+}
+
+std::vector<Range> finishedRowRuns(const Scene& scene, int stepIndex, bool arriving) {
+    std::vector<Range> runs;
+    const int rows = scene.settings.spec.queries;
+    const int br = scene.isFlash() ? scene.settings.options.blockRows : rows;
+    const int blockTotal = int(scene.blockDoneStep.size());
+    int runStart = -1;
+    for (int b = 0; b <= blockTotal; ++b) {
+        const int doneAt = b < blockTotal ? scene.blockDoneStep[std::size_t(b)] : 0;
+        const bool done = b < blockTotal && stepIndex >= doneAt && !(arriving && stepIndex == doneAt);
+        if (done && runStart < 0) runStart = b * br;
+        if (!done && runStart >= 0) {
+            runs.push_back({runStart, std::min(rows, b * br)});
+            runStart = -1;
+        }
+    }
+    return runs;
+}
+
+std::vector<QRect> storedScoreRegions(const Scene& scene, const StepInfo& info) {
+    std::vector<QRect> out;
+    const int nq = scene.settings.spec.queries, nk = scene.settings.spec.keys;
+    auto add = [&](int r0, int r1, int c0, int c1) {
+        if (r1 > r0 && c1 > c0) out.emplace_back(c0, r0, c1 - c0, r1 - r0);
+    };
+    if (!scene.isFlash() || !scene.settings.options.keepFullScores) return out;
+    if (info.index == scene.stepCount() - 1) {
+        add(0, nq, 0, nk);
+        return out;
+    }
+    // A tile's scores are copied out when they are computed.
+    const bool tileWritten = info.keyBlock >= 0 && info.queryBlock >= 0 &&
+                             info.kind != StepKind::LoadKeyValue && info.kind != StepKind::LoadQuery &&
+                             info.kind != StepKind::LoadRunningState;
+    if (scene.settings.options.loopOrder == LoopOrder::QueryOuter) {
+        if (info.queryBlock < 0) return out;
+        add(0, info.rows.begin, 0, nk);
+        const int colEnd = info.keyBlock >= 0 ? (tileWritten ? info.cols.end : info.cols.begin) : nk;
+        add(info.rows.begin, info.rows.end, 0, colEnd);
+    } else if (info.keyBlock >= 0) {
+        add(0, nq, 0, info.cols.begin);
+        const int rowEnd = info.queryBlock >= 0 ? (tileWritten ? info.rows.end : info.rows.begin) : 0;
+        add(0, rowEnd, info.cols.begin, info.cols.end);
+    }
+    return out;
+}
+
+std::shared_ptr<const Frame> makeFrame(const std::shared_ptr<const Scene>& scene, int stepIndex) {
+    auto frame = std::make_shared<Frame>();
+    frame->scene = scene;
+    frame->step = std::clamp(stepIndex, 0, scene->stepCount() - 1);
+    frame->state = scene->engine->state(frame->step);
+    if (frame->step > 0) frame->before = scene->engine->countersThrough(frame->step - 1);
+    if (scene->correctEngine && frame->step < scene->correctEngine->stepCount())
+        frame->correct = scene->correctEngine->state(frame->step);
+    const StepInfo& info = frame->state.info;
+    if (scene->trace && info.queryBlock >= 0) {
+        int keyBlock = -1;
+        if (info.kind == StepKind::UpdateOutput || info.kind == StepKind::StoreRunningState)
+            keyBlock = info.keyBlock;
+        else if (info.kind == StepKind::Normalise || info.kind == StepKind::StoreOutput)
+            keyBlock = info.keyBlock >= 0 ? info.keyBlock
+                                          : scene->engine->visibleKeyBlocks(info.queryBlock) - 1;
+        if (keyBlock >= 0) frame->trace = scene->trace->find(info.queryBlock, keyBlock);
+    }
+    return frame;
+}
+
+} // namespace flashviz::gui

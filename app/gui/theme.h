@@ -1,0 +1,39 @@
+#pragma once
+// Colours and type sizes shared by every view. The desktop theme is light and compact; the
+// lecture theme is dark, large and high-contrast, for a projector at the back of a room.
+#include <QColor>
+#include <QFont>
+
+namespace flashviz::gui {
+
+struct Theme {
+    QColor background; // behind the views
+    QColor panel;      // a view's own surface
+    QColor border;
+    QColor text;
+    QColor muted;      // secondary labels
+    QColor accent;     // the active step, the current line
+    QColor changed;    // values that changed at this step
+    QColor good;
+    QColor bad;
+    QColor hbm;        // off-chip memory
+    QColor sram;       // on-chip memory
+    QColor q, k, v, o, s, p;
+    qreal scale = 1.0; // multiplies every font size
+    bool lecture = false;
+
+    QFont font(qreal pointSize, bool bold = false) const;
+    QFont mono(qreal pointSize, bool bold = false) const;
+
+    static Theme desktop();
+    static Theme presentation();
+};
+
+// Diverging colour for signed values (blue below zero, red above), |value| / absMax in [0, 1].
+QColor divergingColour(double value, double absMax);
+// Sequential colour for non-negative values such as softmax weights.
+QColor sequentialColour(double value, double max);
+// A colour readable on top of the given background.
+QColor textOn(const QColor& background);
+
+} // namespace flashviz::gui

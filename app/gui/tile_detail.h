@@ -1,0 +1,31 @@
+#pragma once
+// The tile detail: the score tile and its unnormalised weights with values and colour, and per
+// query row m and ℓ before → after, the correction factor, the O accumulator and the final
+// O = acc/ℓ. What this step changed is highlighted; with a bug switch on, the correct run's values
+// of the same step are shown under the buggy ones; with another backend, the values it recorded.
+#include "frame_view.h"
+
+namespace flashviz::gui {
+
+class TileDetailView : public FrameView {
+    Q_OBJECT
+public:
+    explicit TileDetailView(QWidget* parent = nullptr);
+    QSize sizeHint() const override { return {640, 400}; }
+    QSize minimumSizeHint() const override { return {360, 220}; }
+
+    // Show the backend's recorded values beside the step engine's (on by default for CUDA).
+    void setShowBackendValues(bool show);
+    bool showBackendValues() const { return m_showBackend; }
+    // The most query rows listed in the table.
+    void setMaxRows(int rows);
+
+protected:
+    void paintEvent(QPaintEvent* event) override;
+
+private:
+    bool m_showBackend = false;
+    int m_maxRows = 8;
+};
+
+} // namespace flashviz::gui

@@ -1,0 +1,304 @@
+// The controller: what the window shows, step by step, computed by the engine.
+#include "controller.h"
+#include "settings.h"
+
+#include "core/errors.h"
+#include "core/steps.h"
+
+#include <QSignalSpy>
+#include <QtTest>
+
+using namespace flashviz;
+using namespace flashviz::gui;
+
+namespace {
+
+bool sameMatrix(const Matrix& a, const Matrix& b) {
+    if (a.rows() != b.rows() || a.cols() != b.cols()) return false;
+    for (Eigen::Index i = 0; i < a.size(); ++i) {
+        const double x = a.data()[i], y = b.data()[i];
+        if (!(x == y || (std::isnan(x) && std::isnan(y)))) return false;
+    }
+    return true;
+}
+
+bool sameState(const StepState& a, const StepState& b) {
+    return a.info == b.info && a.counters == b.counters && a.sramElements == b.sramElements &&
+           sameMatrix(a.query, b.query) && sameMatrix(a.key, b.key) && sameMatrix(a.value, b.value) &&
+           sameMatrix(a.scores, b.scores) && sameMatrix(a.weights, b.weights) && sameMatrix(a.mOld, b.mOld) &&
+           sameMatrix(a.mNew, b.mNew) && sameMatrix(a.lOld, b.lOld) && sameMatrix(a.lNew, b.lNew) &&
+           sameMatrix(a.correction, b.correction) && sameMatrix(a.accOld, b.accOld) &&
+           sameMatrix(a.accNew, b.accNew) && sameMatrix(a.output, b.output);
+}
+
+VizSettings withPattern(InputPattern pattern) {
+    VizSettings s = toySettings();
+    s.spec.pattern = pattern;
+    return s;
+}
+
+} // namespace
+
+class TestController : public QObject {
+    Q_OBJECT
+private slots:
+    void opensNothingUntilApplied();
+    void toyScene();
+    void frameIsTheEngineState();
+    void stepBackRestoresExactly_data();
+    void stepBackRestoresExactly();
+    void playAdvances();
+    void playStopsAtTheEnd();
+    void chaptersJump();
+    void bugFailsAndRecovers();
+    void bugHidesWhenTheMaximumComesFirst();
+    void noRunningMaxOverflows();
+    void refusesInvalidSettings_data();
+    void refusesInvalidSettings();
+    void largeSceneBuildsOnAWorker();
+    void cancelKeepsThePreviousScene();
+    void presetSteps();
+};
+
+void TestController::opensNothingUntilApplied() {
+    Controller c;
+    QVERIFY(!c.scene());
+    QCOMPARE(c.stepCount(), 0);
+}
+
+void TestController::toyScene() {
+    Controller c;
+    QVERIFY(c.apply(toySettings()));
+    QVERIFY(c.waitUntilIdle());
+    const auto scene = c.scene();
+    QVERIFY(scene);
+    QCOMPARE(scene->settings.spec.queries, 8);
+    QCOMPARE(scene->settings.spec.headDim, 4);
+    QCOMPARE(scene->settings.options.blockRows, 4);
+    // Two query blocks of 3 + 6 * 2 steps each.
+    QCOMPARE(c.stepCount(), 30);
+    QCOMPARE(c.step(), 0);
+    QVERIFY(scene->check.passed());
+    QVERIFY(scene->check.maxAbsDiff < 1e-12);
+    QCOMPARE(scene->backendName, QStringLiteral("CPU"));
+    QCOMPARE(scene->chapters.size(), std::size_t(2));
+    QCOMPARE(scene->blockDoneStep, (std::vector<int>{14, 29}));
+}
+
+void TestController::frameIsTheEngineState() {
+    Controller c;
+    c.apply(toySettings());
+    const StepEngine engine(makeProblem(toySettings().spec), Algorithm::Flash, toySettings().options);
+    for (int step : {0, 5, 11, 13, 29}) {
+        c.setStep(step);
+        QVERIFY(c.waitUntilIdle());
+        QVERIFY(sameState(c.frame()->state, engine.state(step)));
+    }
+}
+
+void TestController::stepBackRestoresExactly_data() {
+    QTest::addColumn<QString>("preset");
+    QTest::addColumn<int>("step");
+    QTest::newRow("toy, update-sum") << "toy" << 11;
+    QTest::newRow("toy, normalise") << "toy" << 13;
+    QTest::newRow("paper order") << "paper-order" << 9;
+    QTest::newRow("causal") << "causal" << 12;
+    QTest::newRow("bug") << "bug-bites" << 12;
+    QTest::newRow("standard") << "standard" << 4;
+}
+
+void TestController::stepBackRestoresExactly() {
+    QFETCH(QString, preset);
+    QFETCH(int, step);
+    Controller c;
+    QVERIFY(c.applyPreset(preset));
+    QVERIFY(c.waitUntilIdle());
+    c.setStep(step);
+    QVERIFY(c.waitUntilIdle());
+    const auto before = c.frame();
+    c.stepForward();
+    QVERIFY(c.waitUntilIdle());
+    QCOMPARE(c.step(), step + 1);
+    QVERIFY(!sameState(c.frame()->state, before->state));
+    c.stepBackward();
+    QVERIFY(c.waitUntilIdle());
+    QCOMPARE(c.step(), step);
+    QVERIFY(sameState(c.frame()->state, before->state));
+    QCOMPARE(c.frame()->correct.has_value(), before->correct.has_value());
+    if (before->correct) QVERIFY(sameState(*c.frame()->correct, *before->correct));
+}
+
+void TestController::playAdvances() {
+    Controller c;
+    c.apply(toySettings());
+    c.setSpeed(60);
+    QSignalSpy steps(&c, &Controller::stepChanged);
+    c.play();
+    QVERIFY(c.isPlaying());
+    QTRY_VERIFY_WITH_TIMEOUT(c.step() >= 3, 3000);
+    c.pause();
+    QVERIFY(!c.isPlaying());
+    const int stopped = c.step();
+    QTest::qWait(100);
+    QCOMPARE(c.step(), stopped);
+    QVERIFY(steps.count() >= 3);
+}
+
+void TestController::playStopsAtTheEnd() {
+    Controller c;
+    c.apply(toySettings());
+    c.setStep(27);
+    c.setSpeed(120);
+    c.play();
+    QTRY_VERIFY_WITH_TIMEOUT(!c.isPlaying(), 3000);
+    QCOMPARE(c.step(), 29);
+}
+
+void TestController::chaptersJump() {
+    Controller c;
+    c.apply(toySettings());
+    c.setStep(3);
+    c.nextChapter();
+    QCOMPARE(c.step(), 15); // query block 1 starts after 15 steps
+    c.previousChapter();
+    QCOMPARE(c.step(), 0);
+}
+
+void TestController::bugFailsAndRecovers() {
+    Controller c;
+    QVERIFY(c.apply(withPattern(InputPattern::LateMaximum)));
+    QVERIFY(c.scene()->check.passed());
+    c.setStep(12);
+    c.setBug(true);
+    QVERIFY(c.waitUntilIdle());
+    const auto scene = c.scene();
+    QVERIFY(!scene->settings.options.rescale);
+    QVERIFY(!scene->check.passed());
+    QVERIFY(scene->check.maxAbsDiff > 1e-2);
+    QCOMPARE(int(scene->check.wrongRows.size()), 8);
+    QVERIFY(scene->firstRescaleStep.has_value());
+    QCOMPARE(scene->engine->info(*scene->firstRescaleStep).kind, StepKind::UpdateSum);
+    // The step is kept, and the correct run of the same step is there to compare with.
+    QCOMPARE(c.step(), 12);
+    QVERIFY(c.frame()->correct.has_value());
+    QVERIFY(!sameMatrix(c.frame()->state.accNew, c.frame()->correct->accNew));
+    c.jumpToFirstDivergence();
+    QCOMPARE(c.step(), *scene->firstRescaleStep);
+    c.toggleBug();
+    QVERIFY(c.waitUntilIdle());
+    QVERIFY(c.scene()->settings.options.rescale);
+    QVERIFY(c.scene()->check.passed());
+    QVERIFY(!c.frame()->correct.has_value());
+}
+
+void TestController::bugHidesWhenTheMaximumComesFirst() {
+    Controller c;
+    QVERIFY(c.applyPreset(QStringLiteral("bug-hides")));
+    const auto scene = c.scene();
+    QVERIFY(!scene->settings.options.rescale);
+    QVERIFY(scene->check.passed());
+    QVERIFY(!scene->firstRescaleStep.has_value());
+}
+
+void TestController::noRunningMaxOverflows() {
+    Controller c;
+    QVERIFY(c.applyPreset(QStringLiteral("overflow")));
+    QVERIFY(c.waitUntilIdle());
+    QVERIFY(!c.scene()->check.passed());
+    QVERIFY(c.scene()->check.nonFiniteCount > 0);
+    QCOMPARE(c.step(), c.stepCount() - 1);
+}
+
+void TestController::refusesInvalidSettings_data() {
+    QTest::addColumn<int>("queries");
+    QTest::addColumn<int>("headDim");
+    QTest::addColumn<int>("block");
+    QTest::addColumn<QString>("hardware");
+    QTest::addColumn<QString>("words");
+    QTest::newRow("n = 0") << 0 << 4 << 4 << "a100-40gb" << "at least 1";
+    QTest::newRow("d = 0") << 8 << 0 << 4 << "a100-40gb" << "at least 1";
+    QTest::newRow("Br = 0") << 8 << 4 << 0 << "a100-40gb" << "at least 1";
+    QTest::newRow("too long for the window") << 20000 << 4 << 64 << "a100-40gb" << "16384";
+    QTest::newRow("too many tiles") << 16384 << 4 << 2 << "a100-40gb" << "tiles";
+    QTest::newRow("unknown GPU") << 8 << 4 << 4 << "z80" << "z80";
+}
+
+void TestController::refusesInvalidSettings() {
+    QFETCH(int, queries);
+    QFETCH(int, headDim);
+    QFETCH(int, block);
+    QFETCH(QString, hardware);
+    QFETCH(QString, words);
+    Controller c;
+    QVERIFY(c.apply(toySettings()));
+    c.setStep(7);
+    const auto scene = c.scene();
+    VizSettings bad = toySettings();
+    bad.spec.queries = bad.spec.keys = queries;
+    bad.spec.headDim = headDim;
+    bad.options.blockRows = bad.options.blockCols = block;
+    bad.hardwareId = hardware.toStdString();
+    QSignalSpy refused(&c, &Controller::refused);
+    QVERIFY(!c.apply(bad));
+    QCOMPARE(refused.count(), 1);
+    QVERIFY2(c.lastRefusal().contains(words), qPrintable(c.lastRefusal()));
+    QCOMPARE(c.scene(), scene);
+    QVERIFY(c.settings() == toySettings());
+    QVERIFY(c.requestedSettings() == toySettings());
+    QCOMPARE(c.step(), 7);
+}
+
+void TestController::largeSceneBuildsOnAWorker() {
+    Controller c;
+    c.apply(toySettings());
+    VizSettings big = toySettings();
+    big.spec.queries = big.spec.keys = 1024;
+    big.spec.headDim = 64;
+    big.options.blockRows = big.options.blockCols = 64;
+    QSignalSpy busy(&c, &Controller::busyChanged);
+    QVERIFY(c.apply(big));
+    QVERIFY(c.isBusy()); // returned at once; the GUI thread is free meanwhile
+    QVERIFY(c.scene()->settings == toySettings());
+    QVERIFY(c.waitUntilIdle());
+    QVERIFY(c.scene()->settings == big);
+    QVERIFY(c.scene()->check.passed());
+    QCOMPARE(busy.count(), 2);
+    QVERIFY(c.scene()->trace); // n <= 1024: the backend's per-tile values are kept
+    c.goToEnd();
+    QVERIFY(c.waitUntilIdle());
+    QCOMPARE(c.frame()->step, c.stepCount() - 1);
+}
+
+void TestController::cancelKeepsThePreviousScene() {
+    Controller c;
+    c.apply(toySettings());
+    const auto toy = c.scene();
+    VizSettings big = toySettings();
+    big.spec.queries = big.spec.keys = 4096;
+    big.spec.headDim = 64;
+    big.options.blockRows = big.options.blockCols = 64;
+    QVERIFY(c.apply(big));
+    QVERIFY(c.isBusy());
+    c.cancelBuild();
+    QVERIFY(!c.isBusy());
+    QCOMPARE(c.scene(), toy);
+    QVERIFY(c.requestedSettings() == toySettings());
+    QTest::qWait(50);
+    QCOMPARE(c.scene(), toy);
+}
+
+void TestController::presetSteps() {
+    Controller c;
+    QVERIFY(c.applyPreset(QStringLiteral("rescale")));
+    const auto scene = c.scene();
+    QVERIFY(scene->firstRescaleStep);
+    QCOMPARE(c.step(), *scene->firstRescaleStep + 1);
+    // At this step some row's maximum rose, so its correction factor is below 1 and acc changed.
+    QCOMPARE(c.frame()->state.info.kind, StepKind::UpdateOutput);
+    QVERIFY((c.frame()->state.correction.array() < 1.0).any());
+    QVERIFY(!c.applyPreset(QStringLiteral("no-such-preset")));
+    QVERIFY(c.lastRefusal().contains(QStringLiteral("bug-bites")));
+}
+
+QTEST_MAIN(TestController)
+#include "tst_controller.moc"

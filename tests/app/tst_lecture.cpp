@@ -1,0 +1,162 @@
+// Lecture mode: the chapters and their narrative, clicker keys moving through steps and chapters,
+// B toggling the bug, fixed seeds replaying identically, Esc leaving with the user's settings back.
+#include "controller.h"
+#include "lecture.h"
+#include "main_window.h"
+
+#include <QSettings>
+#include <QStandardPaths>
+#include <QtTest>
+
+using namespace flashviz;
+using namespace flashviz::gui;
+
+class TestLecture : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void chaptersFollowTheExplainer();
+    void everyChapterBuildsAndFillsItsNarrative();
+    void clickerKeysMoveThroughStepsAndChapters();
+    void arrowKeysAndBug();
+    void seedsAreFixedPerChapter();
+    void escapeLeavesAndRestores();
+
+private:
+    static StartOptions fresh() {
+        StartOptions o;
+        o.restore = false;
+        o.save = false;
+        o.fullScreen = false;
+        return o;
+    }
+};
+
+void TestLecture::initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QSettings().clear();
+}
+
+void TestLecture::chaptersFollowTheExplainer() {
+    const auto& chapters = lectureChapters();
+    QCOMPARE(int(chapters.size()), 7);
+    const QStringList ids = {QStringLiteral("memory"), QStringLiteral("standard"), QStringLiteral("online"),
+                             QStringLiteral("tiles"), QStringLiteral("traffic"), QStringLiteral("bug"),
+                             QStringLiteral("summary")};
+    for (int i = 0; i < 7; ++i) QCOMPARE(chapters[std::size_t(i)].id, ids[i]);
+    QCOMPARE(chapters[1].settings.algorithm, Algorithm::Standard);
+    QVERIFY(!chapters[5].settings.options.rescale);
+}
+
+void TestLecture::everyChapterBuildsAndFillsItsNarrative() {
+    Controller c;
+    for (const LectureChapter& chapter : lectureChapters()) {
+        QVERIFY2(c.apply(chapter.settings), qPrintable(chapter.id + QStringLiteral(": ") + c.lastRefusal()));
+        QVERIFY(c.waitUntilIdle());
+        const QString text = fillNarrative(chapter.narrative, *c.scene());
+        QVERIFY2(!text.contains(QLatin1Char('{')), qPrintable(chapter.id + QStringLiteral(": ") + text));
+        QVERIFY(!resolveBeats(chapter, *c.scene()).empty());
+        QCOMPARE(chapter.views.size(), 2);
+    }
+}
+
+void TestLecture::clickerKeysMoveThroughStepsAndChapters() {
+    MainWindow w(fresh());
+    w.show();
+    QApplication::setActiveWindow(&w);
+    QVERIFY(QTest::qWaitForWindowActive(&w));
+    w.enterLecture(0);
+    QVERIFY(w.isLectureMode());
+    LectureView* lecture = w.lecture();
+    Controller* c = w.controller();
+    QCOMPARE(lecture->chapter(), 0);
+    QCOMPARE(lecture->beats(), (std::vector<int>{0, 1, 2}));
+    QCOMPARE(c->step(), 0);
+    QTest::keyClick(&w, Qt::Key_PageDown);
+    QCOMPARE(c->step(), 1);
+    QTest::keyClick(&w, Qt::Key_PageDown);
+    QCOMPARE(c->step(), 2);
+    QTest::keyClick(&w, Qt::Key_PageDown); // past the last beat: the next chapter
+    QVERIFY(w.waitUntilIdle());
+    QCOMPARE(lecture->chapter(), 1);
+    QCOMPARE(c->settings().algorithm, Algorithm::Standard);
+    QCOMPARE(c->step(), 0);
+    QTest::keyClick(&w, Qt::Key_PageUp); // before the first beat: the previous chapter's last
+    QVERIFY(w.waitUntilIdle());
+    QCOMPARE(lecture->chapter(), 0);
+    QCOMPARE(c->step(), 2);
+    QVERIFY(lecture->narrativeText().contains(QStringLiteral("SRAM")));
+}
+
+void TestLecture::arrowKeysAndBug() {
+    MainWindow w(fresh());
+    w.show();
+    QApplication::setActiveWindow(&w);
+    QVERIFY(QTest::qWaitForWindowActive(&w));
+    w.enterLecture(3);
+    LectureView* lecture = w.lecture();
+    QCOMPARE(lecture->chapter(), 3);
+    QTest::keyClick(&w, Qt::Key_Down);
+    QVERIFY(w.waitUntilIdle());
+    QCOMPARE(lecture->chapter(), 4);
+    QCOMPARE(w.controller()->settings().spec.queries, 1024);
+    QTest::keyClick(&w, Qt::Key_Down);
+    QVERIFY(w.waitUntilIdle());
+    QCOMPARE(lecture->chapter(), 5);
+    QVERIFY(!w.controller()->settings().options.rescale);
+    QVERIFY(!w.controller()->scene()->check.passed());
+    QCOMPARE(w.controller()->step(), *w.controller()->scene()->firstRescaleStep);
+    QTest::keyClick(&w, Qt::Key_B);
+    QVERIFY(w.waitUntilIdle());
+    QVERIFY(w.controller()->settings().options.rescale);
+    QVERIFY(w.controller()->scene()->check.passed());
+    QCOMPARE(lecture->chapter(), 5);
+    QTest::keyClick(&w, Qt::Key_Up);
+    QVERIFY(w.waitUntilIdle());
+    QCOMPARE(lecture->chapter(), 4);
+    QTest::keyClick(&w, Qt::Key_Right);
+    QTest::keyClick(&w, Qt::Key_Left);
+    QVERIFY(w.isLectureMode());
+}
+
+void TestLecture::seedsAreFixedPerChapter() {
+    MainWindow w(fresh());
+    QVERIFY(w.waitUntilIdle());
+    w.enterLecture(3);
+    QVERIFY(w.waitUntilIdle());
+    const Matrix first = w.controller()->scene()->output;
+    w.controller()->apply(toySettings()); // the presenter wanders off
+    VizSettings other = toySettings();
+    other.spec.seed = 99;
+    w.controller()->apply(other);
+    w.lecture()->start(3);
+    QVERIFY(w.waitUntilIdle());
+    QVERIFY(w.controller()->scene()->output == first);
+    QCOMPARE(w.controller()->settings().spec.seed, lectureChapters()[3].settings.spec.seed);
+}
+
+void TestLecture::escapeLeavesAndRestores() {
+    MainWindow w(fresh());
+    w.show();
+    QApplication::setActiveWindow(&w);
+    QVERIFY(QTest::qWaitForWindowActive(&w));
+    VizSettings mine = toySettings();
+    mine.spec.queries = mine.spec.keys = 12;
+    QVERIFY(w.controller()->apply(mine));
+    w.controller()->setStep(7);
+    QTest::keyClick(&w, Qt::Key_F5);
+    QVERIFY(w.isLectureMode());
+    QTest::keyClick(&w, Qt::Key_Down);
+    QVERIFY(w.waitUntilIdle());
+    QTest::keyClick(&w, Qt::Key_Escape);
+    QVERIFY(w.waitUntilIdle());
+    QVERIFY(!w.isLectureMode());
+    QVERIFY(w.controller()->settings() == mine);
+    QCOMPARE(w.controller()->step(), 7);
+    // Down is a lecture key only: outside, it does not move chapters.
+    QTest::keyClick(&w, Qt::Key_Down);
+    QCOMPARE(w.controller()->step(), 7);
+}
+
+QTEST_MAIN(TestLecture)
+#include "tst_lecture.moc"

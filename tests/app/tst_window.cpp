@@ -1,0 +1,254 @@
+// The main window: what it opens on, its keys, its controls refusing bad input, the bug switch
+// turning the check to a failure and back, screenshots and saved settings.
+#include "check_panel.h"
+#include "code_panel.h"
+#include "controller.h"
+#include "controls_panel.h"
+#include "main_window.h"
+#include "memory_stage.h"
+#include "playback_bar.h"
+#include "tile_detail.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QPushButton>
+#include <QSettings>
+#include <QSlider>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace flashviz;
+using namespace flashviz::gui;
+
+class TestWindow : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void init();
+    void opensOnTheToy();
+    void keys();
+    void scrubSlider();
+    void invalidInputIsRefusedAndStateKept();
+    void bugSwitchTurnsTheCheckToFailureAndBack();
+    void bugKeyAndJump();
+    void screenshotWritesAPng();
+    void settingsPersist();
+    void largeProblemStaysResponsive();
+
+private:
+    static StartOptions fresh() {
+        StartOptions o;
+        o.restore = false;
+        o.save = false;
+        return o;
+    }
+    static void activate(QWidget& w) {
+        w.show();
+        QApplication::setActiveWindow(&w);
+        QVERIFY(QTest::qWaitForWindowActive(&w));
+    }
+};
+
+void TestWindow::initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QApplication::setOrganizationName(QStringLiteral("FlashVizTest"));
+    QApplication::setApplicationName(QStringLiteral("tst_window"));
+}
+
+void TestWindow::init() { QSettings().clear(); }
+
+void TestWindow::opensOnTheToy() {
+    MainWindow w; // reads the (empty) saved settings: the first run opens on the toy
+    QVERIFY(w.waitUntilIdle());
+    Controller* c = w.controller();
+    QVERIFY(c->settings() == toySettings());
+    QCOMPARE(c->step(), 0);
+    QCOMPARE(w.controls()->queriesBox()->value(), 8);
+    QCOMPARE(w.controls()->headDimBox()->value(), 4);
+    QCOMPARE(w.controls()->blockRowsBox()->value(), 4);
+    QCOMPARE(w.controls()->blockColsBox()->value(), 4);
+    QVERIFY(!w.controls()->bugBox()->isChecked());
+    QVERIFY(w.checkPanel()->frame());
+    QVERIFY(!w.checkPanel()->failing());
+    QVERIFY(w.checkPanel()->verdictText().startsWith(QStringLiteral("PASS")));
+    QCOMPARE(w.codePanel()->currentLine(), lineOf(pseudocode(toySettings()), StepKind::LoadQuery));
+    QVERIFY(w.playback()->caption().contains(QStringLiteral("Step 0")));
+    QCOMPARE(w.playback()->slider()->maximum(), 29);
+    // Every view draws the same frame.
+    QCOMPARE(w.memoryStage()->frame(), c->frame().get());
+    QCOMPARE(w.tileDetail()->frame(), c->frame().get());
+}
+
+void TestWindow::keys() {
+    MainWindow w(fresh());
+    activate(w);
+    Controller* c = w.controller();
+    QTest::keyClick(&w, Qt::Key_Right);
+    QCOMPARE(c->step(), 1);
+    QTest::keyClick(&w, Qt::Key_Right);
+    QCOMPARE(c->step(), 2);
+    QTest::keyClick(&w, Qt::Key_Left);
+    QCOMPARE(c->step(), 1);
+    QTest::keyClick(&w, Qt::Key_End);
+    QCOMPARE(c->step(), 29);
+    QTest::keyClick(&w, Qt::Key_Home);
+    QCOMPARE(c->step(), 0);
+    QTest::keyClick(&w, Qt::Key_PageDown);
+    QCOMPARE(c->step(), 15);
+    QTest::keyClick(&w, Qt::Key_PageUp);
+    QCOMPARE(c->step(), 0);
+    QTest::keyClick(&w, Qt::Key_Space);
+    QVERIFY(c->isPlaying());
+    QTest::keyClick(&w, Qt::Key_Space);
+    QVERIFY(!c->isPlaying());
+    QTest::keyClick(&w, Qt::Key_B);
+    QVERIFY(w.waitUntilIdle());
+    QVERIFY(!c->settings().options.rescale);
+    QVERIFY(w.controls()->bugBox()->isChecked());
+    QTest::keyClick(&w, Qt::Key_B);
+    QVERIFY(w.waitUntilIdle());
+    QVERIFY(c->settings().options.rescale);
+    QVERIFY(!w.controls()->bugBox()->isChecked());
+}
+
+void TestWindow::scrubSlider() {
+    MainWindow w(fresh());
+    QVERIFY(w.waitUntilIdle());
+    w.playback()->slider()->setValue(20);
+    QCOMPARE(w.controller()->step(), 20);
+    QVERIFY(w.playback()->caption().contains(QStringLiteral("Step 20")));
+    w.controller()->setStep(5);
+    QCOMPARE(w.playback()->slider()->value(), 5);
+}
+
+void TestWindow::invalidInputIsRefusedAndStateKept() {
+    MainWindow w(fresh());
+    QVERIFY(w.waitUntilIdle());
+    Controller* c = w.controller();
+    c->setStep(9);
+    const auto scene = c->scene();
+    QVERIFY(w.controls()->refusalText().isEmpty());
+    w.controls()->queriesBox()->setValue(0);
+    QVERIFY2(w.controls()->refusalText().contains(QStringLiteral("at least 1")), qPrintable(w.controls()->refusalText()));
+    QCOMPARE(w.controls()->queriesBox()->value(), 8); // the control shows the settings in force
+    QCOMPARE(c->scene(), scene);
+    QCOMPARE(c->step(), 9);
+    w.controls()->blockRowsBox()->setValue(0);
+    QVERIFY(w.controls()->refusalText().contains(QStringLiteral("Br")));
+    QCOMPARE(w.controls()->blockRowsBox()->value(), 4);
+    w.controls()->queriesBox()->setValue(100000);
+    QVERIFY(w.controls()->refusalText().contains(QStringLiteral("16384")));
+    QCOMPARE(c->scene(), scene);
+    // A valid change clears the message.
+    w.controls()->queriesBox()->setValue(12);
+    QVERIFY(w.waitUntilIdle());
+    QCOMPARE(c->settings().spec.queries, 12);
+    QVERIFY(w.controls()->refusalText().isEmpty());
+}
+
+void TestWindow::bugSwitchTurnsTheCheckToFailureAndBack() {
+    MainWindow w(fresh());
+    QVERIFY(w.waitUntilIdle());
+    // The maximum arriving late makes the bug bite.
+    w.controller()->applyPreset(QStringLiteral("toy"));
+    VizSettings late = toySettings();
+    late.spec.pattern = InputPattern::LateMaximum;
+    QVERIFY(w.controller()->apply(late));
+    QVERIFY(!w.checkPanel()->failing());
+    w.controls()->bugBox()->setChecked(true);
+    QVERIFY(w.waitUntilIdle());
+    QVERIFY(w.checkPanel()->failing());
+    QVERIFY(w.checkPanel()->verdictText().startsWith(QStringLiteral("FAIL")));
+    auto* jump = w.checkPanel()->findChild<QPushButton*>(QStringLiteral("jumpToDivergence"));
+    QVERIFY(jump);
+    QVERIFY(jump->isVisibleTo(w.checkPanel()));
+    QVERIFY(w.controller()->frame()->correct.has_value());
+    w.controls()->bugBox()->setChecked(false);
+    QVERIFY(w.waitUntilIdle());
+    QVERIFY(!w.checkPanel()->failing());
+    QVERIFY(!jump->isVisibleTo(w.checkPanel()));
+}
+
+void TestWindow::bugKeyAndJump() {
+    MainWindow w(fresh());
+    activate(w);
+    QVERIFY(w.controller()->applyPreset(QStringLiteral("bug-bites")));
+    const int first = *w.controller()->scene()->firstRescaleStep;
+    w.controller()->goToEnd();
+    auto* jump = w.checkPanel()->findChild<QPushButton*>(QStringLiteral("jumpToDivergence"));
+    QVERIFY(jump->text().contains(QString::number(first)));
+    jump->click();
+    QCOMPARE(w.controller()->step(), first);
+    w.controller()->goToStart();
+    QTest::keyClick(&w, Qt::Key_G);
+    QCOMPARE(w.controller()->step(), first);
+}
+
+void TestWindow::screenshotWritesAPng() {
+    MainWindow w(fresh());
+    w.resize(1280, 800);
+    w.show();
+    QTemporaryDir dir;
+    const QString file = dir.filePath(QStringLiteral("shot.png"));
+    QString error;
+    QVERIFY2(saveScreenshot(w, file, &error), qPrintable(error));
+    QImage image(file);
+    QVERIFY(!image.isNull());
+    QCOMPARE(image.size(), QSize(1280, 800));
+    QVERIFY(!saveScreenshot(w, dir.filePath(QStringLiteral("missing/dir/shot.png")), &error));
+    QVERIFY(!error.isEmpty());
+}
+
+void TestWindow::settingsPersist() {
+    VizSettings chosen = toySettings();
+    chosen.spec.queries = chosen.spec.keys = 12;
+    chosen.spec.seed = 42;
+    chosen.options.loopOrder = LoopOrder::KeyValueOuter;
+    chosen.hardwareId = "h100-sxm";
+    {
+        MainWindow w;
+        QVERIFY(w.controller()->apply(chosen));
+        w.controller()->setSpeed(8);
+        w.saveState();
+    }
+    MainWindow again;
+    QVERIFY(again.waitUntilIdle());
+    QVERIFY(again.controller()->settings() == chosen);
+    QCOMPARE(again.controller()->speed(), 8.0);
+    QCOMPARE(again.controls()->queriesBox()->value(), 12);
+    StartOptions preset;
+    preset.preset = QStringLiteral("toy");
+    MainWindow withPreset(preset); // the command line wins over what was saved
+    QVERIFY(withPreset.controller()->settings() == toySettings());
+}
+
+void TestWindow::largeProblemStaysResponsive() {
+    MainWindow w(fresh());
+    w.show();
+    QVERIFY(w.waitUntilIdle());
+    VizSettings big = toySettings();
+    big.spec.queries = big.spec.keys = 2048;
+    big.spec.headDim = 64;
+    big.options.blockRows = big.options.blockCols = 64;
+    QElapsedTimer t;
+    t.start();
+    QVERIFY(w.controller()->apply(big));
+    QVERIFY2(t.elapsed() < 50, "apply() must hand a large build to a worker");
+    auto* cancel = w.findChild<QPushButton*>(QStringLiteral("cancel"));
+    QVERIFY(cancel && cancel->isVisibleTo(&w));
+    QVERIFY(w.waitUntilIdle());
+    QVERIFY(!cancel->isVisibleTo(&w));
+    QVERIFY(w.controller()->settings() == big);
+    for (int step : {0, 1000, w.controller()->stepCount() - 1}) {
+        t.restart();
+        w.controller()->setStep(step);
+        QVERIFY(w.controller()->waitUntilIdle());
+        w.repaint();
+        QVERIFY2(t.elapsed() < 250, qPrintable(QStringLiteral("step %1 took %2 ms").arg(step).arg(t.elapsed())));
+    }
+}
+
+QTEST_MAIN(TestWindow)
+#include "tst_window.moc"
