@@ -19,7 +19,7 @@
 namespace flashviz::cuda::detail {
 
 template <int D_, int BR_, int BC_, int MinBlocks_, bool Swizzle_, int UnrollS_ = 4,
-          int UnrollPV_ = 2, bool ComponentOuter_ = false>
+          int UnrollPV_ = 2>
 struct FastTile {
     static constexpr int D = D_;
     static constexpr int BR = BR_;
@@ -29,8 +29,6 @@ struct FastTile {
     // compiler start the next steps' shared-memory loads earlier, at the cost of code size.
     static constexpr int kUnrollS = UnrollS_;
     static constexpr int kUnrollPV = UnrollPV_;
-    // Order of the Q K^T multiply-adds inside one 4-wide step (see the kernel).
-    static constexpr bool kComponentOuter = ComponentOuter_;
     // Shared-memory layout. Padded: rows of Q and K are D + 4 floats apart and rows of P BC + 16,
     // so the rows two half-warps read at once start in different banks. Swizzled: no padding;
     // instead the 16-byte chunk c of row r is stored at chunk c ^ (r & 7) (Q, K) or
@@ -165,28 +163,15 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
 #pragma unroll
             for (int t = 0; t < TN; ++t)
                 kf[t] = *reinterpret_cast<const float4*>(sK + T::qkOffset(colGroup + 16 * t, k));
-            if constexpr (T::kComponentOuter) {
-                // One k at a time over all TM x TN accumulators: consecutive FMAs share a Q
-                // operand and never depend on each other (the same sums, in the same order).
 #pragma unroll
-                for (int c = 0; c < 4; ++c)
+            for (int i = 0; i < TM; ++i)
 #pragma unroll
-                    for (int i = 0; i < TM; ++i) {
-                        const float q = component(qf[i], c);
-#pragma unroll
-                        for (int t = 0; t < TN; ++t) s[i][t] = fmaf(q, component(kf[t], c), s[i][t]);
-                    }
-            } else {
-#pragma unroll
-                for (int i = 0; i < TM; ++i)
-#pragma unroll
-                    for (int t = 0; t < TN; ++t) {
-                        s[i][t] = fmaf(qf[i].x, kf[t].x, s[i][t]);
-                        s[i][t] = fmaf(qf[i].y, kf[t].y, s[i][t]);
-                        s[i][t] = fmaf(qf[i].z, kf[t].z, s[i][t]);
-                        s[i][t] = fmaf(qf[i].w, kf[t].w, s[i][t]);
-                    }
-            }
+                for (int t = 0; t < TN; ++t) {
+                    s[i][t] = fmaf(qf[i].x, kf[t].x, s[i][t]);
+                    s[i][t] = fmaf(qf[i].y, kf[t].y, s[i][t]);
+                    s[i][t] = fmaf(qf[i].z, kf[t].z, s[i][t]);
+                    s[i][t] = fmaf(qf[i].w, kf[t].w, s[i][t]);
+                }
         }
 
         // Ragged last tile and the causal diagonal: hidden keys score -inf.

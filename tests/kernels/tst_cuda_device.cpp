@@ -153,12 +153,15 @@ private slots:
               double(info->globalMemoryBytes) / double(1 << 30), info->smClockHz / 1e6,
               profile->hbmBandwidthBytesPerSecond.value / 1e9,
               profile->fp32FlopsPerSecond.value / 1e12);
+        // The A100 (163 KiB per block) and Hopper (227 KiB) run both benchmark d on the fast
+        // kernel; GPUs with about 100 KiB run d = 64 there and d = 128 on the mirror kernel.
         bool fits64 = false, fits128 = false;
         for (const auto& k : cudaFastKernels()) {
             fits64 = fits64 || (k.headDim == 64 && k.fitsDevice);
             fits128 = fits128 || (k.headDim == 128 && k.fitsDevice);
         }
-        QVERIFY(fits64 && fits128);
+        QVERIFY(fits64);
+        if (info->sharedMemoryPerBlockBytes >= 160 * 1024) QVERIFY(fits128);
     }
 };
 
