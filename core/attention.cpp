@@ -11,7 +11,7 @@ namespace flashviz {
 
 int lastVisibleKey(int row, int queries, int keys, bool causal) {
     if (!causal) return keys - 1;
-    return std::min(keys - 1, row + (keys - queries)); // negative: the row sees no key
+    return std::max(-1, std::min(keys - 1, row + (keys - queries))); // -1: the row sees no key
 }
 
 template <typename Scalar>

@@ -20,9 +20,9 @@ void requireScoreMatrixMemory(int queries, int keys, int bytesPerElement, int co
                       "Standard attention at n_q = " + std::to_string(queries) +
                           ", n_k = " + std::to_string(keys) + " needs " +
                           std::to_string(int(std::ceil(need / gib))) +
-                          " GiB for its n_q x n_k matrices, more than half of this machine's " +
+                          " GiB for its n_q x n_k matrices, more than half of this machine's memory (" +
                           std::to_string(int(have / gib)) +
-                          " GiB. FlashAttention never stores them: use the flash algorithm.");
+                          " GiB). FlashAttention never stores them: use the flash algorithm.");
 }
 
 namespace {
