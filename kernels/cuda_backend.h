@@ -6,6 +6,7 @@
 #include "core/hardware.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -110,5 +111,58 @@ private:
 };
 
 std::unique_ptr<Backend> makeCudaBackend();
+
+// ---- Tensor-core FlashAttention forward in fp16 / bf16 (kernels/cuda/tc_*.{h,cuh,cu}) ----
+// fp16 or bf16 Q, K, V and O, fp32 accumulation, mma.sync tensor-core instructions (sm_80 and
+// newer), head dimensions 64 and 128. This path is for speed: it has no CPU mirror step for
+// step (its result is checked against an fp64 reference instead, tests/kernels).
+enum class HalfType { Fp16, Bf16 };
+// [batch][heads][n][d] (each head's rows contiguous, PyTorch's SDPA layout) or
+// [batch][n][heads][d] (flash-attn's layout); densely packed either way.
+enum class HalfLayout { BatchHeadSeqDim, BatchSeqHeadDim };
+
+struct HalfAttentionProblem {
+    HalfType type = HalfType::Fp16;
+    HalfLayout layout = HalfLayout::BatchHeadSeqDim;
+    int batch = 1;
+    int heads = 1;
+    int queries = 0;
+    int keys = 0;
+    int headDim = 64;
+    double scale = 0;    // softmax scale; 0 means 1 / sqrt(headDim)
+    bool causal = false; // bottom-right aligned, as causallyVisible in core/attention.h
+};
+
+// The tensor-core kernel's compiled tile configurations, in order of preference per d.
+struct CudaTensorCoreKernel {
+    int id = 0;
+    std::string name; // "tc_d64_br128_bc64_w4_qreg"
+    int headDim = 0;
+    std::size_t sharedBytes = 0;
+    bool fitsDevice = false;
+};
+std::vector<CudaTensorCoreKernel> cudaTensorCoreKernels();
+
+// Elements of Q (and O) and of K (and V) the problem has.
+std::size_t halfQueryElements(const HalfAttentionProblem& problem);
+std::size_t halfKeyElements(const HalfAttentionProblem& problem);
+// Throws EngineError for what the kernel refuses (a head dimension other than 64 or 128:
+// Unsupported; empty sizes: InvalidArgument). Touches no GPU.
+void checkHalfAttentionProblem(const HalfAttentionProblem& problem);
+
+// The forward pass on host data: raw fp16 / bf16 bit patterns in the problem's layout. Copies
+// in, runs, copies out and waits. `kernel` picks a variant by id (-1: the default for d).
+std::vector<std::uint16_t> cudaFlashForwardHalf(const HalfAttentionProblem& problem,
+                                                const std::vector<std::uint16_t>& q,
+                                                const std::vector<std::uint16_t>& k,
+                                                const std::vector<std::uint16_t>& v,
+                                                int kernel = -1);
+// The same on device pointers (16-byte aligned), launched on the default stream without waiting.
+void cudaFlashForwardHalfDevice(const HalfAttentionProblem& problem, const void* q, const void* k,
+                                const void* v, void* o, int kernel = -1);
+
+// Host conversions, round to nearest even (inf and NaN kept).
+std::uint16_t toHalfBits(float value, HalfType type);
+float fromHalfBits(std::uint16_t bits, HalfType type);
 
 } // namespace flashviz

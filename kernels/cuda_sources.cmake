@@ -6,7 +6,9 @@ add_library(flashviz_cuda STATIC
   cuda/cuda_backend.cpp
   cuda/device_query.cpp
   cuda/flash_launch.cu
-  cuda/standard_launch.cu)
+  cuda/standard_launch.cu
+  cuda/tc_api.cpp
+  cuda/tc_launch.cu)
 target_include_directories(flashviz_cuda PUBLIC ${PROJECT_SOURCE_DIR})
 target_link_libraries(flashviz_cuda
   PUBLIC flashviz_core

@@ -7,6 +7,7 @@
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_memory.h"
 #include "kernels/cuda/launch.h"
+#include "kernels/cuda/tc_launch.h"
 
 #include "core/errors.h"
 
@@ -38,6 +39,8 @@ struct Options {
     bool causal = false;
     bool baseline = true;
     std::vector<int> only; // fast-kernel ids to time (empty: see allVariants)
+    bool fp32 = true;      // the fp32 fast kernel's rows
+    std::vector<TcElement> tcTypes; // tensor-core rows in these types (--tc)
     std::string csv;
 };
 
@@ -55,10 +58,14 @@ void usage() {
     std::printf(
         "usage: flashviz-gpu-bench [--d 64,128] [--n 1024,2048,...] [--tokens 16384]\n"
         "         [--width 2048] [--repeats 10] [--variants] [--causal] [--no-baseline]\n"
-        "         [--only ID,ID] [--csv FILE]\n"
+        "         [--only ID,ID] [--tc fp16,bf16] [--no-fp32] [--csv FILE]\n"
         "  --variants   time every compiled tile configuration of the fast kernel, not only\n"
         "               the default for d\n"
-        "  --only       time only these fast-kernel variants (ids as listed at the start)\n");
+        "  --only       time only these fast-kernel variants (ids as listed at the start)\n"
+        "  --tc         also time the tensor-core kernel in these types (inputs rounded from\n"
+        "               the fp32 ones; checked against the fp32 baseline); with --variants\n"
+        "               every tensor-core variant, else the default for d\n"
+        "  --no-fp32    leave out the fp32 fast kernel\n");
 }
 
 // Uniform values with variance 1 from a fixed xorshift sequence: fast and the same every run.
@@ -161,6 +168,21 @@ int main(int argc, char** argv) {
         else if (a == "--no-baseline") opt.baseline = false;
         else if (a == "--only") opt.only = parseList(next());
         else if (a == "--csv") opt.csv = next();
+        else if (a == "--no-fp32") opt.fp32 = false;
+        else if (a == "--tc") {
+            const std::string list = next();
+            for (std::size_t at = 0; at < list.size();) {
+                const std::size_t end = std::min(list.find(',', at), list.size());
+                const std::string name = list.substr(at, end - at);
+                if (name == "fp16") opt.tcTypes.push_back(TcElement::Fp16);
+                else if (name == "bf16") opt.tcTypes.push_back(TcElement::Bf16);
+                else {
+                    usage();
+                    return 2;
+                }
+                at = end + 1;
+            }
+        }
         else {
             usage();
             return a == "--help" || a == "-h" ? 0 : 2;
@@ -181,6 +203,12 @@ int main(int argc, char** argv) {
         for (const auto& k : fastKernels())
             std::printf("fast kernel %d: %s, %d threads, %s shared\n", k.id, k.name.c_str(),
                         k.threads, formatBytes(double(k.sharedBytes)).c_str());
+        for (const auto& k : tcKernels())
+            std::printf("tensor-core kernel %d: %s, %d threads, %d rows per warp, Q in %s, %s "
+                        "shared\n",
+                        k.id, k.name.c_str(), k.threads, k.rowsPerWarp,
+                        k.qInRegisters ? "registers" : "shared memory",
+                        formatBytes(double(k.sharedBytes)).c_str());
 
         const std::size_t elements = std::size_t(opt.tokens) * std::size_t(opt.width);
         std::vector<float> hq(elements), hk(elements), hv(elements);
@@ -193,6 +221,23 @@ int main(int argc, char** argv) {
         k.upload(hk.data(), elements);
         v.upload(hv.data(), elements);
         BlasHandle blas;
+        // fp16 / bf16 copies of the same inputs, one set per type, and one output each.
+        struct TcBuffers {
+            TcElement type;
+            DeviceBuffer<std::uint16_t> q, k, v, o;
+        };
+        std::vector<TcBuffers> tcBuffers;
+        for (const TcElement t : opt.tcTypes) {
+            TcBuffers b{t, DeviceBuffer<std::uint16_t>(elements, "Q (16-bit)"),
+                        DeviceBuffer<std::uint16_t>(elements, "K (16-bit)"),
+                        DeviceBuffer<std::uint16_t>(elements, "V (16-bit)"),
+                        DeviceBuffer<std::uint16_t>(elements, "O (16-bit)")};
+            convertFloatToTc(q.get(), b.q.get(), elements, t);
+            convertFloatToTc(k.get(), b.k.get(), elements, t);
+            convertFloatToTc(v.get(), b.v.get(), elements, t);
+            tcBuffers.push_back(std::move(b));
+        }
+        synchronize("Converting the inputs to fp16/bf16");
 
         std::vector<Row> rows;
         std::vector<float> reference(elements), result(elements);
@@ -214,6 +259,7 @@ int main(int argc, char** argv) {
                 p.causal = opt.causal;
                 setContiguousStrides(p);
                 const double flops = 4.0 * double(n) * n * d * batch * heads * (opt.causal ? 0.5 : 1.0);
+                const std::size_t firstRow = rows.size();
 
                 // Baseline: three steps with the n x n scratch per (batch, head).
                 Row base{d, n, batch, heads, "cublas-3step", {}, 0, 1, 0, 0, {}, false};
@@ -242,7 +288,7 @@ int main(int argc, char** argv) {
                 std::vector<FastKernelInfo> kernels;
                 const FastKernelInfo* chosen = defaultFastKernel(d);
                 for (const auto& info : fastKernels())
-                    if (info.headDim == d &&
+                    if (opt.fp32 && info.headDim == d &&
                         (opt.only.empty()
                              ? (opt.allVariants || (chosen && info.id == chosen->id))
                              : std::find(opt.only.begin(), opt.only.end(), info.id) != opt.only.end()) &&
@@ -274,10 +320,52 @@ int main(int argc, char** argv) {
                     if (haveReference) r.ratioVsBaseline = base.t.medianMs / r.t.medianMs;
                     rows.push_back(r);
                 }
-                for (auto it = rows.end() - std::ptrdiff_t(kernels.size()) -
-                               (haveReference ? 1 : 0);
-                     it != rows.end(); ++it)
-                    std::printf("d=%-4d n=%-6d B=%-3d H=%-3d %-28s %9.3f ms (min %.3f max %.3f) "
+                // Tensor-core rows: same inputs rounded to fp16 / bf16, same check.
+                const TcKernelInfo* tcDefault = defaultTcKernel(d);
+                for (auto& b : tcBuffers) {
+                    const char* typeName = b.type == TcElement::Fp16 ? "fp16" : "bf16";
+                    for (const auto& info : tcKernels()) {
+                        if (info.headDim != d || info.sharedBytes > maxSharedBytesPerBlock()) continue;
+                        if (!opt.allVariants && !(tcDefault && info.id == tcDefault->id)) continue;
+                        TcParams tp;
+                        tp.q = b.q.get();
+                        tp.k = b.k.get();
+                        tp.v = b.v.get();
+                        tp.o = b.o.get();
+                        tp.batch = batch;
+                        tp.heads = heads;
+                        tp.queries = n;
+                        tp.keys = n;
+                        tp.headDim = d;
+                        tp.scale = p.scale;
+                        tp.causal = opt.causal;
+                        tp.element = b.type;
+                        setTcDenseStrides(tp, false);
+                        Row r{d, n, batch, heads, std::string("tc-") + typeName + "-" + info.name,
+                              {}, 0, 0, 0, 0, {}, false};
+                        const std::size_t before = freeBytes();
+                        b.o.fillBytes(0xFF);
+                        launchTcFlash(tp, info.id);
+                        synchronize("The tensor-core flash kernel");
+                        r.peakBytes = double(before) - double(freeBytes());
+                        convertTcToFloat(b.o.get(), o.get(), elements, b.type);
+                        o.download(result.data(), elements);
+                        if (haveReference) {
+                            r.diff = compare(result, reference);
+                            r.checked = true;
+                        } else {
+                            std::size_t bad = 0;
+                            for (float x : result) bad += !std::isfinite(x);
+                            r.diff.nonFinite = bad;
+                        }
+                        r.t = timeIt([&] { launchTcFlash(tp, info.id); }, opt.repeats);
+                        r.tflops = flops / (r.t.medianMs * 1e-3) / 1e12;
+                        if (haveReference) r.ratioVsBaseline = base.t.medianMs / r.t.medianMs;
+                        rows.push_back(r);
+                    }
+                }
+                for (auto it = rows.begin() + std::ptrdiff_t(firstRow); it != rows.end(); ++it)
+                    std::printf("d=%-4d n=%-6d B=%-3d H=%-3d %-36s %9.3f ms (min %.3f max %.3f) "
                                 "%6.2f TFLOP/s  x%.2f vs 3-step  scratch %-10s peak %-10s "
                                 "max|diff| %.2e rel %.2e nonfinite %zu%s\n",
                                 it->d, it->n, it->batch, it->heads, it->method.c_str(),
@@ -290,10 +378,10 @@ int main(int argc, char** argv) {
             }
         }
 
-        std::printf("\n%-5s %-6s %-28s %10s %9s %9s %11s %11s %10s\n", "d", "n", "method", "ms",
+        std::printf("\n%-5s %-6s %-36s %10s %9s %9s %11s %11s %10s\n", "d", "n", "method", "ms",
                     "TFLOP/s", "vs 3step", "scratch", "peak", "rel err");
         for (const auto& r : rows)
-            std::printf("%-5d %-6d %-28s %10.3f %9.2f %9.2f %11s %11s %10.2e\n", r.d, r.n,
+            std::printf("%-5d %-6d %-36s %10.3f %9.2f %9.2f %11s %11s %10.2e\n", r.d, r.n,
                         r.method.c_str(), r.t.medianMs, r.tflops, r.ratioVsBaseline,
                         formatBytes(r.scratchBytes).c_str(), formatBytes(r.peakBytes).c_str(),
                         r.diff.relative);
@@ -310,7 +398,9 @@ int main(int argc, char** argv) {
         }
         bool ok = true;
         for (const auto& r : rows)
-            if (r.diff.nonFinite > 0 || (r.checked && r.diff.relative > 1e-4)) {
+            // fp16 / bf16 rows carry their inputs' rounding (2^-11, 2^-8) against the fp32 baseline.
+            if (r.diff.nonFinite > 0 ||
+                (r.checked && r.diff.relative > (r.method.rfind("tc-", 0) == 0 ? 2e-2 : 1e-4))) {
                 std::printf("CHECK FAILED: d=%d n=%d %s rel %.2e nonfinite %zu\n", r.d, r.n,
                             r.method.c_str(), r.diff.relative, r.diff.nonFinite);
                 ok = false;

@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""PyTorch scaled_dot_product_attention in fp32 on the shapes flashviz-gpu-bench times.
+"""PyTorch scaled_dot_product_attention on the shapes flashviz-gpu-bench times.
 
-batch x n = 16k tokens, heads x d = 2048, non-causal by default. Backends: the memory-efficient
-kernel (PyTorch's fp32 flash-style path) and the math path (matmul, softmax, matmul; TF32 off).
+batch x n = 16k tokens, heads x d = 2048, non-causal by default (--causal: bottom-right is the
+same as top-left here, n_q = n_k). In fp32 (default): the memory-efficient kernel (PyTorch's
+fp32 flash-style path) and the math path (matmul, softmax, matmul; TF32 off). With --dtypes
+fp16,bf16 each 16-bit type runs with every backend forced in turn: flash (FlashAttention-2),
+cuDNN, memory-efficient and math; TFLOP/s halved for causal.
 Medians over repeats with CUDA events, TFLOP/s = 4 n^2 d batch heads / t, peak memory above the
 inputs from torch.cuda.max_memory_allocated. With --flash-csv (flashviz-gpu-bench's --csv
 output) it prints one table with FlashViz's kernels beside PyTorch's and the ratios.
@@ -40,6 +43,7 @@ def main():
     parser.add_argument("--width", type=int, default=2048)
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--causal", action="store_true")
+    parser.add_argument("--dtypes", default="fp32", help="comma list of fp32, fp16, bf16")
     parser.add_argument("--csv", help="write PyTorch's rows here")
     parser.add_argument("--flash-csv", help="flashviz-gpu-bench --csv output to compare with")
     args = parser.parse_args()
@@ -47,48 +51,62 @@ def main():
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     dev = torch.device("cuda")
-    print(f"torch {torch.__version__}, {torch.cuda.get_device_name(dev)}, fp32, "
+    dtypes = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+    print(f"torch {torch.__version__}, {torch.cuda.get_device_name(dev)}, {args.dtypes}, "
           f"{'causal' if args.causal else 'non-causal'}, {args.repeats} repeats (median)")
     rows = []
     for d in [int(x) for x in args.d.split(",")]:
         for n in [int(x) for x in args.n.split(",")]:
             batch, heads = args.tokens // n, args.width // d
             flops = 4.0 * n * n * d * batch * heads * (0.5 if args.causal else 1.0)
-            gen = torch.Generator(device=dev).manual_seed(n * 1000 + d)
-            q, k, v = (torch.randn(batch, heads, n, d, device=dev, dtype=torch.float32,
-                                   generator=gen) for _ in range(3))
-            reference = None
-            for name, backend in (("torch-efficient", SDPBackend.EFFICIENT_ATTENTION),
-                                  ("torch-math", SDPBackend.MATH)):
-                torch.cuda.synchronize()
-                torch.cuda.empty_cache()
-                base = torch.cuda.memory_allocated()
-                torch.cuda.reset_peak_memory_stats()
-                try:
-                    with sdpa_kernel([backend]):
-                        run = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=args.causal)
-                        out = run()
-                        torch.cuda.synchronize()
-                        peak = torch.cuda.max_memory_allocated() - base - out.numel() * 4
-                        err = 0.0
-                        if reference is None:
-                            reference = out.double()
-                        else:
-                            err = ((out.double() - reference).norm() / reference.norm()).item()
-                        del out
-                        med, lo, hi = time_ms(run, args.repeats)
-                except torch.OutOfMemoryError:
-                    print(f"d={d} n={n} {name}: out of memory")
+            for dtype_name in args.dtypes.split(","):
+                dtype = dtypes[dtype_name]
+                gen = torch.Generator(device=dev).manual_seed(n * 1000 + d)
+                q, k, v = (torch.randn(batch, heads, n, d, device=dev, dtype=dtype,
+                                       generator=gen) for _ in range(3))
+                reference = None
+                if dtype == torch.float32:
+                    backends = (("torch-efficient", SDPBackend.EFFICIENT_ATTENTION),
+                                ("torch-math", SDPBackend.MATH))
+                else:
+                    backends = ((f"torch-{dtype_name}-flash", SDPBackend.FLASH_ATTENTION),
+                                (f"torch-{dtype_name}-cudnn", SDPBackend.CUDNN_ATTENTION),
+                                (f"torch-{dtype_name}-efficient", SDPBackend.EFFICIENT_ATTENTION),
+                                (f"torch-{dtype_name}-math", SDPBackend.MATH))
+                for name, backend in backends:
+                    torch.cuda.synchronize()
                     torch.cuda.empty_cache()
-                    continue
-                row = dict(d=d, n=n, batch=batch, heads=heads, method=name, median_ms=med,
-                           min_ms=lo, max_ms=hi, tflops=flops / (med * 1e-3) / 1e12,
-                           peak_bytes=max(peak, 0), rel_vs_efficient=err)
-                rows.append(row)
-                print(f"d={d:<4} n={n:<6} B={batch:<3} H={heads:<3} {name:<16} {med:9.3f} ms "
-                      f"{row['tflops']:6.2f} TFLOP/s  peak {row['peak_bytes'] / 2**30:7.2f} GiB  "
-                      f"rel vs efficient {err:.1e}", flush=True)
-            del q, k, v, reference
+                    base = torch.cuda.memory_allocated()
+                    torch.cuda.reset_peak_memory_stats()
+                    try:
+                        with sdpa_kernel([backend]):
+                            run = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=args.causal)
+                            out = run()
+                            torch.cuda.synchronize()
+                            peak = (torch.cuda.max_memory_allocated() - base
+                                    - out.numel() * out.element_size())
+                            err = 0.0
+                            if reference is None:
+                                reference = out.double()
+                            else:
+                                err = ((out.double() - reference).norm() / reference.norm()).item()
+                            del out
+                            med, lo, hi = time_ms(run, args.repeats)
+                    except torch.OutOfMemoryError:
+                        print(f"d={d} n={n} {name}: out of memory")
+                        torch.cuda.empty_cache()
+                        continue
+                    except RuntimeError as error:  # a backend that refuses this dtype or shape
+                        print(f"d={d} n={n} {name}: not run ({str(error).splitlines()[0][:100]})")
+                        continue
+                    row = dict(d=d, n=n, batch=batch, heads=heads, method=name, median_ms=med,
+                               min_ms=lo, max_ms=hi, tflops=flops / (med * 1e-3) / 1e12,
+                               peak_bytes=max(peak, 0), rel_vs_efficient=err)
+                    rows.append(row)
+                    print(f"d={d:<4} n={n:<6} B={batch:<3} H={heads:<3} {name:<16} {med:9.3f} ms "
+                          f"{row['tflops']:6.2f} TFLOP/s  peak {row['peak_bytes'] / 2**30:7.2f} GiB  "
+                          f"rel vs first backend {err:.1e}", flush=True)
+                del q, k, v, reference
     if args.csv:
         with open(args.csv, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
@@ -124,6 +142,34 @@ def main():
                   f"{float(best['scratch_bytes']) / 2**20:11.1f}M "
                   f"{gib(base['peak_bytes']) if base else '-':>11} "
                   f"{gib(eff['peak_bytes']) if eff else '-':>9}")
+
+    # The tensor-core kernel (flashviz-gpu-bench --tc) against PyTorch's 16-bit backends.
+    for dt in ("fp16", "bf16"):
+        tc_rows = [r for r in ours if r["method"].startswith(f"tc-{dt}-")]
+        if not tc_rows:
+            continue
+        print(f"\nFlashViz tensor-core {dt} vs PyTorch SDPA {dt} "
+              f"({'causal' if args.causal else 'non-causal'}; TFLOP/s; ours / theirs as ratios; "
+              f"3-step = our fp32 cuBLAS standard attention)")
+        print(f"{'d':>4} {'n':>6} {'flashviz kernel':<30} {'ours':>7} {'flash':>7} {'cudnn':>7} "
+              f"{'effic':>7} {'math':>7} {'3-step':>7} {'/flash':>7} {'/cudnn':>7} {'/effic':>7} "
+              f"{'/math':>7} {'/3step':>7} {'our peak':>9} {'math peak':>9}")
+        for d in sorted({int(r["d"]) for r in tc_rows}):
+            for n in sorted({int(r["n"]) for r in tc_rows if int(r["d"]) == d}):
+                mine = [r for r in tc_rows if int(r["d"]) == d and int(r["n"]) == n]
+                best = max(mine, key=lambda r: float(r["tflops"]))
+                base = next((r for r in ours if int(r["d"]) == d and int(r["n"]) == n
+                             and r["method"] == "cublas-3step"), None)
+                t = float(best["tflops"])
+                theirs = [torch_rows.get((d, n, f"torch-{dt}-{b}"))
+                          for b in ("flash", "cudnn", "efficient", "math")]
+                vals = [x["tflops"] if x else float("nan") for x in theirs]
+                b_t = float(base["tflops"]) if base else float("nan")
+                math_peak = theirs[3]["peak_bytes"] / 2**30 if theirs[3] else float("nan")
+                print(f"{d:>4} {n:>6} {best['method'][8:]:<30} {t:7.1f} "
+                      + " ".join(f"{v:7.1f}" for v in vals) + f" {b_t:7.1f} "
+                      + " ".join(f"{t / v:6.2f}x" for v in vals) + f" {t / b_t:6.2f}x"
+                      f" {float(best['peak_bytes']) / 2**20:8.1f}M {math_peak:8.2f}G")
     return 0
 
 

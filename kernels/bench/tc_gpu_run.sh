@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# One run of everything the tensor-core kernel needs on an NVIDIA GPU: its test suite, the GPU
+# benchmark (fp16 and bf16 next to the fp32 kernel and the cuBLAS three-step baseline, causal
+# and not) and PyTorch's SDPA in fp16 / bf16 with each backend forced, on the same shapes.
+#
+#   kernels/bench/tc_gpu_run.sh BIN_DIR OUT_DIR
+#
+# BIN_DIR holds prebuilt tst_cuda_tensor_core and flashviz-gpu-bench (shared libraries other
+# than CUDA's in BIN_DIR/lib); OUT_DIR receives the logs and CSV files.
+set -u -o pipefail
+bin=$(cd "$1" && pwd)
+out=$2
+mkdir -p "$out"
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cap=${TC_RUN_TIMEOUT:-300}
+
+libpath="$bin/lib"
+for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
+  [ -d "$d" ] && libpath="$libpath:$d"
+done
+if ! ls /usr/local/cuda/lib64/libcublas.so.13 >/dev/null 2>&1; then
+  pip_cublas=$(python3 -c 'import nvidia.cublas, os; print(os.path.dirname(nvidia.cublas.__file__))' 2>/dev/null)
+  [ -n "$pip_cublas" ] && libpath="$libpath:$(dirname "$(find "$pip_cublas" -name 'libcublas.so.13' | head -1)")"
+fi
+export LD_LIBRARY_PATH="$libpath${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export QT_QPA_PLATFORM=offscreen PYTHONUNBUFFERED=1
+
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.sm,temperature.gpu \
+  --format=csv 2>&1 | tee "$out/nvidia-smi.txt"
+status=0
+
+timeout "$cap" "$bin/tst_cuda_tensor_core" >"$out/tst_cuda_tensor_core.log" 2>&1 || status=1
+grep -E '^(Totals|FAIL!)' -A2 "$out/tst_cuda_tensor_core.log" | head -30
+
+# fp32: only the default fast kernel for each d (ids 0 and 2); every tensor-core variant.
+for causal in "" "--causal"; do
+  tag=${causal:+-causal}
+  timeout "$cap" "$bin/flashviz-gpu-bench" --variants --only 0,2 --tc fp16,bf16 --repeats 10 \
+    $causal --csv "$out/tc-flash$tag.csv" >"$out/tc-bench$tag.log" 2>&1 || status=1
+  timeout "$cap" python3 "$root/kernels/bench/sdpa_bench.py" --dtypes fp16,bf16 --repeats 10 \
+    $causal --csv "$out/tc-torch$tag.csv" --flash-csv "$out/tc-flash$tag.csv" \
+    >"$out/tc-torch$tag.log" 2>&1 || status=1
+  sed -n '/^FlashViz tensor-core/,$p' "$out/tc-torch$tag.log"
+done
+exit $status

@@ -1,0 +1,144 @@
+// The public face of the tensor-core kernel (kernels/cuda_backend.h, HalfAttention section):
+// problem checks, host-data passes through device buffers, and fp16 / bf16 conversions.
+#include "kernels/cuda/check.h"
+#include "kernels/cuda/device_memory.h"
+#include "kernels/cuda/launch.h"
+#include "kernels/cuda/tc_launch.h"
+#include "kernels/cuda_backend.h"
+
+#include "core/errors.h"
+
+#include <bit>
+#include <cmath>
+#include <string>
+
+namespace flashviz {
+
+namespace {
+
+cuda::TcParams paramsFor(const HalfAttentionProblem& problem) {
+    cuda::TcParams p;
+    p.batch = problem.batch;
+    p.heads = problem.heads;
+    p.queries = problem.queries;
+    p.keys = problem.keys;
+    p.headDim = problem.headDim;
+    p.scale = float(problem.scale > 0 ? problem.scale : 1.0 / std::sqrt(double(problem.headDim)));
+    p.causal = problem.causal;
+    p.element = problem.type == HalfType::Fp16 ? cuda::TcElement::Fp16 : cuda::TcElement::Bf16;
+    cuda::setTcDenseStrides(p, problem.layout == HalfLayout::BatchSeqHeadDim);
+    return p;
+}
+
+} // namespace
+
+std::vector<CudaTensorCoreKernel> cudaTensorCoreKernels() {
+    std::vector<CudaTensorCoreKernel> out;
+    std::size_t limit = 0;
+    try {
+        limit = cuda::maxSharedBytesPerBlock();
+    } catch (const EngineError&) {
+        limit = 0; // no device: nothing fits
+    }
+    for (const auto& info : cuda::tcKernels())
+        out.push_back({info.id, info.name, info.headDim, info.sharedBytes, info.sharedBytes <= limit});
+    return out;
+}
+
+std::size_t halfQueryElements(const HalfAttentionProblem& problem) {
+    return std::size_t(std::max(problem.batch, 0)) * std::size_t(std::max(problem.heads, 0)) *
+           std::size_t(std::max(problem.queries, 0)) * std::size_t(std::max(problem.headDim, 0));
+}
+
+std::size_t halfKeyElements(const HalfAttentionProblem& problem) {
+    return std::size_t(std::max(problem.batch, 0)) * std::size_t(std::max(problem.heads, 0)) *
+           std::size_t(std::max(problem.keys, 0)) * std::size_t(std::max(problem.headDim, 0));
+}
+
+void checkHalfAttentionProblem(const HalfAttentionProblem& problem) {
+    if (problem.scale < 0 || !std::isfinite(problem.scale))
+        throw EngineError(ErrorKind::InvalidArgument, "The softmax scale must be positive (or 0 for 1/sqrt(d)).");
+    cuda::TcParams p = paramsFor(problem);
+    // Alignment is the caller's on device pointers; host data is copied into aligned buffers.
+    static const std::uint16_t aligned[8] alignas(16) = {};
+    p.q = p.k = p.v = aligned;
+    p.o = const_cast<std::uint16_t*>(aligned);
+    cuda::checkTcParams(p);
+}
+
+void cudaFlashForwardHalfDevice(const HalfAttentionProblem& problem, const void* q, const void* k,
+                                const void* v, void* o, int kernel) {
+    checkHalfAttentionProblem(problem);
+    cuda::TcParams p = paramsFor(problem);
+    p.q = q;
+    p.k = k;
+    p.v = v;
+    p.o = o;
+    cuda::launchTcFlash(p, kernel);
+}
+
+std::vector<std::uint16_t> cudaFlashForwardHalf(const HalfAttentionProblem& problem,
+                                                const std::vector<std::uint16_t>& q,
+                                                const std::vector<std::uint16_t>& k,
+                                                const std::vector<std::uint16_t>& v, int kernel) {
+    checkHalfAttentionProblem(problem);
+    const std::size_t nq = halfQueryElements(problem), nk = halfKeyElements(problem);
+    if (q.size() != nq || k.size() != nk || v.size() != nk)
+        throw EngineError(ErrorKind::InvalidArgument,
+                          "The fp16/bf16 inputs do not match the problem's sizes (Q needs " +
+                              std::to_string(nq) + " elements, K and V " + std::to_string(nk) + ").");
+    const CudaDeviceStatus status = cudaDeviceStatus();
+    if (!status.usable) throw EngineError(ErrorKind::Unsupported, status.reason);
+    cuda::DeviceBuffer<std::uint16_t> dq(nq, "Q"), dk(nk, "K"), dv(nk, "V"), dout(nq, "O");
+    dq.upload(q.data(), nq);
+    dk.upload(k.data(), nk);
+    dv.upload(v.data(), nk);
+    dout.fillBytes(0xFF); // NaN in both formats: rows the kernel failed to write show
+    cudaFlashForwardHalfDevice(problem, dq.get(), dk.get(), dv.get(), dout.get(), kernel);
+    cuda::synchronize("The tensor-core flash kernel");
+    std::vector<std::uint16_t> out(nq);
+    dout.download(out.data(), nq);
+    return out;
+}
+
+std::uint16_t toHalfBits(float value, HalfType type) {
+    const std::uint32_t x = std::bit_cast<std::uint32_t>(value);
+    if (type == HalfType::Bf16) {
+        if (std::isnan(value)) return std::uint16_t((x >> 16) | 0x40);
+        return std::uint16_t((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
+    }
+    const std::uint32_t sign = (x >> 16) & 0x8000u;
+    const int exponent = int((x >> 23) & 0xFFu);
+    std::uint32_t mantissa = x & 0x7FFFFFu;
+    if (exponent == 0xFF) return std::uint16_t(sign | 0x7C00u | (mantissa ? 0x200u : 0u));
+    const int e = exponent - 127 + 15;
+    if (e >= 31) return std::uint16_t(sign | 0x7C00u);
+    if (e <= 0) { // subnormal half (or zero)
+        if (e < -10) return std::uint16_t(sign);
+        mantissa |= 0x800000u;
+        const int shift = 14 - e;
+        std::uint32_t h = mantissa >> shift;
+        const std::uint32_t rest = mantissa & ((1u << shift) - 1u), half = 1u << (shift - 1);
+        if (rest > half || (rest == half && (h & 1u))) ++h;
+        return std::uint16_t(sign | h);
+    }
+    std::uint32_t h = sign | (std::uint32_t(e) << 10) | (mantissa >> 13);
+    const std::uint32_t rest = mantissa & 0x1FFFu;
+    if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h; // a carry rounds up to inf
+    return std::uint16_t(h);
+}
+
+float fromHalfBits(std::uint16_t bits, HalfType type) {
+    if (type == HalfType::Bf16) return std::bit_cast<float>(std::uint32_t(bits) << 16);
+    const std::uint32_t sign = std::uint32_t(bits & 0x8000u) << 16;
+    const int exponent = (bits >> 10) & 0x1F;
+    const std::uint32_t mantissa = bits & 0x3FFu;
+    if (exponent == 0x1F) return std::bit_cast<float>(sign | 0x7F800000u | (mantissa << 13));
+    if (exponent == 0) {
+        const float magnitude = std::ldexp(float(mantissa), -24);
+        return sign ? -magnitude : magnitude;
+    }
+    return std::bit_cast<float>(sign | (std::uint32_t(exponent - 15 + 127) << 23) | (mantissa << 13));
+}
+
+} // namespace flashviz

@@ -1,0 +1,212 @@
+// Launchers of the tensor-core FlashAttention kernel (tc_flash.cuh): the variant table,
+// parameter checks, shared-memory opt-in and the grid. Variants and their measured figures:
+// kernels/bench/TC_NOTES.md.
+#include "kernels/cuda/check.h"
+#include "kernels/cuda/launch.h"
+#include "kernels/cuda/tc_flash.cuh"
+#include "kernels/cuda/tc_launch.h"
+
+#include "core/errors.h"
+
+#include <cstdint>
+#include <string>
+
+namespace flashviz::cuda {
+
+namespace {
+
+using TcLaunch = void (*)(const TcParams&);
+
+struct TcVariant {
+    TcKernelInfo info;
+    TcLaunch launch;
+};
+
+template <class Tile, TcElement E, bool Causal>
+void launchTyped(const TcParams& p) {
+    const auto kernel = tc::tcFlashKernel<Tile, E, Causal>;
+    check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               int(Tile::kSharedBytes)),
+          "Reserving shared memory for the tensor-core flash kernel");
+    const dim3 grid(unsigned(ceilDiv(p.queries, Tile::BR)), unsigned(p.heads), unsigned(p.batch));
+    kernel<<<grid, Tile::kThreads, Tile::kSharedBytes>>>(p);
+    checkLaunch("flash (tensor cores)");
+}
+
+template <class Tile>
+void launchTile(const TcParams& p) {
+    if (p.element == TcElement::Fp16)
+        p.causal ? launchTyped<Tile, TcElement::Fp16, true>(p)
+                 : launchTyped<Tile, TcElement::Fp16, false>(p);
+    else
+        p.causal ? launchTyped<Tile, TcElement::Bf16, true>(p)
+                 : launchTyped<Tile, TcElement::Bf16, false>(p);
+}
+
+template <int D, int Warps, int MT, int BC, bool QInRegs, int MinBlocks>
+TcVariant variant(int id) {
+    using Tile = tc::TcTile<D, Warps, MT, BC, QInRegs, MinBlocks>;
+    TcKernelInfo info;
+    info.id = id;
+    info.name = "tc_d" + std::to_string(D) + "_br" + std::to_string(Tile::BR) + "_bc" +
+                std::to_string(BC) + "_w" + std::to_string(Warps) + (QInRegs ? "_qreg" : "_qsmem");
+    info.headDim = D;
+    info.blockRows = Tile::BR;
+    info.blockCols = BC;
+    info.threads = Tile::kThreads;
+    info.rowsPerWarp = 16 * MT;
+    info.qInRegisters = QInRegs;
+    info.sharedBytes = Tile::kSharedBytes;
+    return {info, &launchTile<Tile>};
+}
+
+const std::vector<TcVariant>& variants() {
+    static const std::vector<TcVariant> all = [] {
+        std::vector<TcVariant> v;
+        int id = 0;
+        v.push_back(variant<64, 4, 2, 64, true, 2>(id++));    // BR 128, 64 KiB
+        v.push_back(variant<64, 4, 1, 128, true, 2>(id++));   // BR 64, 72 KiB
+        v.push_back(variant<128, 4, 2, 32, false, 1>(id++));  // BR 128, 64 KiB
+        v.push_back(variant<128, 4, 1, 64, true, 2>(id++));   // BR 64, 80 KiB
+        return v;
+    }();
+    return all;
+}
+
+bool aligned16(const void* pointer) { return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0; }
+
+template <TcElement E>
+struct Convert;
+template <>
+struct Convert<TcElement::Fp16> {
+    using T = __half;
+    __device__ static T from(float x) { return __float2half_rn(x); }
+    __device__ static float to(T x) { return __half2float(x); }
+};
+template <>
+struct Convert<TcElement::Bf16> {
+    using T = __nv_bfloat16;
+    __device__ static T from(float x) { return __float2bfloat16_rn(x); }
+    __device__ static float to(T x) { return __bfloat162float(x); }
+};
+
+template <TcElement E>
+__global__ void toTcKernel(const float* source, void* target, std::size_t count) {
+    auto* out = static_cast<typename Convert<E>::T*>(target);
+    const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
+    for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
+        out[i] = Convert<E>::from(source[i]);
+}
+
+template <TcElement E>
+__global__ void fromTcKernel(const void* source, float* target, std::size_t count) {
+    const auto* in = static_cast<const typename Convert<E>::T*>(source);
+    const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
+    for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
+        target[i] = Convert<E>::to(in[i]);
+}
+
+} // namespace
+
+const std::vector<TcKernelInfo>& tcKernels() {
+    static const std::vector<TcKernelInfo> infos = [] {
+        std::vector<TcKernelInfo> out;
+        for (const auto& v : variants()) out.push_back(v.info);
+        return out;
+    }();
+    return infos;
+}
+
+const TcKernelInfo* defaultTcKernel(int headDim) {
+    const std::size_t limit = maxSharedBytesPerBlock();
+    for (const auto& info : tcKernels())
+        if (info.headDim == headDim && info.sharedBytes <= limit) return &info;
+    return nullptr;
+}
+
+void checkTcParams(const TcParams& p) {
+    if (p.headDim != 64 && p.headDim != 128)
+        throw EngineError(ErrorKind::Unsupported,
+                          "The tensor-core flash kernel takes head dimensions 64 and 128, not " +
+                              std::to_string(p.headDim) + ".");
+    if (p.batch <= 0 || p.heads <= 0 || p.queries <= 0 || p.keys <= 0)
+        throw EngineError(ErrorKind::InvalidArgument,
+                          "The tensor-core flash kernel needs at least one batch, head, query and "
+                          "key (got batch " + std::to_string(p.batch) + ", heads " +
+                              std::to_string(p.heads) + ", " + std::to_string(p.queries) +
+                              " queries, " + std::to_string(p.keys) + " keys).");
+    if (p.batch > 65535 || p.heads > 65535)
+        throw EngineError(ErrorKind::LimitExceeded,
+                          "The tensor-core flash kernel takes at most 65535 batches and heads.");
+    if (!(p.scale > 0.f))
+        throw EngineError(ErrorKind::InvalidArgument, "The softmax scale must be positive.");
+    const std::int64_t strides[] = {p.qRowStride, p.qHeadStride, p.qBatchStride,
+                                    p.kRowStride, p.kHeadStride, p.kBatchStride,
+                                    p.vRowStride, p.vHeadStride, p.vBatchStride,
+                                    p.oRowStride, p.oHeadStride, p.oBatchStride};
+    for (const std::int64_t s : strides)
+        if (s % 8 != 0)
+            throw EngineError(ErrorKind::Unsupported,
+                              "The tensor-core flash kernel needs every row to start on a 16-byte "
+                              "boundary (strides in multiples of 8 elements).");
+    if (!aligned16(p.q) || !aligned16(p.k) || !aligned16(p.v) || !aligned16(p.o))
+        throw EngineError(ErrorKind::Unsupported,
+                          "The tensor-core flash kernel needs 16-byte aligned Q, K, V and O.");
+}
+
+void setTcDenseStrides(TcParams& p, bool sequenceMajor) {
+    const std::int64_t d = p.headDim, h = p.heads;
+    auto set = [&](std::int64_t rows, std::int64_t& row, std::int64_t& head, std::int64_t& batch) {
+        row = sequenceMajor ? h * d : d;
+        head = sequenceMajor ? d : rows * d;
+        batch = rows * h * d;
+    };
+    set(p.queries, p.qRowStride, p.qHeadStride, p.qBatchStride);
+    set(p.keys, p.kRowStride, p.kHeadStride, p.kBatchStride);
+    set(p.keys, p.vRowStride, p.vHeadStride, p.vBatchStride);
+    set(p.queries, p.oRowStride, p.oHeadStride, p.oBatchStride);
+}
+
+void launchTcFlash(const TcParams& p, int kernelId) {
+    checkTcParams(p);
+    const TcVariant* chosen = nullptr;
+    if (kernelId < 0) {
+        const TcKernelInfo* info = defaultTcKernel(p.headDim);
+        if (!info)
+            throw EngineError(ErrorKind::Unsupported,
+                              "No tensor-core flash variant for d = " + std::to_string(p.headDim) +
+                                  " fits this GPU's shared memory.");
+        chosen = &variants()[std::size_t(info->id)];
+    } else {
+        if (std::size_t(kernelId) >= variants().size() ||
+            variants()[std::size_t(kernelId)].info.headDim != p.headDim)
+            throw EngineError(ErrorKind::Unsupported,
+                              "The tensor-core flash kernel has no variant " +
+                                  std::to_string(kernelId) + " for d = " +
+                                  std::to_string(p.headDim) + ".");
+        chosen = &variants()[std::size_t(kernelId)];
+        if (chosen->info.sharedBytes > maxSharedBytesPerBlock())
+            throw EngineError(ErrorKind::Unsupported,
+                              "The tensor-core flash variant " + chosen->info.name +
+                                  " needs more shared memory than this GPU gives a block.");
+    }
+    chosen->launch(p);
+}
+
+void convertFloatToTc(const float* source, void* target, std::size_t count, TcElement element) {
+    const unsigned blocks = unsigned(std::min<std::size_t>((count + 255) / 256, 4096));
+    if (count == 0) return;
+    if (element == TcElement::Fp16) toTcKernel<TcElement::Fp16><<<blocks, 256>>>(source, target, count);
+    else toTcKernel<TcElement::Bf16><<<blocks, 256>>>(source, target, count);
+    checkLaunch("float to fp16/bf16");
+}
+
+void convertTcToFloat(const void* source, float* target, std::size_t count, TcElement element) {
+    const unsigned blocks = unsigned(std::min<std::size_t>((count + 255) / 256, 4096));
+    if (count == 0) return;
+    if (element == TcElement::Fp16) fromTcKernel<TcElement::Fp16><<<blocks, 256>>>(source, target, count);
+    else fromTcKernel<TcElement::Bf16><<<blocks, 256>>>(source, target, count);
+    checkLaunch("fp16/bf16 to float");
+}
+
+} // namespace flashviz::cuda

@@ -1,0 +1,42 @@
+#pragma once
+// Launch layer of the tensor-core (fp16 / bf16) FlashAttention kernel: its compiled tile
+// configurations, parameter checks and launches. No CUDA types; failures are EngineErrors.
+// Launches go to the default stream and return without waiting (synchronize() in check.h).
+#include "kernels/cuda/tc_params.h"
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace flashviz::cuda {
+
+struct TcKernelInfo {
+    int id = 0;
+    std::string name; // "tc_d64_br64_bc128_w4_qreg": d, query rows and keys per tile, warps, Q
+    int headDim = 0;
+    int blockRows = 0;
+    int blockCols = 0;
+    int threads = 0;
+    int rowsPerWarp = 0;
+    bool qInRegisters = true;
+    std::size_t sharedBytes = 0;
+};
+
+// Every compiled variant, in order of preference for each head dimension.
+const std::vector<TcKernelInfo>& tcKernels();
+// The first variant for d that fits this device's shared memory; null when d is not compiled.
+const TcKernelInfo* defaultTcKernel(int headDim);
+// Throws EngineError (Unsupported for a head dimension other than 64 and 128 or misaligned rows,
+// InvalidArgument for empty or negative sizes). Needs no GPU.
+void checkTcParams(const TcParams& params);
+// Strides for densely packed tensors: [batch][heads][n][d], or [batch][n][heads][d] when
+// `sequenceMajor`.
+void setTcDenseStrides(TcParams& params, bool sequenceMajor);
+// Launches variant `kernelId` (-1: the default for d) after checkTcParams.
+void launchTcFlash(const TcParams& params, int kernelId = -1);
+
+// Elementwise conversions on the device (the benchmark's inputs and its check).
+void convertFloatToTc(const float* source, void* target, std::size_t count, TcElement element);
+void convertTcToFloat(const void* source, float* target, std::size_t count, TcElement element);
+
+} // namespace flashviz::cuda

@@ -1,0 +1,299 @@
+// The tensor-core (fp16 / bf16) flash kernel against an fp64 reference, the way the
+// flash-attention test suite judges it: its largest error must be at most twice the largest
+// error of the same attention computed plainly in the low precision (scores and P rounded to
+// fp16 / bf16, fp32 accumulation). Ragged and mismatched shapes, causal (bottom-right aligned)
+// and not, d = 64 and 128, both layouts, batch and heads, and every compiled variant. The
+// refusals and the conversions need no GPU; the rest skips without one.
+#include "gpu_test_support.h"
+
+#include "core/errors.h"
+#include "kernels/cuda_backend.h"
+
+#include <Eigen/Dense>
+
+#include <QtTest/QtTest>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+using namespace flashviz;
+
+namespace {
+
+struct HalfInputs {
+    std::vector<std::uint16_t> q, k, v;
+};
+
+HalfInputs makeInputs(const HalfAttentionProblem& problem, std::uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> normal(0.f, 1.f);
+    HalfInputs in;
+    auto fill = [&](std::vector<std::uint16_t>& out, std::size_t count) {
+        out.resize(count);
+        for (auto& x : out) x = toHalfBits(normal(rng), problem.type);
+    };
+    fill(in.q, halfQueryElements(problem));
+    fill(in.k, halfKeyElements(problem));
+    fill(in.v, halfKeyElements(problem));
+    return in;
+}
+
+std::size_t offset(const HalfAttentionProblem& p, int rows, int b, int h, int i) {
+    const std::size_t d = std::size_t(p.headDim);
+    if (p.layout == HalfLayout::BatchHeadSeqDim)
+        return ((std::size_t(b) * p.heads + h) * rows + i) * d;
+    return ((std::size_t(b) * rows + i) * p.heads + h) * d;
+}
+
+float roundTo(float x, HalfType type) { return fromHalfBits(toHalfBits(x, type), type); }
+
+struct Errors {
+    double kernel = 0; // max |kernel - fp64 reference|
+    double plain = 0;  // max |plain low precision - fp64 reference|
+    bool finite = true;
+};
+
+// One matrix of a (batch, head) slice, widened.
+Eigen::MatrixXd slice(const HalfAttentionProblem& p, const std::vector<std::uint16_t>& data,
+                      int rows, int b, int h) {
+    Eigen::MatrixXd m(rows, p.headDim);
+    for (int i = 0; i < rows; ++i) {
+        const std::size_t base = offset(p, rows, b, h, i);
+        for (int c = 0; c < p.headDim; ++c) m(i, c) = fromHalfBits(data[base + std::size_t(c)], p.type);
+    }
+    return m;
+}
+
+Errors measure(const HalfAttentionProblem& p, const HalfInputs& in,
+               const std::vector<std::uint16_t>& out) {
+    Errors e;
+    const double scale = p.scale > 0 ? p.scale : 1.0 / std::sqrt(double(p.headDim));
+    const int shift = p.keys - p.queries;
+    for (int b = 0; b < p.batch; ++b)
+        for (int h = 0; h < p.heads; ++h) {
+            const Eigen::MatrixXd q = slice(p, in.q, p.queries, b, h);
+            const Eigen::MatrixXd k = slice(p, in.k, p.keys, b, h);
+            const Eigen::MatrixXd v = slice(p, in.v, p.keys, b, h);
+            const Eigen::MatrixXd s = q * k.transpose();
+            const Eigen::MatrixXf sLow = (q.cast<float>() * k.cast<float>().transpose());
+            Eigen::MatrixXd pRef = Eigen::MatrixXd::Zero(p.queries, p.keys);
+            Eigen::MatrixXf pLow = Eigen::MatrixXf::Zero(p.queries, p.keys);
+            for (int i = 0; i < p.queries; ++i) {
+                const int visible = p.causal ? std::min(p.keys, std::max(0, i + shift + 1)) : p.keys;
+                if (visible == 0) continue; // no visible key: the row is 0
+                double mx = -std::numeric_limits<double>::infinity();
+                float mxLow = -std::numeric_limits<float>::infinity();
+                for (int j = 0; j < visible; ++j) {
+                    mx = std::max(mx, s(i, j));
+                    mxLow = std::max(mxLow, roundTo(sLow(i, j), p.type));
+                }
+                double sum = 0;
+                float sumLow = 0;
+                for (int j = 0; j < visible; ++j) {
+                    pRef(i, j) = std::exp((s(i, j) - mx) * scale);
+                    sum += pRef(i, j);
+                    pLow(i, j) = std::exp((roundTo(sLow(i, j), p.type) - mxLow) * float(scale));
+                    sumLow += pLow(i, j);
+                }
+                for (int j = 0; j < visible; ++j) {
+                    pRef(i, j) /= sum;
+                    pLow(i, j) = roundTo(pLow(i, j) / sumLow, p.type);
+                }
+            }
+            const Eigen::MatrixXd ref = pRef * v;
+            const Eigen::MatrixXf low = pLow * v.cast<float>();
+            for (int i = 0; i < p.queries; ++i) {
+                const std::size_t base = offset(p, p.queries, b, h, i);
+                for (int c = 0; c < p.headDim; ++c) {
+                    const double got = fromHalfBits(out[base + std::size_t(c)], p.type);
+                    if (!std::isfinite(got)) e.finite = false;
+                    e.kernel = std::max(e.kernel, std::fabs(got - ref(i, c)));
+                    e.plain = std::max(e.plain, std::fabs(double(roundTo(low(i, c), p.type)) - ref(i, c)));
+                }
+            }
+        }
+    return e;
+}
+
+HalfAttentionProblem problem(HalfType type, int d, int nq, int nk, bool causal, int batch = 1,
+                             int heads = 1, HalfLayout layout = HalfLayout::BatchHeadSeqDim) {
+    HalfAttentionProblem p;
+    p.type = type;
+    p.layout = layout;
+    p.batch = batch;
+    p.heads = heads;
+    p.queries = nq;
+    p.keys = nk;
+    p.headDim = d;
+    p.causal = causal;
+    return p;
+}
+
+const char* typeName(HalfType t) { return t == HalfType::Fp16 ? "fp16" : "bf16"; }
+
+void runAndJudge(const HalfAttentionProblem& p, int kernel, std::uint32_t seed) {
+    FLASHVIZ_SKIP_IF_LARGE(double(p.batch) * p.heads * p.queries * p.keys);
+    const HalfInputs in = makeInputs(p, seed);
+    const std::vector<std::uint16_t> out = cudaFlashForwardHalf(p, in.q, in.k, in.v, kernel);
+    const Errors e = measure(p, in, out);
+    const double ratio = e.plain > 0 ? e.kernel / e.plain : (e.kernel > 0 ? INFINITY : 0);
+    qInfo("%s d=%d %dx%d B=%d H=%d %s%s kernel %d: max error %.3e, plain %s %.3e, ratio %.3f",
+          typeName(p.type), p.headDim, p.queries, p.keys, p.batch, p.heads,
+          p.causal ? "causal" : "non-causal",
+          p.layout == HalfLayout::BatchSeqHeadDim ? " [b,n,h,d]" : "", kernel, e.kernel,
+          typeName(p.type), e.plain, ratio);
+    QVERIFY2(e.finite, "the kernel wrote a non-finite value");
+    QVERIFY2(e.kernel <= 2 * e.plain,
+             qPrintable(QStringLiteral("error %1 is more than twice the plain low-precision error %2")
+                            .arg(e.kernel)
+                            .arg(e.plain)));
+}
+
+} // namespace
+
+class TestCudaTensorCore : public QObject {
+    Q_OBJECT
+
+private slots:
+    void conversionsRoundToNearestEven() {
+        QCOMPARE(toHalfBits(1.0f, HalfType::Fp16), std::uint16_t(0x3C00));
+        QCOMPARE(toHalfBits(-2.0f, HalfType::Fp16), std::uint16_t(0xC000));
+        QCOMPARE(toHalfBits(65504.0f, HalfType::Fp16), std::uint16_t(0x7BFF));
+        QCOMPARE(toHalfBits(65520.0f, HalfType::Fp16), std::uint16_t(0x7C00)); // rounds to inf
+        QCOMPARE(toHalfBits(std::ldexp(1.0f, -24), HalfType::Fp16), std::uint16_t(0x0001));
+        QCOMPARE(toHalfBits(1.0f + std::ldexp(1.0f, -11), HalfType::Fp16), std::uint16_t(0x3C00)); // tie, even
+        QCOMPARE(toHalfBits(1.0f + 3 * std::ldexp(1.0f, -11), HalfType::Fp16), std::uint16_t(0x3C02));
+        QCOMPARE(toHalfBits(1.0f, HalfType::Bf16), std::uint16_t(0x3F80));
+        QCOMPARE(toHalfBits(1.0f + std::ldexp(1.0f, -8), HalfType::Bf16), std::uint16_t(0x3F80)); // tie, even
+        QCOMPARE(fromHalfBits(0x3C00, HalfType::Fp16), 1.0f);
+        QCOMPARE(fromHalfBits(0x0001, HalfType::Fp16), std::ldexp(1.0f, -24));
+        QCOMPARE(fromHalfBits(0xC000, HalfType::Bf16), -2.0f);
+        QVERIFY(std::isinf(fromHalfBits(0x7C00, HalfType::Fp16)));
+        QVERIFY(std::isnan(fromHalfBits(toHalfBits(NAN, HalfType::Bf16), HalfType::Bf16)));
+        for (float x : {0.1f, -3.7f, 1234.5f, 1e-3f})
+            for (HalfType t : {HalfType::Fp16, HalfType::Bf16})
+                QVERIFY(std::fabs(roundTo(x, t) - x) <= std::fabs(x) * (t == HalfType::Fp16 ? 0x1p-11 : 0x1p-8));
+    }
+
+    void refusesWhatItCannotRun() {
+        // No GPU needed: the checks come first.
+        for (int d : {32, 96, 256}) {
+            try {
+                checkHalfAttentionProblem(problem(HalfType::Fp16, d, 16, 16, false));
+                QFAIL("head dimension accepted");
+            } catch (const EngineError& e) {
+                QCOMPARE(e.kind(), ErrorKind::Unsupported);
+                QVERIFY2(QString::fromUtf8(e.what()).contains("64 and 128"), e.what());
+            }
+        }
+        try {
+            const HalfAttentionProblem p = problem(HalfType::Bf16, 96, 8, 8, true);
+            const std::vector<std::uint16_t> data(halfQueryElements(p));
+            (void)cudaFlashForwardHalf(p, data, data, data);
+            QFAIL("head dimension accepted");
+        } catch (const EngineError& e) {
+            QCOMPARE(e.kind(), ErrorKind::Unsupported);
+        }
+        try {
+            checkHalfAttentionProblem(problem(HalfType::Fp16, 64, 0, 16, false));
+            QFAIL("empty problem accepted");
+        } catch (const EngineError& e) {
+            QCOMPARE(e.kind(), ErrorKind::InvalidArgument);
+        }
+        checkHalfAttentionProblem(problem(HalfType::Bf16, 128, 113, 203, true, 2, 3));
+        const auto kernels = cudaTensorCoreKernels();
+        QVERIFY(!kernels.empty());
+        for (const auto& k : kernels) QVERIFY(k.headDim == 64 || k.headDim == 128);
+    }
+
+    void rejectsMismatchedInputs() {
+        FLASHVIZ_REQUIRE_GPU();
+        const HalfAttentionProblem p = problem(HalfType::Fp16, 64, 16, 16, false);
+        const std::vector<std::uint16_t> small(10);
+        QVERIFY_THROWS_EXCEPTION(EngineError, cudaFlashForwardHalf(p, small, small, small));
+    }
+
+    void matchesReference_data() {
+        QTest::addColumn<int>("type");
+        QTest::addColumn<int>("d");
+        QTest::addColumn<int>("nq");
+        QTest::addColumn<int>("nk");
+        QTest::addColumn<bool>("causal");
+        QTest::addColumn<int>("batch");
+        QTest::addColumn<int>("heads");
+        QTest::addColumn<bool>("sequenceMajor");
+        const int shapes[][2] = {{113, 203}, {1023, 1024}, {2048, 2048}};
+        for (HalfType t : {HalfType::Fp16, HalfType::Bf16})
+            for (int d : {64, 128})
+                for (const auto& s : shapes)
+                    for (bool causal : {false, true})
+                        QTest::addRow("%s d%d %dx%d %s", typeName(t), d, s[0], s[1],
+                                      causal ? "causal" : "full")
+                            << int(t) << d << s[0] << s[1] << causal << 1 << 1 << false;
+        // More queries than keys: under the causal mask the first rows see no key and are 0.
+        for (HalfType t : {HalfType::Fp16, HalfType::Bf16})
+            for (int d : {64, 128}) {
+                QTest::addRow("%s d%d 203x113 causal", typeName(t), d)
+                    << int(t) << d << 203 << 113 << true << 1 << 1 << false;
+                QTest::addRow("%s d%d 1x1", typeName(t), d) << int(t) << d << 1 << 1 << false << 1 << 1 << false;
+                QTest::addRow("%s d%d 7x300 causal", typeName(t), d)
+                    << int(t) << d << 7 << 300 << true << 1 << 1 << false;
+                QTest::addRow("%s d%d B2 H3 129x77 [b,h,n,d]", typeName(t), d)
+                    << int(t) << d << 129 << 77 << false << 2 << 3 << false;
+                QTest::addRow("%s d%d B2 H3 113x203 causal [b,n,h,d]", typeName(t), d)
+                    << int(t) << d << 113 << 203 << true << 2 << 3 << true;
+            }
+    }
+
+    void matchesReference() {
+        FLASHVIZ_REQUIRE_GPU();
+        QFETCH(int, type);
+        QFETCH(int, d);
+        QFETCH(int, nq);
+        QFETCH(int, nk);
+        QFETCH(bool, causal);
+        QFETCH(int, batch);
+        QFETCH(int, heads);
+        QFETCH(bool, sequenceMajor);
+        const HalfAttentionProblem p =
+            problem(HalfType(type), d, nq, nk, causal, batch, heads,
+                    sequenceMajor ? HalfLayout::BatchSeqHeadDim : HalfLayout::BatchHeadSeqDim);
+        runAndJudge(p, -1, std::uint32_t(nq * 131 + nk * 7 + d));
+    }
+
+    void everyVariant_data() {
+        QTest::addColumn<int>("kernel");
+        QTest::addColumn<int>("type");
+        QTest::addColumn<int>("nq");
+        QTest::addColumn<int>("nk");
+        QTest::addColumn<bool>("causal");
+        for (const auto& k : cudaTensorCoreKernels())
+            for (HalfType t : {HalfType::Fp16, HalfType::Bf16}) {
+                QTest::addRow("%s %s 113x203 causal", k.name.c_str(), typeName(t))
+                    << k.id << int(t) << 113 << 203 << true;
+                QTest::addRow("%s %s 1023x1024", k.name.c_str(), typeName(t))
+                    << k.id << int(t) << 1023 << 1024 << false;
+                QTest::addRow("%s %s 300x129 causal", k.name.c_str(), typeName(t))
+                    << k.id << int(t) << 300 << 129 << true;
+            }
+    }
+
+    void everyVariant() {
+        FLASHVIZ_REQUIRE_GPU();
+        QFETCH(int, kernel);
+        QFETCH(int, type);
+        QFETCH(int, nq);
+        QFETCH(int, nk);
+        QFETCH(bool, causal);
+        const auto kernels = cudaTensorCoreKernels();
+        const auto& info = kernels[std::size_t(kernel)];
+        if (!info.fitsDevice) QSKIP("this variant's shared memory does not fit this GPU");
+        runAndJudge(problem(HalfType(type), info.headDim, nq, nk, causal, 1, 2), kernel, 99);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCudaTensorCore)
+#include "tst_cuda_tensor_core.moc"
