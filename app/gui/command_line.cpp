@@ -32,8 +32,10 @@ CommandLine parseCommandLine(const QStringList& arguments) {
     const QCommandLineOption transition(QStringLiteral("transition"),
                                         QObject::tr("Hold the step's animation at t in [0, 1] (for screenshots)."),
                                         QStringLiteral("t"));
+    const QCommandLineOption backendValues(QStringLiteral("backend-values"),
+                                           QObject::tr("Show the backend's recorded per-tile values beside the engine's."));
     const QCommandLineOption noRestore(QStringLiteral("no-restore"), QObject::tr("Ignore the saved settings."));
-    parser.addOptions({preset, step, lecture, chapter, screenshot, size, bug, analysis, transition, noRestore});
+    parser.addOptions({preset, step, lecture, chapter, screenshot, size, bug, analysis, transition, backendValues, noRestore});
     if (!parser.parse(arguments)) {
         out.error = parser.errorText();
         return out;
@@ -75,6 +77,7 @@ CommandLine parseCommandLine(const QStringList& arguments) {
         s.lecture = true;
     }
     s.bug = parser.isSet(bug);
+    s.backendValues = parser.isSet(backendValues);
     if (parser.isSet(analysis)) {
         bool ok = false;
         const int n = parser.value(analysis).toInt(&ok);

@@ -97,7 +97,7 @@ private:
     QTimer m_timer;
     QString m_lastRefusal;
     double m_inlineBuildFlops = 4e6;
-    double m_inlineFrameFlops = 6e7;
+    double m_inlineFrameFlops = 8e6;
 
     QFutureWatcher<BuildOutcome>* m_buildWatcher = nullptr;
     QString m_pendingStepSpec;

@@ -18,9 +18,7 @@ double finiteAbsMax(const Eigen::Ref<const Matrix>& m) {
 }
 
 static QRgb colourOf(double value, Colouring colouring, double scaleMax) {
-    const QColor c = colouring == Colouring::Diverging ? divergingColour(value, scaleMax)
-                                                       : sequentialColour(value, scaleMax);
-    return c.rgb();
+    return colouring == Colouring::Diverging ? divergingRgb(value, scaleMax) : sequentialRgb(value, scaleMax);
 }
 
 QImage heatmapImage(const Eigen::Ref<const Matrix>& m, Colouring colouring, double scaleMax,

@@ -79,6 +79,7 @@ MainWindow::MainWindow(const StartOptions& options, QWidget* parent)
         }
     }
     if (options.bug) start.options.rescale = false;
+    if (options.backendValues) m_controls->backendValuesBox()->setChecked(true);
     started = m_controller->apply(start, step);
     if (!started) m_controller->apply(toySettings(), step);
 

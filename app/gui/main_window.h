@@ -46,6 +46,7 @@ struct StartOptions {
     std::optional<qreal> transition; // hold animations at this point in [0, 1]
     int analysisChart = -1;          // open the analysis page at this chart
     bool bug = false;                // switch the rescale off
+    bool backendValues = false;      // show the backend's recorded per-tile values
 };
 
 class MainWindow : public QMainWindow {

@@ -87,9 +87,14 @@ void MatricesView::paintEvent(QPaintEvent*) {
         const Entry& e = entries[i];
         const QRectF r = rects[i];
         p.setPen(e.colour);
-        drawFittedText(p, QRectF(r.left() - 14 * sc, area.top(), std::max(r.width() + 14 * sc, 60 * sc), titleH),
-                       Qt::AlignLeft | Qt::AlignVCenter, QStringLiteral("%1  %2×%3").arg(e.title).arg(e.rows).arg(e.cols),
-                       titleFont);
+        {
+            // Narrow matrices keep only their name on top; the shape goes underneath the panel note.
+            const QString full = QStringLiteral("%1  %2×%3").arg(e.title).arg(e.rows).arg(e.cols);
+            const qreal room = (i + 1 < rects.size() ? rects[i + 1].left() : area.right()) - r.left() - 4;
+            const bool fits = QFontMetricsF(titleFont).horizontalAdvance(full) <= room;
+            drawFittedText(p, QRectF(r.left(), area.top(), std::max(room, 10.0), titleH), Qt::AlignLeft | Qt::AlignVCenter,
+                           fits ? full : e.title, titleFont);
+        }
         p.fillRect(r, m_theme.background);
         switch (i) {
         case 0:
@@ -203,6 +208,7 @@ void MatricesView::paintEvent(QPaintEvent*) {
         note = tr("Standard attention stores S and P: 2 × %1 in HBM, each written once and read back once.")
                    .arg(formatBytes(double(nq) * nk * double(kBytesPerElement)));
     if (!scene.check.wrongRows.empty()) note += tr("  Red marks: rows of O the check finds wrong.");
+    note = tr("Q, O: %1×%2; K, V: %3×%2.  ").arg(nq).arg(d).arg(nk) + note;
     p.setPen(m_theme.muted);
     drawFittedText(p, QRectF(area.left(), area.bottom() - noteH, area.width(), noteH),
                    Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap, note, noteFont);

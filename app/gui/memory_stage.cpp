@@ -451,6 +451,12 @@ void MemoryStageView::paintEvent(QPaintEvent*) {
             const Placed* it = find(which);
             return it ? rowBand(it->rect, total, r) : QRectF();
         };
+        // Standard attention streams whole matrices: a small token travels, and S and P fill up in
+        // HBM as they are written.
+        auto token = [&](const QRectF& r) {
+            const qreal side = std::min({r.width(), r.height(), 40 * sc});
+            return QRectF(r.left() + 4 * sc, r.center().y() - side / 2, side, side);
+        };
         auto imageBand = [](const QImage& img, int total, Range r) {
             const qreal iy = qreal(img.height()) / std::max(1, total);
             return QRectF(0, iy * r.begin, img.width(), iy * r.size());
@@ -486,24 +492,18 @@ void MemoryStageView::paintEvent(QPaintEvent*) {
             for (Item which : {Item::Q, Item::K, Item::V}) {
                 const Placed* it = find(which);
                 const QImage& img = which == Item::Q ? scene.qImage : which == Item::K ? scene.kImage : scene.vImage;
-                moves.push_back({it->rect, kernels[0], img, {}, it->colour, it->name});
+                moves.push_back({token(it->rect), token(kernels[0]), img, {}, it->colour, it->name});
             }
             break;
-        case StepKind::WriteScores:
-            moves.push_back({kernels[0], find(Item::S)->rect, scene.scoresImage, {}, m_theme.s, QStringLiteral("S")});
-            break;
         case StepKind::ReadScores:
-            moves.push_back({find(Item::S)->rect, kernels[1], scene.scoresImage, {}, m_theme.s, QStringLiteral("S")});
-            break;
-        case StepKind::WriteWeights:
-            moves.push_back({kernels[1], find(Item::P)->rect, scene.weightsImage, {}, m_theme.p, QStringLiteral("P")});
+            moves.push_back({token(find(Item::S)->rect), token(kernels[1]), scene.scoresImage, {}, m_theme.s, QStringLiteral("S")});
             break;
         case StepKind::ReadWeights:
-            moves.push_back({find(Item::P)->rect, kernels[2], scene.weightsImage, {}, m_theme.p, QStringLiteral("P")});
-            moves.push_back({find(Item::V)->rect, kernels[2], scene.vImage, {}, m_theme.v, QStringLiteral("V")});
+            moves.push_back({token(find(Item::P)->rect), token(kernels[2]), scene.weightsImage, {}, m_theme.p, QStringLiteral("P")});
+            moves.push_back({token(find(Item::V)->rect), token(kernels[2]), scene.vImage, {}, m_theme.v, QStringLiteral("V")});
             break;
         case StepKind::WriteOutput:
-            moves.push_back({kernels[2], find(Item::O)->rect, scene.outputImage, {}, m_theme.o, QStringLiteral("O")});
+            moves.push_back({token(kernels[2]), token(find(Item::O)->rect), scene.outputImage, {}, m_theme.o, QStringLiteral("O")});
             break;
         default: break;
         }

@@ -4,6 +4,9 @@
 #include <QPainterPath>
 
 #include <algorithm>
+#include <cmath>
+#include <utility>
+#include <vector>
 
 namespace flashviz::gui {
 
@@ -19,10 +22,43 @@ QRectF colBand(const QRectF& m, int total, Range cols) {
     return {m.left() + w * cols.begin, m.top(), w * cols.size(), m.height()};
 }
 
+namespace {
+
+// Reducing a 4096-row image to a few hundred pixels costs milliseconds; the same reduction is
+// asked for on every repaint, so the last results are kept (keyed by image, part and size).
+struct ScaledKey {
+    qint64 image;
+    QRect source;
+    QSize size;
+    bool operator==(const ScaledKey&) const = default;
+};
+
+const QImage& scaledCached(const QImage& image, const QRect& source, const QSize& size) {
+    static std::vector<std::pair<ScaledKey, QImage>> cache;
+    const ScaledKey key{image.cacheKey(), source, size};
+    for (auto it = cache.begin(); it != cache.end(); ++it)
+        if (it->first == key) {
+            if (it != cache.begin()) std::rotate(cache.begin(), it, it + 1);
+            return cache.front().second;
+        }
+    QImage scaled = image.copy(source).scaled(size, Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
+    cache.insert(cache.begin(), {key, std::move(scaled)});
+    if (cache.size() > 48) cache.pop_back();
+    return cache.front().second;
+}
+
+} // namespace
+
 void drawMatrixImage(QPainter& p, const QRectF& target, const QImage& image, const QRectF& source) {
     if (image.isNull() || target.isEmpty()) return;
     const QRectF src = source.isNull() ? QRectF(image.rect()) : source;
     const bool reduce = src.width() > target.width() || src.height() > target.height();
+    const QRect whole = src.toAlignedRect();
+    if (reduce && whole == src.toRect() && src.width() * src.height() > 4096) {
+        const QSize size(std::max(1, int(std::ceil(target.width()))), std::max(1, int(std::ceil(target.height()))));
+        p.drawImage(QRectF(target.topLeft(), QSizeF(size)), scaledCached(image, whole, size));
+        return;
+    }
     p.save();
     p.setRenderHint(QPainter::SmoothPixmapTransform, reduce);
     p.drawImage(target, image, src);

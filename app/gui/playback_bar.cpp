@@ -43,6 +43,7 @@ PlaybackBar::PlaybackBar(Controller* controller, QWidget* parent)
     m_caption = new QLabel(this);
     m_caption->setObjectName(QStringLiteral("caption"));
     m_caption->setTextFormat(Qt::PlainText);
+    m_caption->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred); // long captions never widen the window
     m_speed = new QComboBox(this);
     m_speed->setObjectName(QStringLiteral("speed"));
     m_speed->setFocusPolicy(Qt::NoFocus);
@@ -142,7 +143,9 @@ void PlaybackBar::onFrameChanged() {
         where = tr("  [query block %1]").arg(info.queryBlock);
     else if (info.keyBlock >= 0)
         where = tr("  [key block %1]").arg(info.keyBlock);
-    m_caption->setText(tr("Step %1: %2%3").arg(frame->step).arg(QString::fromStdString(describe(info.kind)), where));
+    QString text = tr("Step %1: %2%3").arg(frame->step).arg(QString::fromStdString(describe(info.kind)), where);
+    if (frame->step == 0 && !m_controller->isPlaying()) text += tr("     (Space plays, → steps, B breaks the rescale)");
+    m_caption->setText(text);
 }
 
 } // namespace flashviz::gui

@@ -7,7 +7,10 @@
 #include "core/errors.h"
 #include "core/flash.h"
 
+#include <QCoreApplication>
 #include <QElapsedTimer>
+#include <QThread>
+#include <QtConcurrent/QtConcurrent>
 
 #include <algorithm>
 #include <cmath>
@@ -258,11 +261,11 @@ std::shared_ptr<const Scene> buildScene(const VizSettings& settings, BuildProgre
     scene->outputImage = heatmapImage(scene->output, Colouring::Diverging, outputScale);
     if (fullScores.size() > 0) {
         step(progress, 72, QStringLiteral("Drawing the n × n scores"));
-        scene->scoresImage = heatmapImage(fullScores, Colouring::Diverging, finiteAbsMax(fullScores));
+        scene->scoresImage = heatmapImage(fullScores, Colouring::Diverging, finiteAbsMax(fullScores), kLargeImageSide);
     }
     if (fullWeights.size() > 0) {
         step(progress, 78, QStringLiteral("Drawing the n × n weights"));
-        scene->weightsImage = heatmapImage(fullWeights, Colouring::Sequential, finiteAbsMax(fullWeights));
+        scene->weightsImage = heatmapImage(fullWeights, Colouring::Sequential, finiteAbsMax(fullWeights), kLargeImageSide);
     }
     fullScores = Matrix();
     fullWeights = Matrix();
@@ -357,10 +360,19 @@ std::shared_ptr<const Frame> makeFrame(const std::shared_ptr<const Scene>& scene
     auto frame = std::make_shared<Frame>();
     frame->scene = scene;
     frame->step = std::clamp(stepIndex, 0, scene->stepCount() - 1);
+    // With a bug switched on, the correct run of the same step is replayed alongside, on another
+    // core when it is worth it.
+    QFuture<StepState> correct;
+    const bool withCorrect = scene->correctEngine && frame->step < scene->correctEngine->stepCount();
+    // Only off the GUI thread: waiting there for another core would block the interface.
+    const bool parallel = withCorrect && frameCost(*scene, frame->step) > 4e6 &&
+                          QThread::currentThread() != QCoreApplication::instance()->thread();
+    if (parallel)
+        correct = QtConcurrent::run([engine = scene->correctEngine, step = frame->step] { return engine->state(step); });
     frame->state = scene->engine->state(frame->step);
     if (frame->step > 0) frame->before = scene->engine->countersThrough(frame->step - 1);
-    if (scene->correctEngine && frame->step < scene->correctEngine->stepCount())
-        frame->correct = scene->correctEngine->state(frame->step);
+    if (parallel) frame->correct = correct.result();
+    else if (withCorrect) frame->correct = scene->correctEngine->state(frame->step);
     const StepInfo& info = frame->state.info;
     if (scene->trace && info.queryBlock >= 0) {
         int keyBlock = -1;

@@ -26,6 +26,9 @@ inline constexpr std::uint64_t kWindowMaxTiles = std::uint64_t(1) << 22;
 // Backends record per-tile traces only for problems this small (and this many values).
 inline constexpr int kTraceMaxSequence = 1024;
 inline constexpr std::uint64_t kTraceMaxValues = std::uint64_t(1) << 22;
+// n x n images (S, P) are averaged down to this side: a screen shows them a few hundred pixels
+// wide, and every repaint at a new size rescales them.
+inline constexpr int kLargeImageSide = 512;
 // Standard attention's S and P are kept as numbers (for the tile detail) up to this many entries.
 inline constexpr std::int64_t kSmallMatrixEntries = 4096;
 

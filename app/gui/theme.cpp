@@ -67,31 +67,64 @@ Theme Theme::presentation() {
     return t;
 }
 
-static QColor mix(const QColor& a, const QColor& b, double t) {
+namespace {
+QColor mix(const QColor& a, const QColor& b, double t) {
     t = std::clamp(t, 0.0, 1.0);
     return QColor::fromRgbF(float(a.redF() + (b.redF() - a.redF()) * t),
                             float(a.greenF() + (b.greenF() - a.greenF()) * t),
                             float(a.blueF() + (b.blueF() - a.blueF()) * t));
 }
+} // namespace
 
-QColor divergingColour(double value, double absMax) {
-    static const QColor negative(0x21, 0x66, 0xac), zero(0xf7, 0xf7, 0xf7),
-        positive(0xb2, 0x18, 0x2b);
-    if (std::isnan(value)) return QColor(0xff, 0x00, 0xff);
-    if (std::isinf(value)) return value > 0 ? QColor(0x40, 0x00, 0x00) : QColor(0x6e, 0x73, 0x7c);
-    if (absMax <= 0) return zero;
-    const double t = std::sqrt(std::min(1.0, std::abs(value) / absMax));
-    return value < 0 ? mix(zero, negative, t) : mix(zero, positive, t);
+namespace {
+
+constexpr int kLutSize = 1024;
+
+// Colour maps tabulated once: a heatmap of a 4096 x 64 matrix looks a colour up 262 144 times.
+struct ColourTables {
+    QRgb diverging[2 * kLutSize + 1]; // index kLutSize is zero
+    QRgb sequential[kLutSize + 1];
+    ColourTables() {
+        const QColor negative(0x21, 0x66, 0xac), zero(0xf7, 0xf7, 0xf7), positive(0xb2, 0x18, 0x2b);
+        for (int i = 0; i <= 2 * kLutSize; ++i) {
+            const double x = double(i - kLutSize) / kLutSize; // value / absMax in [-1, 1]
+            const double t = std::sqrt(std::abs(x));
+            diverging[i] = (x < 0 ? mix(zero, negative, t) : mix(zero, positive, t)).rgb();
+        }
+        const QColor low(0xfb, 0xf8, 0xf3), mid(0xf4, 0x9a, 0x3a), high(0x7a, 0x1f, 0x5c);
+        for (int i = 0; i <= kLutSize; ++i) {
+            const double t = double(i) / kLutSize;
+            sequential[i] = (t < 0.5 ? mix(low, mid, t * 2) : mix(mid, high, (t - 0.5) * 2)).rgb();
+        }
+    }
+};
+
+const ColourTables& tables() {
+    static const ColourTables t;
+    return t;
 }
 
-QColor sequentialColour(double value, double max) {
-    static const QColor low(0xfb, 0xf8, 0xf3), mid(0xf4, 0x9a, 0x3a), high(0x7a, 0x1f, 0x5c);
-    if (std::isnan(value)) return QColor(0xff, 0x00, 0xff);
-    if (std::isinf(value)) return QColor(0x20, 0x00, 0x20);
-    if (max <= 0) return low;
+} // namespace
+
+QRgb divergingRgb(double value, double absMax) {
+    if (std::isnan(value)) return qRgb(0xff, 0x00, 0xff);
+    if (std::isinf(value)) return value > 0 ? qRgb(0x40, 0x00, 0x00) : qRgb(0x6e, 0x73, 0x7c);
+    if (!(absMax > 0)) return tables().diverging[kLutSize];
+    const double x = std::clamp(value / absMax, -1.0, 1.0);
+    return tables().diverging[kLutSize + int(std::lround(x * kLutSize))];
+}
+
+QRgb sequentialRgb(double value, double max) {
+    if (std::isnan(value)) return qRgb(0xff, 0x00, 0xff);
+    if (std::isinf(value)) return qRgb(0x20, 0x00, 0x20);
+    if (!(max > 0)) return tables().sequential[0];
     const double t = std::clamp(value / max, 0.0, 1.0);
-    return t < 0.5 ? mix(low, mid, t * 2) : mix(mid, high, (t - 0.5) * 2);
+    return tables().sequential[int(std::lround(t * kLutSize))];
 }
+
+QColor divergingColour(double value, double absMax) { return QColor::fromRgb(divergingRgb(value, absMax)); }
+
+QColor sequentialColour(double value, double max) { return QColor::fromRgb(sequentialRgb(value, max)); }
 
 QColor textOn(const QColor& background) {
     const double luma =

@@ -3,6 +3,7 @@
 // lecture theme is dark, large and high-contrast, for a projector at the back of a room.
 #include <QColor>
 #include <QFont>
+#include <QRgb>
 
 namespace flashviz::gui {
 
@@ -29,6 +30,9 @@ struct Theme {
     static Theme presentation();
 };
 
+// The same two colour maps as raw pixels, from tables (fast enough for large images).
+QRgb divergingRgb(double value, double absMax);
+QRgb sequentialRgb(double value, double max);
 // Diverging colour for signed values (blue below zero, red above), |value| / absMax in [0, 1].
 QColor divergingColour(double value, double absMax);
 // Sequential colour for non-negative values such as softmax weights.

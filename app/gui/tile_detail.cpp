@@ -176,7 +176,8 @@ void TileDetailView::paintEvent(QPaintEvent*) {
     const bool bug = m_frame->correct.has_value();
     const bool backend = m_showBackend && m_frame->trace;
     const int tileRows = hasRows ? info.rows.size() : 0;
-    const int shownRows = std::min(tileRows, m_maxRows);
+    // Large tiles leave the grids more room: they show as images and need the height.
+    const int shownRows = std::min({tileRows, m_maxRows, tileRows > 8 ? 5 : 8});
     const QFont cellFont = m_theme.mono(8.5);
     const QFont smallFont = m_theme.mono(7.5);
     const qreal lineH = QFontMetricsF(cellFont).height();
@@ -221,11 +222,34 @@ void TileDetailView::paintEvent(QPaintEvent*) {
         scores = phase >= int(StepKind::WriteScores) || info.kind == StepKind::ComputeScores ? &scene.smallScores : &none;
         weights = phase >= int(StepKind::ComputeSoftmax) ? &scene.smallWeights : &none;
         if (scene.smallScores.size() == 0) {
-            p.setPen(m_theme.muted);
-            drawFittedText(p, gridArea, Qt::AlignCenter | Qt::TextWordWrap,
-                           tr("S and P are %1 × %2 here: see them in the Matrices panel")
-                               .arg(scene.settings.spec.queries).arg(scene.settings.spec.keys),
-                           m_theme.font(9));
+            // Too many values to print: the whole matrices as images, once computed.
+            const qreal half = (gridArea.width() - 16 * sc) / 2;
+            const QFont titleFont = m_theme.font(9.5, true);
+            const qreal titleH = QFontMetricsF(titleFont).height() + 4;
+            const bool haveS = scores != &none, haveP = weights != &none;
+            const QString titles[2] = {tr("S = scale · Q Kᵀ  (%1 × %2, written to HBM)").arg(scene.settings.spec.queries).arg(scene.settings.spec.keys),
+                                       tr("P = softmax(S)  (written to HBM)")};
+            const QImage* images[2] = {haveS ? &scene.scoresImage : nullptr, haveP ? &scene.weightsImage : nullptr};
+            for (int i = 0; i < 2; ++i) {
+                const QRectF box(gridArea.left() + i * (half + 16 * sc), gridArea.top(), half, gridArea.height());
+                p.setPen(m_theme.text);
+                drawFittedText(p, QRectF(box.left(), box.top(), box.width(), titleH), Qt::AlignLeft | Qt::AlignVCenter,
+                               titles[i], titleFont);
+                const qreal side = std::min(box.width(), box.height() - titleH);
+                const QRectF r(box.left(), box.top() + titleH, side, side);
+                if (images[i]) {
+                    drawMatrixImage(p, r, *images[i]);
+                    p.setPen(QPen(i == 0 ? m_theme.s : m_theme.p, 1.5 * sc));
+                } else {
+                    p.setPen(QPen(m_theme.muted, 1, Qt::DashLine));
+                }
+                p.setBrush(Qt::NoBrush);
+                p.drawRect(r);
+                if (!images[i]) {
+                    p.setPen(m_theme.muted);
+                    drawFittedText(p, r, Qt::AlignCenter, tr("not computed yet"), m_theme.font(8.5));
+                }
+            }
             scores = weights = nullptr;
         }
     }
