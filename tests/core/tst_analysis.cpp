@@ -26,14 +26,15 @@ std::string fmt(const char* format, double value) {
     return buffer;
 }
 
-#define COMPARE_TEXT(actual, expected) QCOMPARE(QString::fromStdString(actual), QStringLiteral(expected))
+#define COMPARE_TEXT(actual, expected)                                                             \
+    QCOMPARE(QString::fromStdString(actual), QStringLiteral(expected))
 
 } // namespace
 
 class TstAnalysis : public QObject {
     Q_OBJECT
 
-private slots:
+  private slots:
     void gaussianProblemIsTheToy();
     void demo1MemoryBound_data();
     void demo1MemoryBound();
@@ -70,10 +71,22 @@ void TstAnalysis::demo1MemoryBound_data() {
     QTest::addColumn<QString>("gflops");
     QTest::addColumn<QString>("bytesPerFlop");
     QTest::addColumn<QString>("share");
-    QTest::newRow("128") << 128 << "0.38" << "0.004" << "0.094" << "66.7";
-    QTest::newRow("512") << 512 << "4.50" << "0.067" << "0.070" << "88.9";
-    QTest::newRow("2048") << 2048 << "66.00" << "1.074" << "0.064" << "97.0";
-    QTest::newRow("8192") << 8192 << "1032.00" << "17.180" << "0.063" << "99.2";
+    QTest::newRow("128") << 128 << "0.38"
+                         << "0.004"
+                         << "0.094"
+                         << "66.7";
+    QTest::newRow("512") << 512 << "4.50"
+                         << "0.067"
+                         << "0.070"
+                         << "88.9";
+    QTest::newRow("2048") << 2048 << "66.00"
+                          << "1.074"
+                          << "0.064"
+                          << "97.0";
+    QTest::newRow("8192") << 8192 << "1032.00"
+                          << "17.180"
+                          << "0.063"
+                          << "99.2";
 }
 
 void TstAnalysis::demo1MemoryBound() {
@@ -84,7 +97,8 @@ void TstAnalysis::demo1MemoryBound() {
     QFETCH(QString, share);
     const std::vector<TrafficRow> rows = memoryBoundTable(64, {128, 512, 2048, 8192});
     QCOMPARE(int(rows.size()), 4);
-    const auto it = std::find_if(rows.begin(), rows.end(), [n](const TrafficRow& r) { return r.n == n; });
+    const auto it =
+        std::find_if(rows.begin(), rows.end(), [n](const TrafficRow& r) { return r.n == n; });
     QVERIFY(it != rows.end());
     const TrafficRow& r = *it;
     const std::uint64_t N = std::uint64_t(n);
@@ -102,11 +116,21 @@ void TstAnalysis::demo3Tiled_data() {
     QTest::addColumn<QString>("stdPeakKb");
     QTest::addColumn<QString>("stdHbmMb");
     QTest::addColumn<QString>("flashHbmMb");
-    QTest::newRow("128") << 128 << "64.0" << "0.38" << "0.19";
-    QTest::newRow("256") << 256 << "256.0" << "1.25" << "0.62";
-    QTest::newRow("512") << 512 << "1024.0" << "4.50" << "2.25";
-    QTest::newRow("1024") << 1024 << "4096.0" << "17.00" << "8.50";
-    QTest::newRow("2048") << 2048 << "16384.0" << "66.00" << "33.00";
+    QTest::newRow("128") << 128 << "64.0"
+                         << "0.38"
+                         << "0.19";
+    QTest::newRow("256") << 256 << "256.0"
+                         << "1.25"
+                         << "0.62";
+    QTest::newRow("512") << 512 << "1024.0"
+                         << "4.50"
+                         << "2.25";
+    QTest::newRow("1024") << 1024 << "4096.0"
+                          << "17.00"
+                          << "8.50";
+    QTest::newRow("2048") << 2048 << "16384.0"
+                          << "66.00"
+                          << "33.00";
 }
 
 void TstAnalysis::demo3Tiled() {
@@ -120,7 +144,8 @@ void TstAnalysis::demo3Tiled() {
     QCOMPARE(r.n, n);
     // The difference column is float noise: the same function.
     QVERIFY2(r.maxAbsDiff <= 1e-12, qPrintable(QString::number(r.maxAbsDiff)));
-    QCOMPARE(QString::fromStdString(fmt("%.1f", double(r.standard.peakScratchBytes()) / KB)), stdPeakKb);
+    QCOMPARE(QString::fromStdString(fmt("%.1f", double(r.standard.peakScratchBytes()) / KB)),
+             stdPeakKb);
     COMPARE_TEXT(fmt("%.1f", double(r.flash.peakScratchBytes()) / KB), "64.5"); // flat in n
     QCOMPARE(QString::fromStdString(fmt("%.2f", double(r.standard.hbmBytes()) / MB)), stdHbmMb);
     QCOMPARE(QString::fromStdString(fmt("%.2f", double(r.flash.hbmBytes()) / MB)), flashHbmMb);
@@ -131,13 +156,20 @@ void TstAnalysis::demo4BlockSize_data() {
     QTest::addColumn<QString>("hbmMb");
     QTest::addColumn<QString>("workingSetKb");
     QTest::addColumn<bool>("fits");
-    QTest::newRow("16") << 16 << "32.50" << "13.1" << true;
-    QTest::newRow("32") << 32 << "16.50" << "28.2" << true;
-    QTest::newRow("64") << 64 << "8.50" << "64.5" << true;
-    QTest::newRow("128") << 128 << "4.50" << "161.0" << false;
-    QTest::newRow("256") << 256 << "2.50" << "450.0" << false;
-    QTest::newRow("512") << 512 << "1.50" << "1412.0" << false;
-    QTest::newRow("1024") << 1024 << "1.00" << "4872.0" << false;
+    QTest::newRow("16") << 16 << "32.50"
+                        << "13.1" << true;
+    QTest::newRow("32") << 32 << "16.50"
+                        << "28.2" << true;
+    QTest::newRow("64") << 64 << "8.50"
+                        << "64.5" << true;
+    QTest::newRow("128") << 128 << "4.50"
+                         << "161.0" << false;
+    QTest::newRow("256") << 256 << "2.50"
+                         << "450.0" << false;
+    QTest::newRow("512") << 512 << "1.50"
+                         << "1412.0" << false;
+    QTest::newRow("1024") << 1024 << "1.00"
+                          << "4872.0" << false;
 }
 
 void TstAnalysis::demo4BlockSize() {
@@ -156,7 +188,8 @@ void TstAnalysis::demo4BlockSize() {
                                  [block](const BlockRow& r) { return r.block == block; });
     QVERIFY(it != sweep.rows.end());
     QCOMPARE(QString::fromStdString(fmt("%.2f", double(it->flash.hbmBytes()) / MB)), hbmMb);
-    QCOMPARE(QString::fromStdString(fmt("%.1f", double(it->flash.peakScratchBytes()) / KB)), workingSetKb);
+    QCOMPARE(QString::fromStdString(fmt("%.1f", double(it->flash.peakScratchBytes()) / KB)),
+             workingSetKb);
     QCOMPARE(it->fits, fits);
     FlashOptions o;
     o.blockRows = o.blockCols = block;
@@ -169,9 +202,18 @@ void TstAnalysis::demo5Backward_data() {
     QTest::addColumn<QString>("flashStoredMb");
     QTest::addColumn<QString>("stdGflops");
     QTest::addColumn<QString>("flashGflops");
-    QTest::newRow("512") << 512 << "1.38" << "0.38" << "0.17" << "0.20";
-    QTest::newRow("2048") << 2048 << "17.50" << "1.52" << "2.68" << "3.22";
-    QTest::newRow("8192") << 8192 << "262.00" << "6.06" << "42.95" << "51.54";
+    QTest::newRow("512") << 512 << "1.38"
+                         << "0.38"
+                         << "0.17"
+                         << "0.20";
+    QTest::newRow("2048") << 2048 << "17.50"
+                          << "1.52"
+                          << "2.68"
+                          << "3.22";
+    QTest::newRow("8192") << 8192 << "262.00"
+                          << "6.06"
+                          << "42.95"
+                          << "51.54";
 }
 
 void TstAnalysis::demo5Backward() {
@@ -182,11 +224,14 @@ void TstAnalysis::demo5Backward() {
     QFETCH(QString, flashGflops);
     const std::vector<BackwardRow> rows = backwardTable(64, {512, 2048, 8192});
     QCOMPARE(int(rows.size()), 3);
-    const auto it = std::find_if(rows.begin(), rows.end(), [n](const BackwardRow& r) { return r.n == n; });
+    const auto it =
+        std::find_if(rows.begin(), rows.end(), [n](const BackwardRow& r) { return r.n == n; });
     QVERIFY(it != rows.end());
     const BackwardComparison& c = it->costs;
-    QCOMPARE(QString::fromStdString(fmt("%.2f", double(c.standard.storedElements * 4) / MB)), stdStoredMb);
-    QCOMPARE(QString::fromStdString(fmt("%.2f", double(c.flash.storedElements * 4) / MB)), flashStoredMb);
+    QCOMPARE(QString::fromStdString(fmt("%.2f", double(c.standard.storedElements * 4) / MB)),
+             stdStoredMb);
+    QCOMPARE(QString::fromStdString(fmt("%.2f", double(c.flash.storedElements * 4) / MB)),
+             flashStoredMb);
     QCOMPARE(QString::fromStdString(fmt("%.2f", double(c.standard.flops) / 1e9)), stdGflops);
     QCOMPARE(QString::fromStdString(fmt("%.2f", double(c.flash.flops) / 1e9)), flashGflops);
     COMPARE_TEXT(fmt("%.0f", 100 * it->extraFlopsFraction), "20");
@@ -203,7 +248,8 @@ void TstAnalysis::demo6Exactness() {
     QVERIFY(!demo.windowAllClose);
     // Our inputs are not numpy's, so 3.224e-01 itself is not expected; its order of magnitude is.
     const Problem p = gaussianProblem(512, 64, 5);
-    const double window = (localWindowAttention(p, 64) - referenceAttention(p)).cwiseAbs().maxCoeff();
+    const double window =
+        (localWindowAttention(p, 64) - referenceAttention(p)).cwiseAbs().maxCoeff();
     QVERIFY(std::abs(demo.windowMaxDiff - window) <= 1e-15);
     QVERIFY2(demo.windowMaxDiff > 0.05 && demo.windowMaxDiff < 3,
              qPrintable(QString::number(demo.windowMaxDiff)));
@@ -214,10 +260,18 @@ void TstAnalysis::demo7SameFlops_data() {
     QTest::addColumn<QString>("gflops");
     QTest::addColumn<QString>("stdHbmMb");
     QTest::addColumn<QString>("flashHbmMb");
-    QTest::newRow("512") << 512 << "0.067" << "4.50" << "2.25";
-    QTest::newRow("1024") << 1024 << "0.268" << "17.00" << "8.50";
-    QTest::newRow("2048") << 2048 << "1.074" << "66.00" << "33.00";
-    QTest::newRow("4096") << 4096 << "4.295" << "260.00" << "130.00";
+    QTest::newRow("512") << 512 << "0.067"
+                         << "4.50"
+                         << "2.25";
+    QTest::newRow("1024") << 1024 << "0.268"
+                          << "17.00"
+                          << "8.50";
+    QTest::newRow("2048") << 2048 << "1.074"
+                          << "66.00"
+                          << "33.00";
+    QTest::newRow("4096") << 4096 << "4.295"
+                          << "260.00"
+                          << "130.00";
 }
 
 void TstAnalysis::demo7SameFlops() {

@@ -29,15 +29,16 @@ Matrix loopAttention(const Matrix& q, const Matrix& k, const Matrix& v, double s
             if (causal && j > i + (nk - nq)) continue;
             if (halfWidth >= 0 && std::abs(static_cast<long>(i - j)) > halfWidth) continue;
             double dot = 0;
-            for (Eigen::Index c = 0; c < q.cols(); ++c) dot += q(i, c) * k(j, c);
+            for (Eigen::Index c = 0; c < q.cols(); ++c)
+                dot += q(i, c) * k(j, c);
             s[static_cast<size_t>(j)] = scale * dot;
             m = std::max(m, s[static_cast<size_t>(j)]);
         }
         if (m == -kInf) continue; // no visible key: the row stays 0
         double sum = 0;
         for (Eigen::Index j = 0; j < nk; ++j) {
-            const double w = s[static_cast<size_t>(j)] == -kInf ? 0.0
-                                                                : std::exp(s[static_cast<size_t>(j)] - m);
+            const double w =
+                s[static_cast<size_t>(j)] == -kInf ? 0.0 : std::exp(s[static_cast<size_t>(j)] - m);
             sum += w;
             o.row(i) += w * v.row(j);
         }
@@ -69,7 +70,7 @@ double maxAbs(const Matrix& a, const Matrix& b) {
 class TstAttention : public QObject {
     Q_OBJECT
 
-private slots:
+  private slots:
     void causalRule_data();
     void causalRule();
     void referenceMatchesLoops_data();
@@ -171,8 +172,8 @@ void TstAttention::referenceInFloat() {
     const Matrix k = rng.matrix(keys, headDim, 1.0 / std::sqrt(double(headDim)));
     const Matrix v = rng.matrix(keys, headDim, 1.0);
     const double scale = 1.0 / std::sqrt(double(headDim));
-    const MatrixF got = referenceAttention<float>(q.cast<float>(), k.cast<float>(), v.cast<float>(),
-                                                  scale, causal);
+    const MatrixF got =
+        referenceAttention<float>(q.cast<float>(), k.cast<float>(), v.cast<float>(), scale, causal);
     const Matrix want = loopAttention(q, k, v, scale, causal);
     QVERIFY(got.allFinite());
     const double diff = maxAbs(got.cast<double>(), want);
@@ -249,10 +250,12 @@ void TstAttention::safeSoftmaxByHand_data() {
 void TstAttention::safeSoftmaxByHand() {
     QFETCH(QList<double>, scores);
     Vector x(scores.size());
-    for (qsizetype i = 0; i < scores.size(); ++i) x(i) = scores[i];
+    for (qsizetype i = 0; i < scores.size(); ++i)
+        x(i) = scores[i];
     const double m = *std::max_element(scores.begin(), scores.end());
     double sum = 0;
-    for (double s : scores) sum += std::exp(s - m);
+    for (double s : scores)
+        sum += std::exp(s - m);
     const Vector got = safeSoftmax(x);
     QCOMPARE(got.size(), x.size());
     QVERIFY(got.allFinite());
@@ -289,7 +292,8 @@ void TstAttention::naiveEqualsSafeOnSmallScores() {
     NormalGenerator rng(4);
     for (int n : {1, 5, 64}) {
         Vector x(n);
-        for (int i = 0; i < n; ++i) x(i) = 3.0 * rng.next();
+        for (int i = 0; i < n; ++i)
+            x(i) = 3.0 * rng.next();
         const Vector naive = naiveSoftmax(x);
         QVERIFY(naive.allFinite());
         QVERIFY((naive - safeSoftmax(x)).cwiseAbs().maxCoeff() <= 1e-15);
@@ -335,8 +339,10 @@ void TstAttention::standardForwardMatchesReference() {
             }
             rowSum += r.weights(i, j);
         }
-        if (!causal || last >= 0) QVERIFY(std::abs(rowSum - 1.0) <= 1e-12);
-        else QCOMPARE(rowSum, 0.0);
+        if (!causal || last >= 0)
+            QVERIFY(std::abs(rowSum - 1.0) <= 1e-12);
+        else
+            QCOMPARE(rowSum, 0.0);
     }
     QVERIFY(r.counters.hbmBytes() > 0);
 }

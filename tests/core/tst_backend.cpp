@@ -39,7 +39,7 @@ int lastKey(int row, int nq, int nk, bool causal) {
 class TstBackend : public QObject {
     Q_OBJECT
 
-private slots:
+  private slots:
     void cpuBackendRuns_data();
     void cpuBackendRuns();
     void registryAlwaysHasTheCpu();
@@ -111,21 +111,24 @@ void TstBackend::cpuBackendRuns() {
                     }
                     const Eigen::RowVectorXd row = t->accNew.row(r) / t->lNew(r);
                     QVERIFY((row - viaBackend.o.row(begin + r)).cwiseAbs().maxCoeff() <= close);
-                    QVERIFY(std::abs(t->mNew(r) - viaBackend.m(begin + r)) <= 1e-12 * (1 + std::abs(t->mNew(r))));
+                    QVERIFY(std::abs(t->mNew(r) - viaBackend.m(begin + r)) <=
+                            1e-12 * (1 + std::abs(t->mNew(r))));
                 }
             }
         }
         QVERIFY(trace.find(i, visible) == nullptr);
     }
-    for (const TileTrace& t : trace.tiles) QVERIFY(seen.insert({t.queryBlock, t.keyBlock}).second);
+    for (const TileTrace& t : trace.tiles)
+        QVERIFY(seen.insert({t.queryBlock, t.keyBlock}).second);
     QCOMPARE(int(trace.tiles.size()), expectedTiles);
     QVERIFY(trace.find(-1, 0) == nullptr);
 }
 
 void TstBackend::registryAlwaysHasTheCpu() {
     const std::vector<BackendAvailability> all = listBackends();
-    const auto cpu = std::find_if(all.begin(), all.end(),
-                                  [](const BackendAvailability& b) { return b.kind == BackendKind::Cpu; });
+    const auto cpu = std::find_if(all.begin(), all.end(), [](const BackendAvailability& b) {
+        return b.kind == BackendKind::Cpu;
+    });
     QVERIFY(cpu != all.end());
     QVERIFY(cpu->available);
     QVERIFY(!cpu->name.empty());
@@ -145,8 +148,9 @@ void TstBackend::registryAlwaysHasTheCpu() {
 
 void TstBackend::cudaWhenNotBuilt() {
     const std::vector<BackendAvailability> all = listBackends();
-    const auto cuda = std::find_if(all.begin(), all.end(),
-                                   [](const BackendAvailability& b) { return b.kind == BackendKind::Cuda; });
+    const auto cuda = std::find_if(all.begin(), all.end(), [](const BackendAvailability& b) {
+        return b.kind == BackendKind::Cuda;
+    });
     QVERIFY(cuda != all.end());
     if (cuda->available) QSKIP("a CUDA device is usable here; tests/kernels covers it");
     QVERIFY2(!cuda->reason.empty(), "an unavailable backend must say why");

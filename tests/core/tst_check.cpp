@@ -19,18 +19,21 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 Matrix sample(int rows, int cols) {
     Matrix m(rows, cols);
     for (int i = 0; i < rows; ++i)
-        for (int j = 0; j < cols; ++j) m(i, j) = std::sin(1.0 + i * 7 + j);
+        for (int j = 0; j < cols; ++j)
+            m(i, j) = std::sin(1.0 + i * 7 + j);
     return m;
 }
 
-bool startsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+bool startsWith(const std::string& s, const char* prefix) {
+    return s.rfind(prefix, 0) == 0;
+}
 
 } // namespace
 
 class TstCheck : public QObject {
     Q_OBJECT
 
-private slots:
+  private slots:
     void tolerances();
     void identicalPasses();
     void oneEntry_data();
@@ -61,7 +64,7 @@ void TstCheck::identicalPasses() {
 void TstCheck::oneEntry_data() {
     QTest::addColumn<int>("row");
     QTest::addColumn<int>("col");
-    QTest::addColumn<double>("value");     // added to the entry, or put there when non-finite
+    QTest::addColumn<double>("value"); // added to the entry, or put there when non-finite
     QTest::addColumn<double>("tolerance");
     QTest::addColumn<bool>("wrong");
     QTest::addColumn<int>("nonFinite");
@@ -84,8 +87,10 @@ void TstCheck::oneEntry() {
     QFETCH(int, nonFinite);
     const Matrix reference = sample(6, 4);
     Matrix output = reference;
-    if (std::isfinite(value)) output(row, col) += value;
-    else output(row, col) = value;
+    if (std::isfinite(value))
+        output(row, col) += value;
+    else
+        output(row, col) = value;
 
     const CheckReport r = compareOutputs(output, reference, tolerance);
     QCOMPARE(r.passed(), !wrong);

@@ -39,7 +39,8 @@ Counters flashModel(int nq, int nk, int d, int br, int bc, bool causal, bool kee
     for (int i0 = 0; i0 < nq; i0 += br) {
         const u64 rows = u64(std::min(br, nq - i0));
         c.hbmReadBytes += 4 * rows * D; // Q_i
-        c.peakScratchElements = std::max(c.peakScratchElements, rows * D + 2 * bcEff * D + rows * bcEff + 2 * rows);
+        c.peakScratchElements =
+            std::max(c.peakScratchElements, rows * D + 2 * bcEff * D + rows * bcEff + 2 * rows);
         const long lastRow = i0 + long(rows) - 1;
         const long lastVisible = causal ? lastRow + (nk - nq) : nk - 1;
         for (int j0 = 0; j0 < nk; j0 += bc) {
@@ -58,7 +59,9 @@ Counters flashModel(int nq, int nk, int d, int br, int bc, bool causal, bool kee
     return c;
 }
 
-int ceilDiv(int a, int b) { return (a + b - 1) / b; }
+int ceilDiv(int a, int b) {
+    return (a + b - 1) / b;
+}
 
 FlashOptions options(int br, int bc, LoopOrder order = LoopOrder::QueryOuter, bool keep = false) {
     FlashOptions o;
@@ -78,7 +81,8 @@ QString show(const Counters& c) {
 }
 
 #define COMPARE_COUNTERS(got, want)                                                                \
-    QVERIFY2((got) == (want), qPrintable(QStringLiteral("got  %1\nwant %2").arg(show(got), show(want))))
+    QVERIFY2((got) == (want),                                                                      \
+             qPrintable(QStringLiteral("got  %1\nwant %2").arg(show(got), show(want))))
 
 Problem problem(int nq, int nk, int d, bool causal, std::uint64_t seed = 1) {
     ProblemSpec s;
@@ -95,7 +99,7 @@ Problem problem(int nq, int nk, int d, bool causal, std::uint64_t seed = 1) {
 class TstCounters : public QObject {
     Q_OBJECT
 
-private slots:
+  private slots:
     void counterArithmetic();
     void standardClosedForm_data();
     void standardClosedForm();
@@ -162,7 +166,8 @@ void TstCounters::standardClosedForm() {
     QFETCH(int, queries);
     QFETCH(int, keys);
     QFETCH(int, headDim);
-    COMPARE_COUNTERS(standardCounts(queries, keys, headDim), standardModel(u64(queries), u64(keys), u64(headDim)));
+    COMPARE_COUNTERS(standardCounts(queries, keys, headDim),
+                     standardModel(u64(queries), u64(keys), u64(headDim)));
 }
 
 void TstCounters::flashClosedForm_data() {
@@ -177,11 +182,21 @@ void TstCounters::flashClosedForm_data() {
         int nq, nk, d, br, bc;
     };
     const Row rows[] = {
-        {8, 8, 4, 4, 4},         {128, 128, 64, 64, 64},   {1024, 1024, 64, 64, 64},
-        {1024, 1024, 64, 16, 16}, {1024, 1024, 64, 1024, 1024}, {1000, 1000, 64, 64, 64},
-        {100, 100, 3, 16, 24},   {24, 70, 7, 16, 8},       {70, 24, 5, 8, 16},
-        {20, 13, 3, 64, 64},     {1, 1, 1, 1, 1},          {8192, 8192, 64, 64, 64},
-        {8192, 8192, 128, 128, 32}, {5000, 3000, 64, 48, 80}, {3000, 5000, 64, 80, 48},
+        {8, 8, 4, 4, 4},
+        {128, 128, 64, 64, 64},
+        {1024, 1024, 64, 64, 64},
+        {1024, 1024, 64, 16, 16},
+        {1024, 1024, 64, 1024, 1024},
+        {1000, 1000, 64, 64, 64},
+        {100, 100, 3, 16, 24},
+        {24, 70, 7, 16, 8},
+        {70, 24, 5, 8, 16},
+        {20, 13, 3, 64, 64},
+        {1, 1, 1, 1, 1},
+        {8192, 8192, 64, 64, 64},
+        {8192, 8192, 128, 128, 32},
+        {5000, 3000, 64, 48, 80},
+        {3000, 5000, 64, 80, 48},
         {65536, 65536, 64, 128, 128},
     };
     for (const Row& r : rows)
@@ -224,13 +239,15 @@ void TstCounters::scriptFigures() {
         QCOMPARE(f.flops, s.flops);
         QCOMPARE(s.flops, 4 * N * N * d);
     }
-    QCOMPARE(standardCounts(1024, 1024, 64).hbmBytes(), u64(17) * 1024 * 1024);      // 17.00 MB
-    QCOMPARE(flashCounts(1024, 1024, 64, false, options(64, 64)).hbmBytes(), u64(8912896)); // 8.50 MB
+    QCOMPARE(standardCounts(1024, 1024, 64).hbmBytes(), u64(17) * 1024 * 1024); // 17.00 MB
+    QCOMPARE(flashCounts(1024, 1024, 64, false, options(64, 64)).hbmBytes(),
+             u64(8912896));                                                       // 8.50 MB
     QCOMPARE(standardCounts(8192, 8192, 64).hbmBytes(), u64(1032) * 1024 * 1024); // 1032.00 MB
     // Demo 8: the debug copy adds an n x n write and an n x n peak.
-    const Counters kept = flashCounts(1024, 1024, 64, false, options(64, 64, LoopOrder::QueryOuter, true));
+    const Counters kept =
+        flashCounts(1024, 1024, 64, false, options(64, 64, LoopOrder::QueryOuter, true));
     QCOMPARE(kept.hbmBytes(), u64(1024) * 1024 * 25 / 2); // 12.50 MB
-    QCOMPARE(kept.peakScratchBytes(), u64(4096) * 1024); // 4096.0 KB
+    QCOMPARE(kept.peakScratchBytes(), u64(4096) * 1024);  // 4096.0 KB
 }
 
 void TstCounters::workingSet_data() {
@@ -274,8 +291,8 @@ void TstCounters::runningCountsEqualClosedForms_data() {
     struct Row {
         int nq, nk, d, br, bc;
     };
-    const Row rows[] = {{8, 8, 4, 4, 4},   {37, 37, 5, 8, 8},  {24, 70, 7, 16, 8},
-                        {70, 24, 5, 8, 16}, {20, 13, 3, 64, 64}, {1, 1, 1, 1, 1},
+    const Row rows[] = {{8, 8, 4, 4, 4},       {37, 37, 5, 8, 8},   {24, 70, 7, 16, 8},
+                        {70, 24, 5, 8, 16},    {20, 13, 3, 64, 64}, {1, 1, 1, 1, 1},
                         {256, 256, 64, 64, 64}};
     for (const Row& r : rows)
         for (bool causal : {false, true})
@@ -301,7 +318,8 @@ void TstCounters::runningCountsEqualClosedForms() {
     const Counters running = flashForward(p, o).counters;
     COMPARE_COUNTERS(running, flashCounts(queries, keys, headDim, causal, o));
     if (order == LoopOrder::QueryOuter)
-        COMPARE_COUNTERS(running, flashModel(queries, keys, headDim, blockRows, blockCols, causal, keep));
+        COMPARE_COUNTERS(running,
+                         flashModel(queries, keys, headDim, blockRows, blockCols, causal, keep));
     COMPARE_COUNTERS(standardForward(p).counters, standardCounts(queries, keys, headDim));
 }
 
@@ -320,7 +338,8 @@ void TstCounters::paperOrderTraffic() {
     QFETCH(int, headDim);
     QFETCH(int, block);
     const Counters seeds = flashCounts(n, n, headDim, false, options(block, block));
-    const Counters paper = flashCounts(n, n, headDim, false, options(block, block, LoopOrder::KeyValueOuter));
+    const Counters paper =
+        flashCounts(n, n, headDim, false, options(block, block, LoopOrder::KeyValueOuter));
     const u64 N = u64(n), d = u64(headDim);
     const u64 tc = u64(ceilDiv(n, block));
     // Same arithmetic.
@@ -340,10 +359,10 @@ void TstCounters::paperIoModel_data() {
     QTest::addColumn<int>("n");
     QTest::addColumn<int>("headDim");
     QTest::addColumn<double>("sram");
-    QTest::newRow("1024 d64 M 24576") << 1024 << 64 << 24576.0;  // 96 KB of floats
-    QTest::newRow("4096 d64 M 41984") << 4096 << 64 << 41984.0;  // 164 KB of floats
+    QTest::newRow("1024 d64 M 24576") << 1024 << 64 << 24576.0; // 96 KB of floats
+    QTest::newRow("4096 d64 M 41984") << 4096 << 64 << 41984.0; // 164 KB of floats
     QTest::newRow("2048 d128 M 24576") << 2048 << 128 << 24576.0;
-    QTest::newRow("512 d16 M 1000") << 512 << 16 << 1000.0;      // ceil matters: 1000 / 64
+    QTest::newRow("512 d16 M 1000") << 512 << 16 << 1000.0; // ceil matters: 1000 / 64
 }
 
 void TstCounters::paperIoModel() {

@@ -32,7 +32,8 @@ std::string expectError(const std::function<void()>& call, ErrorKind kind, bool*
         call();
     } catch (const EngineError& e) {
         if (e.kind() != kind) {
-            qWarning("wrong kind: got '%s', expected '%s' (%s)", toString(e.kind()), toString(kind), e.what());
+            qWarning("wrong kind: got '%s', expected '%s' (%s)", toString(e.kind()), toString(kind),
+                     e.what());
             return e.what();
         }
         *ok = true;
@@ -61,7 +62,9 @@ ProblemSpec sizes(int nq, int nk, int d) {
     return s;
 }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool contains(const std::string& s, const std::string& part) {
+    return s.find(part) != std::string::npos;
+}
 
 // A problem with n = 2^20 queries and keys but d = 1: the inputs take 24 MB, S would take 8 TB.
 Problem hugeProblem() {
@@ -74,7 +77,7 @@ Problem hugeProblem() {
 class TstErrors : public QObject {
     Q_OBJECT
 
-private slots:
+  private slots:
     void errorKindsHaveNames();
     void badSizes_data();
     void badSizes();
@@ -94,8 +97,9 @@ private slots:
 
 void TstErrors::errorKindsHaveNames() {
     std::set<std::string> names;
-    for (ErrorKind kind : {ErrorKind::InvalidArgument, ErrorKind::LimitExceeded, ErrorKind::OutOfMemory,
-                           ErrorKind::NonFinite, ErrorKind::Unsupported, ErrorKind::BackendFailure}) {
+    for (ErrorKind kind :
+         {ErrorKind::InvalidArgument, ErrorKind::LimitExceeded, ErrorKind::OutOfMemory,
+          ErrorKind::NonFinite, ErrorKind::Unsupported, ErrorKind::BackendFailure}) {
         const std::string name = toString(kind);
         QVERIFY(!name.empty());
         names.insert(name);
@@ -120,13 +124,14 @@ void TstErrors::badSizes_data() {
     QTest::newRow("n_k -1") << 8 << -1 << 4 << ErrorKind::InvalidArgument << -1;
     QTest::newRow("d 0") << 8 << 8 << 0 << ErrorKind::InvalidArgument << 0;
     QTest::newRow("d -64") << 8 << 8 << -64 << ErrorKind::InvalidArgument << -64;
-    QTest::newRow("d past the limit") << 8 << 8 << kMaxHeadDim + 1 << ErrorKind::LimitExceeded << kMaxHeadDim + 1;
-    QTest::newRow("n_q past the limit") << kMaxSequenceLength + 1 << 8 << 4 << ErrorKind::LimitExceeded
-                                        << kMaxSequenceLength + 1;
-    QTest::newRow("n_k past the limit") << 8 << kMaxSequenceLength + 1 << 4 << ErrorKind::LimitExceeded
-                                        << kMaxSequenceLength + 1;
-    QTest::newRow("n_k at int max") << 8 << std::numeric_limits<int>::max() << 4 << ErrorKind::LimitExceeded
-                                    << std::numeric_limits<int>::max();
+    QTest::newRow("d past the limit")
+        << 8 << 8 << kMaxHeadDim + 1 << ErrorKind::LimitExceeded << kMaxHeadDim + 1;
+    QTest::newRow("n_q past the limit")
+        << kMaxSequenceLength + 1 << 8 << 4 << ErrorKind::LimitExceeded << kMaxSequenceLength + 1;
+    QTest::newRow("n_k past the limit")
+        << 8 << kMaxSequenceLength + 1 << 4 << ErrorKind::LimitExceeded << kMaxSequenceLength + 1;
+    QTest::newRow("n_k at int max") << 8 << std::numeric_limits<int>::max() << 4
+                                    << ErrorKind::LimitExceeded << std::numeric_limits<int>::max();
 }
 
 void TstErrors::badSizes() {
@@ -160,7 +165,8 @@ void TstErrors::badScale() {
         (void)makeProblem(spec);
         QFAIL("a non-finite softmax scale was accepted");
     } catch (const EngineError& e) {
-        QVERIFY2(e.kind() == ErrorKind::InvalidArgument || e.kind() == ErrorKind::NonFinite, e.what());
+        QVERIFY2(e.kind() == ErrorKind::InvalidArgument || e.kind() == ErrorKind::NonFinite,
+                 e.what());
         QVERIFY(std::string(e.what()).size() >= 20);
     }
 }
@@ -239,7 +245,8 @@ void TstErrors::mismatchedShapes() {
     QFETCH(int, kCols);
     QFETCH(int, vRows);
     QFETCH(int, vCols);
-    const Matrix q = Matrix::Ones(qRows, qCols), k = Matrix::Ones(kRows, kCols), v = Matrix::Ones(vRows, vCols);
+    const Matrix q = Matrix::Ones(qRows, qCols), k = Matrix::Ones(kRows, kCols),
+                 v = Matrix::Ones(vRows, vCols);
     std::string message;
     EXPECT_ENGINE_ERROR((void)makeProblem(q, k, v), ErrorKind::InvalidArgument, message);
     if (qRows > 0 && kRows > 0 && qCols > 0 && kCols > 0 && vCols > 0) {
@@ -261,7 +268,8 @@ void TstErrors::scoreMatrixTooLarge() {
     const Problem p = hugeProblem();
     EXPECT_ENGINE_ERROR((void)standardForward(p), ErrorKind::OutOfMemory, message);
     EXPECT_ENGINE_ERROR((void)referenceAttention(p), ErrorKind::OutOfMemory, message);
-    EXPECT_ENGINE_ERROR(StepEngine(p, Algorithm::Standard, FlashOptions{}), ErrorKind::OutOfMemory, message);
+    EXPECT_ENGINE_ERROR(StepEngine(p, Algorithm::Standard, FlashOptions{}), ErrorKind::OutOfMemory,
+                        message);
     FlashOptions keep;
     keep.keepFullScores = true; // the debug copy is n x n as well
     EXPECT_ENGINE_ERROR((void)flashForward(p, keep), ErrorKind::OutOfMemory, message);

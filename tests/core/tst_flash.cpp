@@ -74,14 +74,16 @@ double toleranceFor(const Problem& p) {
     return p.spec.precision == Precision::Double ? 1e-10 : 1e-4;
 }
 
-const char* orderName(LoopOrder o) { return o == LoopOrder::QueryOuter ? "q-outer" : "kv-outer"; }
+const char* orderName(LoopOrder o) {
+    return o == LoopOrder::QueryOuter ? "q-outer" : "kv-outer";
+}
 
 } // namespace
 
 class TstFlash : public QObject {
     Q_OBJECT
 
-private slots:
+  private slots:
     void matchesReference_data();
     void matchesReference();
     void templatedPass_data();
@@ -155,8 +157,9 @@ void TstFlash::matchesReference() {
     QVERIFY2(r.o.allFinite(), "flash output holds inf or NaN");
     const double tolerance = toleranceFor(p);
     const double diff = maxAbs(r.o, reference);
-    QVERIFY2(diff <= tolerance,
-             qPrintable(QStringLiteral("max |flash - reference| = %1 > %2").arg(diff).arg(tolerance)));
+    QVERIFY2(
+        diff <= tolerance,
+        qPrintable(QStringLiteral("max |flash - reference| = %1 > %2").arg(diff).arg(tolerance)));
     QCOMPARE(r.fullScores.size(), Eigen::Index(0)); // no n x n copy unless asked for
 
     // Rows that see no key (causal, n_q > n_k) are exactly 0; m and l hold what they should.
@@ -166,7 +169,8 @@ void TstFlash::matchesReference() {
     for (int i = 0; i < queries; ++i) {
         const int last = causal ? std::min(keys - 1, i + keys - queries) : keys - 1;
         if (last < 0) {
-            QVERIFY2(r.o.row(i).cwiseAbs().maxCoeff() == 0.0, "a row with no visible key must be 0");
+            QVERIFY2(r.o.row(i).cwiseAbs().maxCoeff() == 0.0,
+                     "a row with no visible key must be 0");
             QCOMPARE(r.l(i), 0.0);
             continue;
         }
@@ -203,7 +207,8 @@ void TstFlash::templatedPass() {
         makeSpec(queries, keys, headDim, causal, Precision::Double, InputPattern::Gaussian, 12));
     for (LoopOrder order : {LoopOrder::QueryOuter, LoopOrder::KeyValueOuter}) {
         const FlashOptions options = makeOptions(blockRows, blockCols, order);
-        const FlashOutputT<double> d = flashForward<double>(p.q, p.k, p.v, p.scale(), causal, options);
+        const FlashOutputT<double> d =
+            flashForward<double>(p.q, p.k, p.v, p.scale(), causal, options);
         const Matrix refD = referenceAttention<double>(p.q, p.k, p.v, p.scale(), causal);
         QVERIFY(maxAbs(d.o, refD) <= 1e-12);
 
@@ -218,8 +223,10 @@ void TstFlash::templatedPass() {
 }
 
 void TstFlash::floatRunsInFloat() {
-    const Problem pd = makeProblem(makeSpec(64, 64, 16, false, Precision::Double, InputPattern::Gaussian, 3));
-    const Problem pf = makeProblem(makeSpec(64, 64, 16, false, Precision::Float, InputPattern::Gaussian, 3));
+    const Problem pd =
+        makeProblem(makeSpec(64, 64, 16, false, Precision::Double, InputPattern::Gaussian, 3));
+    const Problem pf =
+        makeProblem(makeSpec(64, 64, 16, false, Precision::Float, InputPattern::Gaussian, 3));
     QVERIFY(pd.q == pf.q); // precision changes the arithmetic, not the inputs
     const FlashOptions options = makeOptions(16, 16, LoopOrder::QueryOuter);
     const double diff = maxAbs(flashForward(pd, options).o, flashForward(pf, options).o);
@@ -248,7 +255,8 @@ void TstFlash::loopOrdersAgree() {
     const Problem p = makeProblem(
         makeSpec(queries, keys, 6, causal, Precision::Double, InputPattern::LateMaximum, 4));
     const FlashResult a = flashForward(p, makeOptions(blockRows, blockCols, LoopOrder::QueryOuter));
-    const FlashResult b = flashForward(p, makeOptions(blockRows, blockCols, LoopOrder::KeyValueOuter));
+    const FlashResult b =
+        flashForward(p, makeOptions(blockRows, blockCols, LoopOrder::KeyValueOuter));
     QVERIFY(maxAbs(a.o, b.o) <= 1e-13);
     for (int i = 0; i < queries; ++i)
         QVERIFY(a.m(i) == b.m(i) || std::abs(a.m(i) - b.m(i)) <= 1e-13);
@@ -301,8 +309,8 @@ void TstFlash::rescaleBugShows() {
     const CheckReport badReport = compareOutputs(bad.o, reference, toleranceFor(p));
     QVERIFY2(goodReport.passed(), goodReport.summary().c_str());
 
-    qInfo("rescale off, late maximum: max |diff| = %.3e, %d of %d rows wrong",
-          badReport.maxAbsDiff, int(badReport.wrongRows.size()), queries);
+    qInfo("rescale off, late maximum: max |diff| = %.3e, %d of %d rows wrong", badReport.maxAbsDiff,
+          int(badReport.wrongRows.size()), queries);
     QVERIFY2(!badReport.passed(),
              qPrintable(QStringLiteral("the rescale bug went unnoticed: max |diff| only %1")
                             .arg(badReport.maxAbsDiff)));
@@ -316,8 +324,9 @@ void TstFlash::rescaleBugShows() {
     // Rows whose visible keys all sit in the first key block stay right.
     for (int row : badReport.wrongRows) {
         const int last = causal ? std::min(keys - 1, row + keys - queries) : keys - 1;
-        QVERIFY2(last >= blockCols,
-                 qPrintable(QStringLiteral("row %1 sees one key block only, yet is wrong").arg(row)));
+        QVERIFY2(
+            last >= blockCols,
+            qPrintable(QStringLiteral("row %1 sees one key block only, yet is wrong").arg(row)));
     }
 }
 
@@ -388,7 +397,8 @@ void TstFlash::runningMaxOff() {
     if (maxScore > overflowAt) {
         qInfo("no running max, largest score %.1f: %d non-finite outputs", maxScore,
               report.nonFiniteCount);
-        QVERIFY2(report.nonFiniteCount > 0, "exp() of these scores overflows; the output cannot be finite");
+        QVERIFY2(report.nonFiniteCount > 0,
+                 "exp() of these scores overflows; the output cannot be finite");
         QVERIFY(!report.passed());
     } else {
         QVERIFY2(maxScore < overflowAt - std::log(32.0) - 1, "test inputs in the no-man's land");
@@ -418,8 +428,8 @@ void TstFlash::keepFullScores() {
     QFETCH(int, keys);
     QFETCH(bool, causal);
     QFETCH(LoopOrder, order);
-    const Problem p = makeProblem(makeSpec(queries, keys, 5, causal, Precision::Double,
-                                           InputPattern::Gaussian, 6));
+    const Problem p = makeProblem(
+        makeSpec(queries, keys, 5, causal, Precision::Double, InputPattern::Gaussian, 6));
     FlashOptions options = makeOptions(8, 6, order);
     const FlashResult clean = flashForward(p, options);
     options.keepFullScores = true;
@@ -433,7 +443,10 @@ void TstFlash::keepFullScores() {
             if (!causal || causallyVisible(i, j, queries, keys))
                 QVERIFY2(std::abs(kept.fullScores(i, j) - s(i, j)) <= 1e-13,
                          qPrintable(QStringLiteral("S(%1,%2) = %3, expected %4")
-                                        .arg(i).arg(j).arg(kept.fullScores(i, j)).arg(s(i, j))));
+                                        .arg(i)
+                                        .arg(j)
+                                        .arg(kept.fullScores(i, j))
+                                        .arg(s(i, j))));
     QVERIFY(kept.counters.hbmWriteBytes > clean.counters.hbmWriteBytes);
     QCOMPARE(kept.counters.peakScratchElements,
              std::max<std::uint64_t>(clean.counters.peakScratchElements,
@@ -466,7 +479,8 @@ void TstFlash::tilePlaceMasks() {
 void TstFlash::tileUpdateIsOrderFree() {
     // Softmax does not care in which order the keys arrive; with the rescale, neither does the
     // online update. Feed the key blocks backwards and the answer must not move.
-    const Problem p = makeProblem(makeSpec(12, 30, 4, false, Precision::Double, InputPattern::LateMaximum, 8));
+    const Problem p =
+        makeProblem(makeSpec(12, 30, 4, false, Precision::Double, InputPattern::LateMaximum, 8));
     const Matrix reference = referenceAttention(p);
     FlashOptions options = makeOptions(12, 7, LoopOrder::QueryOuter);
     TilePlace place;
@@ -499,8 +513,8 @@ void TstFlash::tileUpdateIsOrderFree() {
         // With the rescale the order does not matter. Without it, this order is harmless too:
         // the first block seen holds every row's maximum, so m never rises.
         const double diff = maxAbs(out, reference);
-        QVERIFY2(diff <= 1e-12, qPrintable(QStringLiteral("rescale %1: max |diff| = %2")
-                                               .arg(rescale).arg(diff)));
+        QVERIFY2(diff <= 1e-12,
+                 qPrintable(QStringLiteral("rescale %1: max |diff| = %2").arg(rescale).arg(diff)));
     }
     // Forwards without the rescale, the same tiles give a wrong answer.
     options.rescale = false;
@@ -511,7 +525,8 @@ void TstFlash::tileUpdateIsOrderFree() {
         const int end = std::min(30, begin + 7);
         place.cols = {begin, end};
         updateTile<double>(state, p.q, p.k.middleRows(begin, end - begin),
-                           p.v.middleRows(begin, end - begin), p.scale(), place, options, workspace);
+                           p.v.middleRows(begin, end - begin), p.scale(), place, options,
+                           workspace);
     }
     Matrix out(12, 4);
     normaliseRows<double>(state, out);
@@ -519,7 +534,8 @@ void TstFlash::tileUpdateIsOrderFree() {
 }
 
 void TstFlash::tileUpdateDetail() {
-    const Problem p = makeProblem(makeSpec(6, 10, 3, true, Precision::Double, InputPattern::Gaussian, 10));
+    const Problem p =
+        makeProblem(makeSpec(6, 10, 3, true, Precision::Double, InputPattern::Gaussian, 10));
     const FlashOptions options = makeOptions(6, 5, LoopOrder::QueryOuter);
     RowState<double> state;
     state.reset(6, 3);
@@ -549,8 +565,10 @@ void TstFlash::tileUpdateDetail() {
         for (int r = 0; r < 6; ++r) {
             for (int c = 0; c < 5; ++c) {
                 if (causallyVisible(r, begin + c, 6, 10)) {
-                    QVERIFY(std::abs(detail.scores(r, c) - p.scale() * p.q.row(r).dot(kTile.row(c))) <= 1e-14);
-                    QVERIFY(std::abs(detail.weights(r, c) - std::exp(detail.scores(r, c) - detail.mNew(r))) <= 1e-15);
+                    QVERIFY(std::abs(detail.scores(r, c) -
+                                     p.scale() * p.q.row(r).dot(kTile.row(c))) <= 1e-14);
+                    QVERIFY(std::abs(detail.weights(r, c) -
+                                     std::exp(detail.scores(r, c) - detail.mNew(r))) <= 1e-15);
                 } else {
                     QCOMPARE(detail.scores(r, c), -kInf);
                     QCOMPARE(detail.weights(r, c), 0.0);
@@ -558,10 +576,13 @@ void TstFlash::tileUpdateDetail() {
             }
             const double expectedM = std::max(before.m(r), detail.scores.row(r).maxCoeff());
             QCOMPARE(detail.mNew(r), expectedM);
-            const double correction = before.m(r) == -kInf ? 0.0 : std::exp(before.m(r) - expectedM);
+            const double correction =
+                before.m(r) == -kInf ? 0.0 : std::exp(before.m(r) - expectedM);
             if (before.l(r) > 0) QVERIFY(std::abs(detail.correction(r) - correction) <= 1e-15);
-            QVERIFY(std::abs(detail.lNew(r) - (correction * before.l(r) + detail.weights.row(r).sum())) <= 1e-13);
-            const Eigen::RowVectorXd acc = correction * before.acc.row(r) + detail.weights.row(r) * vTile;
+            QVERIFY(std::abs(detail.lNew(r) -
+                             (correction * before.l(r) + detail.weights.row(r).sum())) <= 1e-13);
+            const Eigen::RowVectorXd acc =
+                correction * before.acc.row(r) + detail.weights.row(r) * vTile;
             QVERIFY((detail.accNew.row(r) - acc).cwiseAbs().maxCoeff() <= 1e-13);
         }
     }

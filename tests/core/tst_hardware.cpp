@@ -19,7 +19,8 @@ const HardwareProfile* byName(std::initializer_list<const char*> parts) {
     for (const HardwareProfile& p : hardwareProfiles()) {
         bool all = true;
         for (const char* part : parts)
-            if (p.name.find(part) == std::string::npos && p.id.find(part) == std::string::npos) all = false;
+            if (p.name.find(part) == std::string::npos && p.id.find(part) == std::string::npos)
+                all = false;
         if (all) return &p;
     }
     return nullptr;
@@ -35,14 +36,16 @@ std::vector<std::pair<const char*, const Figure*>> figures(const HardwareProfile
             {"fp16 tensor rate", &p.fp16TensorFlopsPerSecond}};
 }
 
-bool within(double value, double low, double high) { return value >= low && value <= high; }
+bool within(double value, double low, double high) {
+    return value >= low && value <= high;
+}
 
 } // namespace
 
 class TstHardware : public QObject {
     Q_OBJECT
 
-private slots:
+  private slots:
     void everyProfileIsComplete();
     void idsAreUniqueAndFindable();
     void publishedFigures_data();
@@ -58,8 +61,9 @@ void TstHardware::everyProfileIsComplete() {
         for (const auto& [what, figure] : figures(p)) {
             QVERIFY2(figure->value > 0, qPrintable(QStringLiteral("%1: %2 is not positive")
                                                        .arg(QString::fromStdString(p.id), what)));
-            QVERIFY2(!figure->source.empty(), qPrintable(QStringLiteral("%1: %2 has no source")
-                                                             .arg(QString::fromStdString(p.id), what)));
+            QVERIFY2(!figure->source.empty(),
+                     qPrintable(QStringLiteral("%1: %2 has no source")
+                                    .arg(QString::fromStdString(p.id), what)));
         }
         QCOMPARE(p.totalSramBytes(), p.smCount.value * p.sharedMemoryPerSmBytes.value);
         // The premise of the whole paper: on-chip memory is far faster than HBM and far smaller.
@@ -120,7 +124,8 @@ void TstHardware::publishedFigures() {
     QVERIFY2(p, qPrintable(nameParts.join(' ') + " has no profile"));
     QCOMPARE(p->smCount.value, sms);
     QCOMPARE(p->sharedMemoryPerSmBytes.value, sharedPerSm);
-    QVERIFY2(within(p->hbmBytes.value, hbmLow, hbmHigh), qPrintable(QString::number(p->hbmBytes.value)));
+    QVERIFY2(within(p->hbmBytes.value, hbmLow, hbmHigh),
+             qPrintable(QString::number(p->hbmBytes.value)));
     QVERIFY2(within(p->hbmBandwidthBytesPerSecond.value, 0.99 * bandwidth, 1.01 * bandwidth),
              qPrintable(QString::number(p->hbmBandwidthBytesPerSecond.value)));
     QVERIFY2(within(p->fp32FlopsPerSecond.value, 0.99 * fp32, 1.01 * fp32),

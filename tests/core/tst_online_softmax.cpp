@@ -21,7 +21,8 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 Vector randomRow(int n, std::uint64_t seed, double stddev) {
     NormalGenerator g(seed);
     Vector x(n);
-    for (int i = 0; i < n; ++i) x(i) = stddev * g.next();
+    for (int i = 0; i < n; ++i)
+        x(i) = stddev * g.next();
     return x;
 }
 
@@ -33,7 +34,8 @@ Vector brokenModel(const Vector& x, int block) {
     for (Eigen::Index begin = 0; begin < x.size(); begin += block) {
         const Eigen::Index size = std::min<Eigen::Index>(block, x.size() - begin);
         m = std::max(m, x.segment(begin, size).maxCoeff());
-        for (Eigen::Index i = begin; i < begin + size; ++i) l += std::exp(x(i) - m);
+        for (Eigen::Index i = begin; i < begin + size; ++i)
+            l += std::exp(x(i) - m);
     }
     return (x.array() - m).exp() / l;
 }
@@ -64,7 +66,7 @@ std::string firstSix(const Vector& w) {
 class TstOnlineSoftmax : public QObject {
     Q_OBJECT
 
-private slots:
+  private slots:
     void equalsSafeSoftmax_data();
     void equalsSafeSoftmax();
     void brokenMatchesTheBugsArithmetic_data();
@@ -142,11 +144,16 @@ void TstOnlineSoftmax::brokenMatchesTheBugsArithmetic() {
     const Vector model = brokenModel(x, block);
     QVERIFY(r.weights.allFinite());
     const double diff = (r.weights - model).cwiseAbs().maxCoeff();
-    QVERIFY2(diff <= 1e-14, qPrintable(QStringLiteral("max |diff| from the bug's model = %1").arg(diff)));
+    QVERIFY2(diff <= 1e-14,
+             qPrintable(QStringLiteral("max |diff| from the bug's model = %1").arg(diff)));
     // Without the rescale the sum only ever overcounts or stays exact: weights sum to <= 1.
     QVERIFY(r.weights.sum() <= 1.0 + 1e-14);
     for (const OnlineSoftmaxBlock& blk : r.blocks)
-        if (blk.range.begin > 0) QVERIFY(std::abs(blk.lNew - blk.lOld - (x.segment(blk.range.begin, blk.range.size()).array() - blk.mNew).exp().sum()) <= 1e-13 * blk.lNew);
+        if (blk.range.begin > 0)
+            QVERIFY(std::abs(blk.lNew - blk.lOld -
+                             (x.segment(blk.range.begin, blk.range.size()).array() - blk.mNew)
+                                 .exp()
+                                 .sum()) <= 1e-13 * blk.lNew);
 }
 
 void TstOnlineSoftmax::brokenIsExactWhenTheMaximumComesFirst() {
@@ -159,13 +166,15 @@ void TstOnlineSoftmax::brokenIsExactWhenTheMaximumComesFirst() {
 
 void TstOnlineSoftmax::brokenIsWrongWhenTheMaximumRises() {
     Vector x(32);
-    for (int i = 0; i < 32; ++i) x(i) = 0.25 * i; // rises in every block
+    for (int i = 0; i < 32; ++i)
+        x(i) = 0.25 * i; // rises in every block
     const Vector good = onlineSoftmax(x, 8, true).weights;
     const Vector broken = onlineSoftmax(x, 8, false).weights;
     QVERIFY((good - safeSoftmax(x)).cwiseAbs().maxCoeff() <= 1e-15);
     const double diff = (broken - safeSoftmax(x)).cwiseAbs().maxCoeff();
     qInfo("rising row, no rescale: max |diff| = %.3e, weights sum to %.6f", diff, broken.sum());
-    QVERIFY2(diff > 1e-2, qPrintable(QStringLiteral("the bug should show; max |diff| = %1").arg(diff)));
+    QVERIFY2(diff > 1e-2,
+             qPrintable(QStringLiteral("the bug should show; max |diff| = %1").arg(diff)));
     QVERIFY(broken.sum() < 0.9);
 }
 
@@ -186,11 +195,15 @@ void TstOnlineSoftmax::scriptDemoFigures() {
     QCOMPARE(sci2(demo.brokenMaxDiff), std::string("6.53e-01"));
     QCOMPARE(fixed6(demo.brokenSum), std::string("0.190131"));
     QVERIFY(std::abs(demo.brokenSum - demo.broken.sum()) <= 1e-15);
-    QVERIFY(std::abs(demo.brokenMaxDiff - (demo.broken - demo.reference).cwiseAbs().maxCoeff()) <= 1e-16);
+    QVERIFY(std::abs(demo.brokenMaxDiff - (demo.broken - demo.reference).cwiseAbs().maxCoeff()) <=
+            1e-16);
 
-    QCOMPARE(firstSix(demo.reference), std::string("0.003957 0.016505 0.003782 0.000028 0.021219 0.005355"));
-    QCOMPARE(firstSix(demo.online), std::string("0.003957 0.016505 0.003782 0.000028 0.021219 0.005355"));
-    QCOMPARE(firstSix(demo.broken), std::string("0.000752 0.003138 0.000719 0.000005 0.004034 0.001018"));
+    QCOMPARE(firstSix(demo.reference),
+             std::string("0.003957 0.016505 0.003782 0.000028 0.021219 0.005355"));
+    QCOMPARE(firstSix(demo.online),
+             std::string("0.003957 0.016505 0.003782 0.000028 0.021219 0.005355"));
+    QCOMPARE(firstSix(demo.broken),
+             std::string("0.000752 0.003138 0.000719 0.000005 0.004034 0.001018"));
 }
 
 QTEST_APPLESS_MAIN(TstOnlineSoftmax)

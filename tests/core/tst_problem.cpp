@@ -24,7 +24,9 @@ ProblemSpec spec(int nq, int nk, int d, std::uint64_t seed,
     return s;
 }
 
-Matrix scoresOf(const Problem& p) { return p.scale() * p.q * p.k.transpose(); }
+Matrix scoresOf(const Problem& p) {
+    return p.scale() * p.q * p.k.transpose();
+}
 
 double sampleStd(const Matrix& m) {
     const double mean = m.mean();
@@ -36,7 +38,7 @@ double sampleStd(const Matrix& m) {
 class TstProblem : public QObject {
     Q_OBJECT
 
-private slots:
+  private slots:
     void generatorIsDeterministic();
     void generatorIsStandardNormal();
     void sameSpecSameInputs();
@@ -155,7 +157,8 @@ void TstProblem::lateMaximumPutsTheMaximumLate() {
         Eigen::Index arg = -1;
         const double rowMax = s.row(i).maxCoeff(&arg);
         QVERIFY2(arg >= (3 * keys) / 4,
-                 qPrintable(QStringLiteral("row %1: maximum at key %2 of %3").arg(i).arg(arg).arg(keys)));
+                 qPrintable(
+                     QStringLiteral("row %1: maximum at key %2 of %3").arg(i).arg(arg).arg(keys)));
         // The rise over the row must be large enough for a missing rescale to show.
         QVERIFY(rowMax - s(i, 0) > 2.0);
     }

@@ -42,20 +42,34 @@ struct Config {
 };
 
 const Config kConfigs[] = {
-    {"flash q-outer 40x40 Br16 Bc12", Algorithm::Flash, 40, 40, 4, 16, 12, false, LoopOrder::QueryOuter, false, InputPattern::Gaussian, Precision::Double},
-    {"flash q-outer 40x40 causal late-max", Algorithm::Flash, 40, 40, 5, 8, 8, true, LoopOrder::QueryOuter, false, InputPattern::LateMaximum, Precision::Double},
-    {"flash q-outer 30x50 causal", Algorithm::Flash, 30, 50, 3, 8, 12, true, LoopOrder::QueryOuter, false, InputPattern::Gaussian, Precision::Double},
-    {"flash q-outer 50x20 causal (rows without keys)", Algorithm::Flash, 50, 20, 4, 8, 6, true, LoopOrder::QueryOuter, false, InputPattern::LateMaximum, Precision::Double},
-    {"flash q-outer 24x24 keep-S", Algorithm::Flash, 24, 24, 4, 8, 8, false, LoopOrder::QueryOuter, true, InputPattern::Gaussian, Precision::Double},
-    {"flash q-outer 33x33 float", Algorithm::Flash, 33, 33, 7, 8, 10, false, LoopOrder::QueryOuter, false, InputPattern::LateMaximum, Precision::Float},
-    {"flash q-outer 10x10 block past n", Algorithm::Flash, 10, 10, 2, 64, 64, false, LoopOrder::QueryOuter, false, InputPattern::Gaussian, Precision::Double},
-    {"flash kv-outer 40x40 Br16 Bc12", Algorithm::Flash, 40, 40, 4, 16, 12, false, LoopOrder::KeyValueOuter, false, InputPattern::Gaussian, Precision::Double},
-    {"flash kv-outer 40x40 causal late-max", Algorithm::Flash, 40, 40, 5, 8, 8, true, LoopOrder::KeyValueOuter, false, InputPattern::LateMaximum, Precision::Double},
-    {"flash kv-outer 50x20 causal (rows without keys)", Algorithm::Flash, 50, 20, 4, 8, 6, true, LoopOrder::KeyValueOuter, false, InputPattern::LateMaximum, Precision::Double},
-    {"flash kv-outer 20x50 causal keep-S", Algorithm::Flash, 20, 50, 4, 8, 6, true, LoopOrder::KeyValueOuter, true, InputPattern::Gaussian, Precision::Double},
-    {"flash kv-outer 33x33 float", Algorithm::Flash, 33, 33, 7, 8, 10, false, LoopOrder::KeyValueOuter, false, InputPattern::LateMaximum, Precision::Float},
-    {"standard 20x20", Algorithm::Standard, 20, 20, 4, 8, 8, false, LoopOrder::QueryOuter, false, InputPattern::Gaussian, Precision::Double},
-    {"standard 12x30 causal", Algorithm::Standard, 12, 30, 3, 8, 8, true, LoopOrder::QueryOuter, false, InputPattern::Gaussian, Precision::Double},
+    {"flash q-outer 40x40 Br16 Bc12", Algorithm::Flash, 40, 40, 4, 16, 12, false,
+     LoopOrder::QueryOuter, false, InputPattern::Gaussian, Precision::Double},
+    {"flash q-outer 40x40 causal late-max", Algorithm::Flash, 40, 40, 5, 8, 8, true,
+     LoopOrder::QueryOuter, false, InputPattern::LateMaximum, Precision::Double},
+    {"flash q-outer 30x50 causal", Algorithm::Flash, 30, 50, 3, 8, 12, true, LoopOrder::QueryOuter,
+     false, InputPattern::Gaussian, Precision::Double},
+    {"flash q-outer 50x20 causal (rows without keys)", Algorithm::Flash, 50, 20, 4, 8, 6, true,
+     LoopOrder::QueryOuter, false, InputPattern::LateMaximum, Precision::Double},
+    {"flash q-outer 24x24 keep-S", Algorithm::Flash, 24, 24, 4, 8, 8, false, LoopOrder::QueryOuter,
+     true, InputPattern::Gaussian, Precision::Double},
+    {"flash q-outer 33x33 float", Algorithm::Flash, 33, 33, 7, 8, 10, false, LoopOrder::QueryOuter,
+     false, InputPattern::LateMaximum, Precision::Float},
+    {"flash q-outer 10x10 block past n", Algorithm::Flash, 10, 10, 2, 64, 64, false,
+     LoopOrder::QueryOuter, false, InputPattern::Gaussian, Precision::Double},
+    {"flash kv-outer 40x40 Br16 Bc12", Algorithm::Flash, 40, 40, 4, 16, 12, false,
+     LoopOrder::KeyValueOuter, false, InputPattern::Gaussian, Precision::Double},
+    {"flash kv-outer 40x40 causal late-max", Algorithm::Flash, 40, 40, 5, 8, 8, true,
+     LoopOrder::KeyValueOuter, false, InputPattern::LateMaximum, Precision::Double},
+    {"flash kv-outer 50x20 causal (rows without keys)", Algorithm::Flash, 50, 20, 4, 8, 6, true,
+     LoopOrder::KeyValueOuter, false, InputPattern::LateMaximum, Precision::Double},
+    {"flash kv-outer 20x50 causal keep-S", Algorithm::Flash, 20, 50, 4, 8, 6, true,
+     LoopOrder::KeyValueOuter, true, InputPattern::Gaussian, Precision::Double},
+    {"flash kv-outer 33x33 float", Algorithm::Flash, 33, 33, 7, 8, 10, false,
+     LoopOrder::KeyValueOuter, false, InputPattern::LateMaximum, Precision::Float},
+    {"standard 20x20", Algorithm::Standard, 20, 20, 4, 8, 8, false, LoopOrder::QueryOuter, false,
+     InputPattern::Gaussian, Precision::Double},
+    {"standard 12x30 causal", Algorithm::Standard, 12, 30, 3, 8, 8, true, LoopOrder::QueryOuter,
+     false, InputPattern::Gaussian, Precision::Double},
 };
 
 void addConfigColumns() {
@@ -115,7 +129,9 @@ Fetched fetchConfig() {
     return {makeProblem(spec), algorithm, o};
 }
 
-int ceilDiv(int a, int b) { return (a + b - 1) / b; }
+int ceilDiv(int a, int b) {
+    return (a + b - 1) / b;
+}
 
 Range blockOf(int index, int size, int total) {
     return {index * size, std::min(total, (index + 1) * size)};
@@ -124,8 +140,9 @@ Range blockOf(int index, int size, int total) {
 // How many key blocks query block i sees, from the causal rule alone.
 int visibleBlocksModel(const Problem& p, const FlashOptions& o, int i) {
     const Range rows = blockOf(i, o.blockRows, p.spec.queries);
-    const int last = p.spec.causal ? std::min(p.spec.keys - 1, rows.end - 1 + p.spec.keys - p.spec.queries)
-                                   : p.spec.keys - 1;
+    const int last = p.spec.causal
+                         ? std::min(p.spec.keys - 1, rows.end - 1 + p.spec.keys - p.spec.queries)
+                         : p.spec.keys - 1;
     return last < 0 ? 0 : last / o.blockCols + 1;
 }
 
@@ -142,12 +159,12 @@ bool sameValues(const Vector& a, const Vector& b) {
 
 bool sameState(const StepState& a, const StepState& b) {
     return a.info == b.info && a.counters == b.counters && a.sramElements == b.sramElements &&
-           sameValues(a.query, b.query) && sameValues(a.key, b.key) && sameValues(a.value, b.value) &&
-           sameValues(a.scores, b.scores) && sameValues(a.weights, b.weights) &&
-           sameValues(a.mOld, b.mOld) && sameValues(a.mNew, b.mNew) && sameValues(a.lOld, b.lOld) &&
-           sameValues(a.lNew, b.lNew) && sameValues(a.correction, b.correction) &&
-           sameValues(a.accOld, b.accOld) && sameValues(a.accNew, b.accNew) &&
-           sameValues(a.output, b.output);
+           sameValues(a.query, b.query) && sameValues(a.key, b.key) &&
+           sameValues(a.value, b.value) && sameValues(a.scores, b.scores) &&
+           sameValues(a.weights, b.weights) && sameValues(a.mOld, b.mOld) &&
+           sameValues(a.mNew, b.mNew) && sameValues(a.lOld, b.lOld) && sameValues(a.lNew, b.lNew) &&
+           sameValues(a.correction, b.correction) && sameValues(a.accOld, b.accOld) &&
+           sameValues(a.accNew, b.accNew) && sameValues(a.output, b.output);
 }
 
 // Close within tol relative to magnitude; inf must match inf exactly.
@@ -173,52 +190,101 @@ Counters expectedDelta(const StepInfo& info, const Problem& p, const FlashOption
     Counters c;
     if (algorithm == Algorithm::Standard) {
         switch (info.kind) {
-        case StepKind::ReadInputs: c.read((nq + 2 * nk) * d); break;
-        case StepKind::ComputeScores: c.matmul(nq, d, nk); break;
-        case StepKind::WriteScores: c.write(nq * nk); break;
-        case StepKind::ReadScores: c.read(nq * nk); break;
-        case StepKind::WriteWeights: c.write(nq * nk); break;
-        case StepKind::ReadWeights: c.read(nq * nk); break;
-        case StepKind::ComputeOutput: c.matmul(nq, nk, d); break;
-        case StepKind::WriteOutput: c.write(nq * d); break;
-        default: break;
+        case StepKind::ReadInputs:
+            c.read((nq + 2 * nk) * d);
+            break;
+        case StepKind::ComputeScores:
+            c.matmul(nq, d, nk);
+            break;
+        case StepKind::WriteScores:
+            c.write(nq * nk);
+            break;
+        case StepKind::ReadScores:
+            c.read(nq * nk);
+            break;
+        case StepKind::WriteWeights:
+            c.write(nq * nk);
+            break;
+        case StepKind::ReadWeights:
+            c.read(nq * nk);
+            break;
+        case StepKind::ComputeOutput:
+            c.matmul(nq, nk, d);
+            break;
+        case StepKind::WriteOutput:
+            c.write(nq * d);
+            break;
+        default:
+            break;
         }
         return c;
     }
     switch (info.kind) {
-    case StepKind::InitialiseOutput: c.write(nq * d + 2 * nq); break;        // O, m, l
-    case StepKind::LoadQuery: c.read(rows * d); break;
-    case StepKind::LoadKeyValue: c.read(2 * cols * d); break;
-    case StepKind::LoadRunningState: c.read(rows * d + 2 * rows); break;      // O_i, m_i, l_i
+    case StepKind::InitialiseOutput:
+        c.write(nq * d + 2 * nq);
+        break; // O, m, l
+    case StepKind::LoadQuery:
+        c.read(rows * d);
+        break;
+    case StepKind::LoadKeyValue:
+        c.read(2 * cols * d);
+        break;
+    case StepKind::LoadRunningState:
+        c.read(rows * d + 2 * rows);
+        break; // O_i, m_i, l_i
     case StepKind::ComputeScores:
         c.matmul(rows, d, cols);
         if (o.keepFullScores) c.write(rows * cols);
         break;
-    case StepKind::UpdateOutput: c.matmul(rows, cols, d); break;
-    case StepKind::StoreRunningState: c.write(rows * d + 2 * rows); break;    // O_i, m_i, l_i
-    case StepKind::StoreOutput: c.write(rows * d); break;
-    default: break;
+    case StepKind::UpdateOutput:
+        c.matmul(rows, cols, d);
+        break;
+    case StepKind::StoreRunningState:
+        c.write(rows * d + 2 * rows);
+        break; // O_i, m_i, l_i
+    case StepKind::StoreOutput:
+        c.write(rows * d);
+        break;
+    default:
+        break;
     }
     return c;
 }
 
-bool isFlashKind(StepKind k) { return int(k) <= int(StepKind::StoreOutput); }
+bool isFlashKind(StepKind k) {
+    return int(k) <= int(StepKind::StoreOutput);
+}
 
 } // namespace
 
 class TstSteps : public QObject {
     Q_OBJECT
 
-private slots:
-    void blockCounts_data() { addConfigColumns(); addConfigRows(true); }
+  private slots:
+    void blockCounts_data() {
+        addConfigColumns();
+        addConfigRows(true);
+    }
     void blockCounts();
-    void infoSequence_data() { addConfigColumns(); addConfigRows(false); }
+    void infoSequence_data() {
+        addConfigColumns();
+        addConfigRows(false);
+    }
     void infoSequence();
-    void countersAddUp_data() { addConfigColumns(); addConfigRows(false); }
+    void countersAddUp_data() {
+        addConfigColumns();
+        addConfigRows(false);
+    }
     void countersAddUp();
-    void stateIsAFunctionOfTheStep_data() { addConfigColumns(); addConfigRows(false); }
+    void stateIsAFunctionOfTheStep_data() {
+        addConfigColumns();
+        addConfigRows(false);
+    }
     void stateIsAFunctionOfTheStep();
-    void runningStateChains_data() { addConfigColumns(); addConfigRows(true); }
+    void runningStateChains_data() {
+        addConfigColumns();
+        addConfigRows(true);
+    }
     void runningStateChains();
     void firstRescaleStep_data();
     void firstRescaleStep();
@@ -255,8 +321,9 @@ void TstSteps::infoSequence() {
 
     if (f.algorithm == Algorithm::Standard) {
         // Read the inputs, S out and back, P out and back, O out: each phase present, in order.
-        const StepKind order[] = {StepKind::ReadInputs,   StepKind::WriteScores, StepKind::ReadScores,
-                                  StepKind::ComputeSoftmax, StepKind::WriteWeights, StepKind::ReadWeights,
+        const StepKind order[] = {StepKind::ReadInputs,    StepKind::WriteScores,
+                                  StepKind::ReadScores,    StepKind::ComputeSoftmax,
+                                  StepKind::WriteWeights,  StepKind::ReadWeights,
                                   StepKind::ComputeOutput, StepKind::WriteOutput};
         int previous = -1;
         for (StepKind kind : order) {
@@ -275,11 +342,14 @@ void TstSteps::infoSequence() {
 
     for (const StepInfo& s : infos) {
         QVERIFY2(isFlashKind(s.kind), toString(s.kind));
-        if (s.queryBlock >= 0) QVERIFY(s.rows == blockOf(s.queryBlock, f.options.blockRows, p.spec.queries));
-        if (s.keyBlock >= 0) QVERIFY(s.cols == blockOf(s.keyBlock, f.options.blockCols, p.spec.keys));
+        if (s.queryBlock >= 0)
+            QVERIFY(s.rows == blockOf(s.queryBlock, f.options.blockRows, p.spec.queries));
+        if (s.keyBlock >= 0)
+            QVERIFY(s.cols == blockOf(s.keyBlock, f.options.blockCols, p.spec.keys));
         if (s.queryBlock >= 0 && s.keyBlock >= 0) {
             QVERIFY(s.keyBlock < visibleBlocksModel(p, f.options, s.queryBlock));
-            QCOMPARE(s.lastKeyBlock, s.keyBlock == visibleBlocksModel(p, f.options, s.queryBlock) - 1);
+            QCOMPARE(s.lastKeyBlock,
+                     s.keyBlock == visibleBlocksModel(p, f.options, s.queryBlock) - 1);
         }
     }
 
@@ -290,8 +360,9 @@ void TstSteps::infoSequence() {
         for (int i = 0; i < engine.queryBlockCount(); ++i) {
             expected.emplace_back(StepKind::LoadQuery, i, -1);
             for (int j = 0; j < visibleBlocksModel(p, f.options, i); ++j)
-                for (StepKind k : {StepKind::LoadKeyValue, StepKind::ComputeScores, StepKind::UpdateMax,
-                                   StepKind::ComputeWeights, StepKind::UpdateSum, StepKind::UpdateOutput})
+                for (StepKind k :
+                     {StepKind::LoadKeyValue, StepKind::ComputeScores, StepKind::UpdateMax,
+                      StepKind::ComputeWeights, StepKind::UpdateSum, StepKind::UpdateOutput})
                     expected.emplace_back(k, i, j);
             expected.emplace_back(StepKind::Normalise, i, -1);
             expected.emplace_back(StepKind::StoreOutput, i, -1);
@@ -301,7 +372,8 @@ void TstSteps::infoSequence() {
             const auto& [kind, i, j] = expected[size_t(k)];
             QVERIFY2(infos[size_t(k)].kind == kind,
                      qPrintable(QStringLiteral("step %1: %2, expected %3")
-                                    .arg(k).arg(toString(infos[size_t(k)].kind), toString(kind))));
+                                    .arg(k)
+                                    .arg(toString(infos[size_t(k)].kind), toString(kind))));
             QCOMPARE(infos[size_t(k)].queryBlock, i);
             if (j >= 0) QCOMPARE(infos[size_t(k)].keyBlock, j);
         }
@@ -341,17 +413,18 @@ void TstSteps::infoSequence() {
     for (int i = 0; i < engine.queryBlockCount(); ++i)
         for (int j = 0; j < visibleBlocksModel(p, f.options, i); ++j, ++tiles) {
             const auto it = perTile.find({i, j});
-            QVERIFY2(it != perTile.end(), qPrintable(QStringLiteral("tile (%1, %2) missing").arg(i).arg(j)));
+            QVERIFY2(it != perTile.end(),
+                     qPrintable(QStringLiteral("tile (%1, %2) missing").arg(i).arg(j)));
             std::vector<StepKind> kinds = it->second;
             // Normalise happens once per query block, after its last key block.
             const bool last = j == visibleBlocksModel(p, f.options, i) - 1;
             const auto normalise = std::find(kinds.begin(), kinds.end(), StepKind::Normalise);
             if (!last) QVERIFY(normalise == kinds.end());
             if (normalise != kinds.end()) kinds.erase(normalise);
-            const std::vector<StepKind> expected{StepKind::LoadQuery,     StepKind::LoadRunningState,
-                                                 StepKind::ComputeScores, StepKind::UpdateMax,
-                                                 StepKind::ComputeWeights, StepKind::UpdateSum,
-                                                 StepKind::UpdateOutput,  StepKind::StoreRunningState};
+            const std::vector<StepKind> expected{
+                StepKind::LoadQuery,    StepKind::LoadRunningState, StepKind::ComputeScores,
+                StepKind::UpdateMax,    StepKind::ComputeWeights,   StepKind::UpdateSum,
+                StepKind::UpdateOutput, StepKind::StoreRunningState};
             QVERIFY2(kinds == expected, qPrintable(QStringLiteral("tile (%1, %2)").arg(i).arg(j)));
         }
     QCOMPARE(int(perTile.size()), tiles);
@@ -387,10 +460,12 @@ void TstSteps::countersAddUp() {
         previous = s.counters;
     }
     if (f.algorithm == Algorithm::Standard) {
-        QVERIFY2(previous == standardCounts(p.spec.queries, p.spec.keys, p.spec.headDim), qPrintable(show(previous)));
+        QVERIFY2(previous == standardCounts(p.spec.queries, p.spec.keys, p.spec.headDim),
+                 qPrintable(show(previous)));
         QVERIFY(previous == standardForward(p).counters);
     } else {
-        const Counters closed = flashCounts(p.spec.queries, p.spec.keys, p.spec.headDim, p.spec.causal, f.options);
+        const Counters closed =
+            flashCounts(p.spec.queries, p.spec.keys, p.spec.headDim, p.spec.causal, f.options);
         QVERIFY2(previous == closed, qPrintable(show(previous) + " vs " + show(closed)));
         QVERIFY(previous == flashForward(p, f.options).counters);
     }
@@ -401,12 +476,14 @@ void TstSteps::stateIsAFunctionOfTheStep() {
     // Walk forward through every step on one engine...
     const StepEngine walker(f.problem, f.algorithm, f.options);
     std::vector<StepState> walked;
-    for (int k = 0; k < walker.stepCount(); ++k) walked.push_back(walker.state(k));
+    for (int k = 0; k < walker.stepCount(); ++k)
+        walked.push_back(walker.state(k));
     // ...then ask a fresh engine for the same steps backwards, and a third one for a scattered
     // sample: the state must not depend on what was asked before.
     const StepEngine fresh(f.problem, f.algorithm, f.options);
     for (int k = fresh.stepCount() - 1; k >= 0; --k)
-        QVERIFY2(sameState(fresh.state(k), walked[size_t(k)]), qPrintable(QStringLiteral("step %1").arg(k)));
+        QVERIFY2(sameState(fresh.state(k), walked[size_t(k)]),
+                 qPrintable(QStringLiteral("step %1").arg(k)));
     const StepEngine jumper(f.problem, f.algorithm, f.options);
     for (int k = 0; k < jumper.stepCount(); k += 7) {
         const int target = (k * 37) % jumper.stepCount();
@@ -414,7 +491,8 @@ void TstSteps::stateIsAFunctionOfTheStep() {
     }
     // Standard attention has no tiles to show.
     if (f.algorithm == Algorithm::Standard)
-        for (const StepState& s : walked) QVERIFY(s.query.size() == 0 && s.scores.size() == 0);
+        for (const StepState& s : walked)
+            QVERIFY(s.query.size() == 0 && s.scores.size() == 0);
 }
 
 void TstSteps::runningStateChains() {
@@ -437,8 +515,9 @@ void TstSteps::runningStateChains() {
         if (s.output.size() > 0) {
             // Whatever step shows a finished block must show flashForward's rows.
             const Matrix want = run.o.middleRows(info.rows.begin, rows);
-            QVERIFY2(s.output.rows() == rows && (s.output - want).cwiseAbs().maxCoeff() <= tol,
-                     qPrintable(QStringLiteral("step %1: output differs from flashForward").arg(k)));
+            QVERIFY2(
+                s.output.rows() == rows && (s.output - want).cwiseAbs().maxCoeff() <= tol,
+                qPrintable(QStringLiteral("step %1: output differs from flashForward").arg(k)));
             blocksWithOutput.insert(info.queryBlock);
         }
         if (f.options.loopOrder == LoopOrder::QueryOuter &&
@@ -460,7 +539,10 @@ void TstSteps::runningStateChains() {
             const u64 atLeast = u64(rows) * u64(p.spec.headDim) +
                                 2 * u64(info.cols.size()) * u64(p.spec.headDim) +
                                 u64(rows) * u64(info.cols.size());
-            QVERIFY2(s.sramElements >= atLeast, qPrintable(QStringLiteral("step %1: SRAM %2 < %3").arg(k).arg(s.sramElements).arg(atLeast)));
+            QVERIFY2(s.sramElements >= atLeast, qPrintable(QStringLiteral("step %1: SRAM %2 < %3")
+                                                               .arg(k)
+                                                               .arg(s.sramElements)
+                                                               .arg(atLeast)));
         }
         if (info.kind != StepKind::UpdateOutput) continue;
 
@@ -485,10 +567,16 @@ void TstSteps::runningStateChains() {
             const double correction = s.mOld(r) == -kInf ? 0.0 : std::exp(s.mOld(r) - s.mNew(r));
             if (s.lOld(r) > 0)
                 QVERIFY2(close(s.correction(r), correction, tol),
-                         qPrintable(QStringLiteral("step %1 row %2: correction %3, expected %4").arg(k).arg(r).arg(s.correction(r)).arg(correction)));
+                         qPrintable(QStringLiteral("step %1 row %2: correction %3, expected %4")
+                                        .arg(k)
+                                        .arg(r)
+                                        .arg(s.correction(r))
+                                        .arg(correction)));
             QVERIFY(close(s.lNew(r), correction * s.lOld(r) + s.weights.row(r).sum(), tol));
-            const Eigen::RowVectorXd acc = correction * s.accOld.row(r) + s.weights.row(r) * s.value;
-            for (int c = 0; c < p.spec.headDim; ++c) QVERIFY(close(s.accNew(r, c), acc(c), tol));
+            const Eigen::RowVectorXd acc =
+                correction * s.accOld.row(r) + s.weights.row(r) * s.value;
+            for (int c = 0; c < p.spec.headDim; ++c)
+                QVERIFY(close(s.accNew(r, c), acc(c), tol));
         }
 
         // The chain: this tile's old values are the previous tile's new ones (same query block).
@@ -579,7 +667,8 @@ void TstSteps::firstRescaleStep() {
     if (pattern == InputPattern::EarlyMaximum || blockCols >= spec.keys)
         QVERIFY2(!first.has_value(), "the maximum is in the first block: the rescale never bites");
     if (pattern == InputPattern::LateMaximum && blockCols < spec.keys)
-        QVERIFY2(first.has_value(), "the maximum rises after the first block: the rescale must bite");
+        QVERIFY2(first.has_value(),
+                 "the maximum rises after the first block: the rescale must bite");
 
     // The bug changes the answer exactly when there is such a step.
     FlashOptions bug = o;
