@@ -3,6 +3,7 @@
 #include "core/errors.h"
 
 #if FLASHVIZ_HAVE_CUDA
+#include "kernels/cuda/benchmark_run.h"
 #include "kernels/cuda_backend.h"
 #endif
 
@@ -63,6 +64,30 @@ std::optional<HardwareProfile> currentGpuProfile() {
     return cudaDeviceProfile();
 #else
     return std::nullopt;
+#endif
+}
+
+GpuBenchAvailability gpuBenchmarkAvailability() {
+    GpuBenchAvailability out;
+    const BackendAvailability cuda = cudaAvailability();
+    out.available = cuda.available;
+    out.reason = cuda.reason;
+#if FLASHVIZ_HAVE_CUDA
+    if (const auto info = cudaDeviceInfo()) out.deviceName = info->name;
+#endif
+    return out;
+}
+
+std::vector<GpuBenchPoint> runGpuBenchmark(const GpuBenchRequest& request,
+                                           const GpuBenchProgress& progress) {
+    validateGpuBenchRequest(request);
+    const GpuBenchAvailability here = gpuBenchmarkAvailability();
+    if (!here.available)
+        throw EngineError(ErrorKind::Unsupported, "The GPU benchmark cannot run here: " + here.reason);
+#if FLASHVIZ_HAVE_CUDA
+    return cuda::runBenchmark(request, progress);
+#else
+    return {}; // unreachable: never available without CUDA
 #endif
 }
 

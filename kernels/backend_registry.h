@@ -3,6 +3,7 @@
 // ask here which backends exist and get one by kind.
 #include "core/backend.h"
 #include "core/hardware.h"
+#include "kernels/gpu_benchmark.h"
 
 #include <memory>
 #include <optional>
@@ -31,5 +32,19 @@ std::unique_ptr<Backend> makeBackend(BackendKind kind);
 
 // "This GPU" as a hardware profile with figures read from the device; nullopt without one.
 std::optional<HardwareProfile> currentGpuProfile();
+
+// Whether the GPU benchmark (kernels/gpu_benchmark.h) can run here, on which device, and why not.
+struct GpuBenchAvailability {
+    bool available = false;
+    std::string deviceName; // device 0's name when there is one
+    std::string reason;     // why not, when unavailable
+};
+GpuBenchAvailability gpuBenchmarkAvailability();
+
+// Validates the request (EngineError InvalidArgument / Unsupported, before anything else), then
+// throws EngineError(Unsupported) with the reason when no usable GPU is here, else measures.
+// Blocks: call it from a worker thread. One benchmark at a time per process.
+std::vector<GpuBenchPoint> runGpuBenchmark(const GpuBenchRequest& request,
+                                           const GpuBenchProgress& progress = {});
 
 } // namespace flashviz

@@ -2,6 +2,8 @@
 # bodies (cuda/*.cuh), their launchers (cuda/*.cu), the device query and the backend
 # (cuda/*.cpp), and the GPU benchmark (bench/). kernels/cuda_backend.h is the public header.
 add_library(flashviz_cuda STATIC
+  cuda/bench_util.cpp
+  cuda/benchmark_run.cpp
   cuda/check.cpp
   cuda/cuda_backend.cpp
   cuda/device_query.cpp
@@ -11,7 +13,7 @@ add_library(flashviz_cuda STATIC
   cuda/tc_launch.cu)
 target_include_directories(flashviz_cuda PUBLIC ${PROJECT_SOURCE_DIR})
 target_link_libraries(flashviz_cuda
-  PUBLIC flashviz_core
+  PUBLIC flashviz_core flashviz_gpu_benchmark_api
   PRIVATE CUDA::cudart CUDA::cublas flashviz_warnings)
 set_target_properties(flashviz_cuda PROPERTIES
   CUDA_STANDARD 17

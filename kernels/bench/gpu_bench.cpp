@@ -4,6 +4,8 @@
 // Medians over repeats, timed with CUDA events; TFLOP/s = 4 n^2 d batch heads / t (halved with
 // --causal); scratch is what each method allocates beyond Q, K, V, O, and the peak is the drop in
 // free device memory. Every output is checked against the baseline. No Qt, no core sources.
+#include "kernels/cuda/bench_util.h"
+#include "kernels/cuda/benchmark_run.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_memory.h"
 #include "kernels/cuda/launch.h"
@@ -42,6 +44,7 @@ struct Options {
     bool fp32 = true;      // the fp32 fast kernel's rows
     std::vector<TcElement> tcTypes; // tensor-core rows in these types (--tc)
     std::string csv;
+    bool api = false; // --api: run the library call the app's benchmark view makes instead
 };
 
 std::vector<int> parseList(const char* text) {
@@ -58,77 +61,17 @@ void usage() {
     std::printf(
         "usage: flashviz-gpu-bench [--d 64,128] [--n 1024,2048,...] [--tokens 16384]\n"
         "         [--width 2048] [--repeats 10] [--variants] [--causal] [--no-baseline]\n"
-        "         [--only ID,ID] [--tc fp16,bf16] [--no-fp32] [--csv FILE]\n"
+        "         [--only ID,ID] [--tc fp16,bf16] [--no-fp32] [--csv FILE] [--api]\n"
         "  --variants   time every compiled tile configuration of the fast kernel, not only\n"
         "               the default for d\n"
         "  --only       time only these fast-kernel variants (ids as listed at the start)\n"
         "  --tc         also time the tensor-core kernel in these types (inputs rounded from\n"
         "               the fp32 ones; checked against the fp32 baseline); with --variants\n"
         "               every tensor-core variant, else the default for d\n"
-        "  --no-fp32    leave out the fp32 fast kernel\n");
-}
-
-// Uniform values with variance 1 from a fixed xorshift sequence: fast and the same every run.
-void fillRandom(std::vector<float>& out, std::uint64_t seed) {
-    std::uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
-    for (float& value : out) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        const double u = double(x >> 11) / double(1ull << 53); // [0, 1)
-        value = float((u * 2.0 - 1.0) * 1.7320508075688772);
-    }
-}
-
-struct Timing {
-    double medianMs = 0;
-    double minMs = 0;
-    double maxMs = 0;
-};
-
-Timing timeIt(const std::function<void()>& run, int repeats) {
-    cudaEvent_t start, stop;
-    check(cudaEventCreate(&start), "Creating an event");
-    check(cudaEventCreate(&stop), "Creating an event");
-    run(); // warm-up: module load, cuBLAS heuristics, caches
-    synchronize("Warm-up");
-    std::vector<double> ms;
-    for (int r = 0; r < repeats; ++r) {
-        check(cudaEventRecord(start), "Recording an event");
-        run();
-        check(cudaEventRecord(stop), "Recording an event");
-        check(cudaEventSynchronize(stop), "Waiting for an event");
-        float elapsed = 0;
-        check(cudaEventElapsedTime(&elapsed, start, stop), "Reading an event");
-        ms.push_back(elapsed);
-    }
-    (void)cudaEventDestroy(start);
-    (void)cudaEventDestroy(stop);
-    std::sort(ms.begin(), ms.end());
-    return {ms[ms.size() / 2], ms.front(), ms.back()};
-}
-
-struct Diff {
-    double maxAbs = 0;
-    double relative = 0; // ||a - b|| / ||b||
-    std::size_t nonFinite = 0;
-};
-
-Diff compare(const std::vector<float>& a, const std::vector<float>& b) {
-    Diff d;
-    double num = 0, den = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        if (!std::isfinite(a[i])) {
-            ++d.nonFinite;
-            continue;
-        }
-        const double e = double(a[i]) - double(b[i]);
-        d.maxAbs = std::max(d.maxAbs, std::fabs(e));
-        num += e * e;
-        den += double(b[i]) * double(b[i]);
-    }
-    d.relative = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
-    return d;
+        "  --no-fp32    leave out the fp32 fast kernel\n"
+        "  --api        measure through the library call the app's GPU benchmark view makes\n"
+        "               (kernels/gpu_benchmark.h): standard-fp32, flash-fp32, -fp16, -bf16 at\n"
+        "               the first --d and every --n, printing its points\n");
 }
 
 struct Row {
@@ -144,6 +87,30 @@ struct Row {
 };
 
 std::size_t freeBytes() { return memoryInfo().freeBytes; }
+
+// The benchmark view's path: one call, its progress reports and its points.
+int runApi(const Options& opt) {
+    GpuBenchRequest request;
+    request.sizes = opt.lengths;
+    request.headDim = opt.dims.empty() ? 64 : opt.dims.front();
+    request.causal = opt.causal;
+    request.repeats = opt.repeats;
+    request.tokens = opt.tokens;
+    request.headsTimesDim = opt.width;
+    const std::vector<GpuBenchPoint> points =
+        runBenchmark(request, [](int done, int total) {
+            std::printf("progress %d/%d\n", done, total);
+            std::fflush(stdout);
+            return true;
+        });
+    std::printf("%-14s %-6s %-4s %-4s %10s %9s %12s %s\n", "variant", "n", "B", "H", "median ms",
+                "TFLOP/s", "scratch", "note");
+    for (const GpuBenchPoint& point : points)
+        std::printf("%-14s %-6d %-4d %-4d %10.3f %9.2f %12s %s\n", point.variant.c_str(), point.n,
+                    point.batch, point.heads, point.medianMs, point.tflops,
+                    formatBytes(point.scratchBytes).c_str(), point.note.c_str());
+    return points.size() == std::size_t(gpuBenchPointCount(request)) ? 0 : 1;
+}
 
 } // namespace
 
@@ -169,6 +136,7 @@ int main(int argc, char** argv) {
         else if (a == "--only") opt.only = parseList(next());
         else if (a == "--csv") opt.csv = next();
         else if (a == "--no-fp32") opt.fp32 = false;
+        else if (a == "--api") opt.api = true;
         else if (a == "--tc") {
             const std::string list = next();
             for (std::size_t at = 0; at < list.size();) {
@@ -190,6 +158,7 @@ int main(int argc, char** argv) {
     }
 
     try {
+        if (opt.api) return runApi(opt);
         cudaDeviceProp prop{};
         check(cudaGetDeviceProperties(&prop, 0), "Reading the GPU's properties");
         int clockKhz = 0;

@@ -1,0 +1,152 @@
+#include "kernels/cuda/benchmark_run.h"
+
+#include "kernels/cuda/bench_util.h"
+#include "kernels/cuda/check.h"
+#include "kernels/cuda/device_memory.h"
+#include "kernels/cuda/launch.h"
+#include "kernels/cuda/tc_launch.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace flashviz::cuda {
+
+namespace {
+
+bool wants(const GpuBenchRequest& request, const char* variant) {
+    return std::find(request.variants.begin(), request.variants.end(), variant) !=
+           request.variants.end();
+}
+
+// fp16 or bf16 copies of the fp32 inputs, and an output in that type.
+struct HalfBuffers {
+    HalfBuffers(const DeviceBuffer<float>& fq, const DeviceBuffer<float>& fk,
+                const DeviceBuffer<float>& fv, TcElement type)
+        : element(type), q(fq.size(), "Q (16-bit)"), k(fk.size(), "K (16-bit)"),
+          v(fv.size(), "V (16-bit)"), o(fq.size(), "O (16-bit)") {
+        convertFloatToTc(fq.get(), q.get(), fq.size(), type);
+        convertFloatToTc(fk.get(), k.get(), fk.size(), type);
+        convertFloatToTc(fv.get(), v.get(), fv.size(), type);
+        synchronize("Converting the inputs to 16-bit floats");
+    }
+    TcElement element;
+    DeviceBuffer<std::uint16_t> q, k, v, o;
+};
+
+} // namespace
+
+std::vector<GpuBenchPoint> runBenchmark(const GpuBenchRequest& request,
+                                        const GpuBenchProgress& progress) {
+    validateGpuBenchRequest(request);
+    const int total = gpuBenchPointCount(request);
+    std::vector<GpuBenchPoint> points;
+    if (progress && !progress(0, total)) return points;
+
+    // One set of inputs for every n: tokens x width floats read as [batch][heads][n][d].
+    const std::size_t elements = std::size_t(request.tokens) * std::size_t(request.headsTimesDim);
+    DeviceBuffer<float> q(elements, "Q"), k(elements, "K"), v(elements, "V"), o(elements, "O");
+    {
+        std::vector<float> host(elements);
+        fillRandom(host, 1);
+        q.upload(host.data(), elements);
+        fillRandom(host, 2);
+        k.upload(host.data(), elements);
+        fillRandom(host, 3);
+        v.upload(host.data(), elements);
+    }
+    std::unique_ptr<BlasHandle> blas;
+    if (wants(request, kGpuBenchStandardFp32)) blas = std::make_unique<BlasHandle>();
+    std::unique_ptr<HalfBuffers> fp16, bf16;
+    if (wants(request, kGpuBenchFlashFp16))
+        fp16 = std::make_unique<HalfBuffers>(q, k, v, TcElement::Fp16);
+    if (wants(request, kGpuBenchFlashBf16))
+        bf16 = std::make_unique<HalfBuffers>(q, k, v, TcElement::Bf16);
+
+    const int d = request.headDim;
+    const int heads = request.headsTimesDim / d;
+    for (const int n : request.sizes) {
+        const int batch = int(request.tokens / n);
+        AttentionParams p;
+        p.q = q.get();
+        p.k = k.get();
+        p.v = v.get();
+        p.o = o.get();
+        p.batch = batch;
+        p.heads = heads;
+        p.queries = n;
+        p.keys = n;
+        p.headDim = d;
+        p.scale = float(1.0 / std::sqrt(double(d)));
+        p.causal = request.causal;
+        setContiguousStrides(p);
+        const double flops = gpuBenchFlops(request, n);
+
+        for (const std::string& variant : request.variants) {
+            GpuBenchPoint point;
+            point.variant = variant;
+            point.n = n;
+            point.batch = batch;
+            point.heads = heads;
+            Timing timing;
+            if (variant == kGpuBenchStandardFp32) {
+                // The n x n scores of every (batch, head) are the scratch; leave 1 GiB spare.
+                const double scratch = double(batch) * heads * double(n) * n * sizeof(float);
+                point.scratchBytes = scratch;
+                if (scratch + double(1ull << 30) > double(memoryInfo().freeBytes)) {
+                    point.note = "its " + formatBytes(scratch) + " of scores do not fit the " +
+                                 formatBytes(double(memoryInfo().freeBytes)) + " free";
+                } else {
+                    DeviceBuffer<float> scores(std::size_t(scratch / sizeof(float)), "S");
+                    timing = timeIt([&] { launchStandardAttention(*blas, p, scores.get()); },
+                                    request.repeats);
+                }
+            } else if (variant == kGpuBenchFlashFp32) {
+                const FastKernelInfo* kernel = defaultFastKernel(d);
+                if (!kernel) {
+                    point.note = "no fp32 flash kernel for d = " + std::to_string(d) + " fits this GPU";
+                } else {
+                    const std::size_t rows = std::size_t(batch) * heads * n;
+                    DeviceBuffer<float> m(rows, "m"), l(rows, "l");
+                    AttentionParams withStats = p;
+                    withStats.m = m.get();
+                    withStats.l = l.get();
+                    point.scratchBytes = double(m.bytes() + l.bytes());
+                    timing = timeIt([&] { launchFlashFast(withStats, kernel->id); }, request.repeats);
+                }
+            } else {
+                HalfBuffers& b = variant == kGpuBenchFlashFp16 ? *fp16 : *bf16;
+                const TcKernelInfo* kernel = defaultTcKernel(d);
+                if (!kernel) {
+                    point.note = "no tensor-core kernel for d = " + std::to_string(d) + " fits this GPU";
+                } else {
+                    TcParams tp;
+                    tp.q = b.q.get();
+                    tp.k = b.k.get();
+                    tp.v = b.v.get();
+                    tp.o = b.o.get();
+                    tp.batch = batch;
+                    tp.heads = heads;
+                    tp.queries = n;
+                    tp.keys = n;
+                    tp.headDim = d;
+                    tp.scale = p.scale;
+                    tp.causal = request.causal;
+                    tp.element = b.element;
+                    setTcDenseStrides(tp, false);
+                    timing = timeIt([&] { launchTcFlash(tp, kernel->id); }, request.repeats);
+                }
+            }
+            point.medianMs = timing.medianMs;
+            if (timing.medianMs > 0) point.tflops = flops / (timing.medianMs * 1e-3) / 1e12;
+            points.push_back(std::move(point));
+            if (progress && !progress(int(points.size()), total)) return points;
+        }
+    }
+    return points;
+}
+
+} // namespace flashviz::cuda

@@ -1,0 +1,59 @@
+#include "kernels/gpu_benchmark.h"
+
+#include "core/errors.h"
+
+#include <algorithm>
+
+namespace flashviz {
+
+std::vector<std::string> gpuBenchVariantNames() {
+    return {kGpuBenchStandardFp32, kGpuBenchFlashFp32, kGpuBenchFlashFp16, kGpuBenchFlashBf16};
+}
+
+void validateGpuBenchRequest(const GpuBenchRequest& request) {
+    auto refuse = [](ErrorKind kind, const std::string& text) { throw EngineError(kind, text); };
+    if (request.sizes.empty())
+        refuse(ErrorKind::InvalidArgument, "Choose at least one sequence length n to measure.");
+    if (request.variants.empty())
+        refuse(ErrorKind::InvalidArgument, "Choose at least one method to measure.");
+    if (request.headDim != 64 && request.headDim != 128)
+        refuse(ErrorKind::Unsupported, "The GPU benchmark runs head dimensions 64 and 128, not " +
+                                           std::to_string(request.headDim) + ".");
+    if (request.repeats < 1 || request.repeats > 1000)
+        refuse(ErrorKind::InvalidArgument,
+               "The number of timed repeats must be between 1 and 1000, not " +
+                   std::to_string(request.repeats) + ".");
+    if (request.tokens < 1 || request.tokens > (1L << 24))
+        refuse(ErrorKind::InvalidArgument, "The number of tokens (batch x n) must be between 1 "
+                                           "and 16777216, not " +
+                                               std::to_string(request.tokens) + ".");
+    if (request.headsTimesDim < request.headDim || request.headsTimesDim % request.headDim != 0 ||
+        request.headsTimesDim > 16384)
+        refuse(ErrorKind::InvalidArgument,
+               "The model width (heads x d) must be a multiple of d = " +
+                   std::to_string(request.headDim) + " up to 16384, not " +
+                   std::to_string(request.headsTimesDim) + ".");
+    for (const int n : request.sizes)
+        if (n < 1 || request.tokens % n != 0)
+            refuse(ErrorKind::InvalidArgument,
+                   "Every n must divide the " + std::to_string(request.tokens) +
+                       " tokens (batch x n) exactly; n = " + std::to_string(n) + " does not.");
+    const std::vector<std::string> known = gpuBenchVariantNames();
+    for (const std::string& variant : request.variants)
+        if (std::find(known.begin(), known.end(), variant) == known.end())
+            refuse(ErrorKind::InvalidArgument,
+                   "Unknown method \"" + variant +
+                       "\": choose standard-fp32, flash-fp32, flash-fp16 or flash-bf16.");
+}
+
+int gpuBenchPointCount(const GpuBenchRequest& request) {
+    return int(request.sizes.size() * request.variants.size());
+}
+
+double gpuBenchFlops(const GpuBenchRequest& request, int n) {
+    const double batch = double(request.tokens) / n;
+    const double heads = double(request.headsTimesDim) / request.headDim;
+    return 4.0 * double(n) * n * request.headDim * batch * heads * (request.causal ? 0.5 : 1.0);
+}
+
+} // namespace flashviz

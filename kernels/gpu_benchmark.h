@@ -1,0 +1,55 @@
+#pragma once
+// The GPU benchmark as a library call: standard attention against FlashAttention on the GPU at
+// a fixed number of tokens (batch x n) and a fixed model width (heads x d), the way
+// kernels/bench/gpu_bench.cpp and FlashAttention's own benchmarks measure. Plain C++: no CUDA
+// types, no Qt. Run it through runGpuBenchmark() in kernels/backend_registry.h, which knows
+// whether a GPU is there; this header also builds without CUDA.
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace flashviz {
+
+// The variants a request may name.
+inline constexpr const char* kGpuBenchStandardFp32 = "standard-fp32"; // cuBLAS, softmax, cuBLAS
+inline constexpr const char* kGpuBenchFlashFp32 = "flash-fp32";       // the fast fp32 kernel
+inline constexpr const char* kGpuBenchFlashFp16 = "flash-fp16";       // tensor cores, fp16
+inline constexpr const char* kGpuBenchFlashBf16 = "flash-bf16";       // tensor cores, bf16
+std::vector<std::string> gpuBenchVariantNames();
+
+struct GpuBenchRequest {
+    std::vector<int> sizes{1024, 2048, 4096, 8192, 16384}; // n; each must divide `tokens`
+    int headDim = 64;                                      // 64 or 128
+    bool causal = false;
+    std::vector<std::string> variants{kGpuBenchStandardFp32, kGpuBenchFlashFp32,
+                                      kGpuBenchFlashFp16, kGpuBenchFlashBf16};
+    int repeats = 10;           // timed runs per point after one warm-up; the median is kept
+    long tokens = 16384;        // batch x n
+    int headsTimesDim = 2048;   // heads x d
+};
+
+struct GpuBenchPoint {
+    std::string variant;
+    int n = 0;
+    int batch = 0;
+    int heads = 0;
+    double medianMs = 0;     // 0 when not measured (see note)
+    double tflops = 0;       // 4 n^2 d batch heads / time, halved when causal
+    double scratchBytes = 0; // device memory the method needs beyond Q, K, V and O
+    std::string note;        // why a point was not measured ("its 34 GB scratch does not fit")
+    bool measured() const { return medianMs > 0; }
+};
+
+// Called after each point with the points done so far and the total; returning false stops
+// the run, which then returns the points measured until then.
+using GpuBenchProgress = std::function<bool(int done, int total)>;
+
+// Throws EngineError(InvalidArgument) for an empty or impossible request and
+// EngineError(Unsupported) for a head dimension the kernels were not built for. Touches no GPU.
+void validateGpuBenchRequest(const GpuBenchRequest& request);
+// Points a request measures: sizes x variants.
+int gpuBenchPointCount(const GpuBenchRequest& request);
+// Floating-point operations of one forward pass at n (both matrix products, causal halved).
+double gpuBenchFlops(const GpuBenchRequest& request, int n);
+
+} // namespace flashviz
