@@ -1,0 +1,36 @@
+#pragma once
+// A finished GPU benchmark as the view keeps it: the request, the points, the device and when
+// it ran; saved as JSON so that a machine without a GPU can still show the last measurement.
+#include "kernels/gpu_benchmark.h"
+
+#include <QDateTime>
+#include <QString>
+
+#include <vector>
+
+namespace flashviz::gui {
+
+struct GpuBenchRecord {
+    QString device;    // "NVIDIA H200"
+    QDateTime measured; // UTC
+    GpuBenchRequest request;
+    std::vector<GpuBenchPoint> points;
+};
+
+// <AppDataLocation>/gpu-benchmark.json (…/FlashViz/flashviz/gpu-benchmark.json for the app).
+QString gpuBenchResultsPath();
+
+QByteArray gpuBenchRecordToJson(const GpuBenchRecord& record);
+// Throws EngineError(InvalidArgument) with a readable sentence for text that is not a saved
+// benchmark (not JSON, fields missing or of the wrong type, unknown methods, bad numbers).
+GpuBenchRecord gpuBenchRecordFromJson(const QByteArray& text);
+
+// Reading and writing files; EngineError naming the file when it cannot be read or written.
+GpuBenchRecord loadGpuBenchRecord(const QString& path);
+void saveGpuBenchRecord(const GpuBenchRecord& record, const QString& path);
+
+// Device memory a point's method works in: Q, K, V, O in the method's element type plus its
+// scratch (the n x n scores for standard attention, m and l for the fp32 flash kernel).
+double gpuBenchWorkingBytes(const GpuBenchRequest& request, const GpuBenchPoint& point);
+
+} // namespace flashviz::gui

@@ -1,0 +1,347 @@
+// The GPU benchmark page (app/gui/gpu_bench): availability, saved results, malformed files,
+// refused requests. Runs on machines without a GPU; the one test that needs none skips there.
+#include "gpu_bench/gpu_bench_results.h"
+#include "gpu_bench/gpu_benchmark_view.h"
+
+#include "core/errors.h"
+#include "kernels/backend_registry.h"
+
+#include <QApplication>
+#include <QChart>
+#include <QComboBox>
+#include <QDir>
+#include <QFile>
+#include <QLabel>
+#include <QLineSeries>
+#include <QPushButton>
+#include <QStandardPaths>
+#include <QtTest>
+
+#include <nlohmann/json.hpp>
+
+using namespace flashviz;
+using namespace flashviz::gui;
+
+namespace {
+
+// A record shaped like a real run: the H200's d = 64 numbers for two sizes, and one
+// standard-attention point that did not fit.
+GpuBenchRecord sampleRecord() {
+    GpuBenchRecord r;
+    r.device = QStringLiteral("NVIDIA H200");
+    r.measured = QDateTime(QDate(2026, 11, 30), QTime(5, 0), Qt::UTC);
+    r.request.sizes = {1024, 2048, 4096};
+    r.request.headDim = 64;
+    r.request.variants = {kGpuBenchStandardFp32, kGpuBenchFlashFp32, kGpuBenchFlashFp16};
+    r.points = {
+        {kGpuBenchStandardFp32, 1024, 16, 32, 5.867, 23.43, 2147483648.0, ""},
+        {kGpuBenchFlashFp32, 1024, 16, 32, 3.457, 39.76, 4194304.0, ""},
+        {kGpuBenchFlashFp16, 1024, 16, 32, 0.466, 295.21, 0.0, ""},
+        {kGpuBenchStandardFp32, 2048, 8, 32, 10.293, 26.71, 4294967296.0, ""},
+        {kGpuBenchFlashFp32, 2048, 8, 32, 6.766, 40.63, 4194304.0, ""},
+        {kGpuBenchFlashFp16, 2048, 8, 32, 0.881, 311.95, 0.0, ""},
+        {kGpuBenchStandardFp32, 4096, 4, 32, 0, 0, 8589934592.0, "its 8.0 GiB of scores do not fit"},
+        {kGpuBenchFlashFp32, 4096, 4, 32, 13.581, 40.48, 4194304.0, ""},
+        {kGpuBenchFlashFp16, 4096, 4, 32, 1.712, 321.20, 0.0, ""},
+    };
+    return r;
+}
+
+void writeFile(const QString& path, const QByteArray& text) {
+    QDir().mkpath(QFileInfo(path).absolutePath());
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    file.write(text);
+}
+
+QLineSeries* seriesOf(QChart* chart, const char* variant) {
+    for (QAbstractSeries* s : chart->series())
+        if (s->objectName() == QLatin1String(variant)) return qobject_cast<QLineSeries*>(s);
+    return nullptr;
+}
+
+} // namespace
+
+class TestGpuBenchView : public QObject {
+    Q_OBJECT
+  private slots:
+    void initTestCase();
+    void init();
+    void withoutGpuRunIsOffAndSaysWhy();
+    void noSavedResultsSaysWhereTheyWouldBe();
+    void savedResultsAreDrawnAsMeasured();
+    void jsonRoundTrip();
+    void malformedFilesGiveMessages_data();
+    void malformedFilesGiveMessages();
+    void badFileKeepsShownResults();
+    void requestValidation_data();
+    void requestValidation();
+    void viewRefusesAnEmptyRange();
+    void controlsMakeTheRequest();
+    void screenshot();
+};
+
+void TestGpuBenchView::initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QApplication::setOrganizationName(QStringLiteral("FlashViz"));
+    QApplication::setApplicationName(QStringLiteral("tst_gpu_bench_view"));
+}
+
+void TestGpuBenchView::init() {
+    QFile::remove(gpuBenchResultsPath());
+}
+
+void TestGpuBenchView::withoutGpuRunIsOffAndSaysWhy() {
+    const GpuBenchAvailability here = gpuBenchmarkAvailability();
+    if (here.available) QSKIP("this machine has a usable GPU");
+    QVERIFY(!here.reason.empty());
+    GpuBenchmarkView view;
+    QVERIFY(!view.canRun());
+    auto* run = view.findChild<QPushButton*>(QStringLiteral("gpuBenchRun"));
+    QVERIFY(run);
+    QVERIFY(!run->isEnabled());
+    QVERIFY2(view.statusText().contains(QString::fromStdString(here.reason)),
+             qPrintable(view.statusText()));
+    // Asking anyway (a shortcut, a script) is a message, not a run.
+    view.run();
+    QVERIFY(!view.isBusy());
+    QVERIFY(view.errorText().contains(QString::fromStdString(here.reason)));
+    // The registry refuses the same way, after checking the request.
+    try {
+        runGpuBenchmark(GpuBenchRequest{});
+        QFAIL("runGpuBenchmark ran without a GPU");
+    } catch (const EngineError& error) {
+        QCOMPARE(error.kind(), ErrorKind::Unsupported);
+    }
+}
+
+void TestGpuBenchView::noSavedResultsSaysWhereTheyWouldBe() {
+    GpuBenchmarkView view;
+    QVERIFY(!view.shownRecord());
+    QVERIFY(view.errorText().isEmpty());
+    if (!view.canRun()) QVERIFY(view.statusText().contains(gpuBenchResultsPath()));
+    QVERIFY(view.chart(GpuBenchmarkView::TimeChart)->series().isEmpty());
+}
+
+void TestGpuBenchView::savedResultsAreDrawnAsMeasured() {
+    const GpuBenchRecord saved = sampleRecord();
+    saveGpuBenchRecord(saved, gpuBenchResultsPath());
+    GpuBenchmarkView view; // loads the last saved results on start
+    QVERIFY2(view.errorText().isEmpty(), qPrintable(view.errorText()));
+    QVERIFY(view.shownRecord());
+    QVERIFY(view.statusText().contains(QStringLiteral("NVIDIA H200")));
+    QVERIFY(view.statusText().contains(QStringLiteral("2026-11-30")));
+
+    const char* variants[] = {kGpuBenchStandardFp32, kGpuBenchFlashFp32, kGpuBenchFlashFp16};
+    for (const char* variant : variants) {
+        std::vector<GpuBenchPoint> expected;
+        for (const GpuBenchPoint& p : saved.points)
+            if (p.variant == variant && p.measured()) expected.push_back(p);
+        for (int c = 0; c < GpuBenchmarkView::ChartCount; ++c) {
+            QLineSeries* series = seriesOf(view.chart(c), variant);
+            QVERIFY2(series, variant);
+            QCOMPARE(series->count(), qsizetype(expected.size()));
+            for (std::size_t i = 0; i < expected.size(); ++i) {
+                const QPointF at = series->at(int(i));
+                QCOMPARE(at.x(), double(expected[i].n));
+                const double y = c == GpuBenchmarkView::TimeChart ? expected[i].medianMs
+                                 : c == GpuBenchmarkView::ThroughputChart
+                                     ? expected[i].tflops
+                                     : gpuBenchWorkingBytes(saved.request, expected[i]) /
+                                           (1024.0 * 1024.0 * 1024.0);
+                QCOMPARE(at.y(), y);
+            }
+        }
+    }
+    // No bf16 in the file: no bf16 line.
+    QVERIFY(!seriesOf(view.chart(GpuBenchmarkView::TimeChart), kGpuBenchFlashBf16));
+    // The caption reads the ratio from the data (n = 2048: 10.293 / 0.881 = 11.7) and says
+    // which point was not measured.
+    const QString caption = view.captionText();
+    QVERIFY2(caption.contains(QStringLiteral("n = 2048")), qPrintable(caption));
+    QVERIFY2(caption.contains(QStringLiteral("11.7×")), qPrintable(caption));
+    QVERIFY2(caption.contains(QStringLiteral("flat")), qPrintable(caption));
+    QVERIFY2(caption.contains(QStringLiteral("do not fit")), qPrintable(caption));
+}
+
+void TestGpuBenchView::jsonRoundTrip() {
+    const GpuBenchRecord a = sampleRecord();
+    const GpuBenchRecord b = gpuBenchRecordFromJson(gpuBenchRecordToJson(a));
+    QCOMPARE(b.device, a.device);
+    QCOMPARE(b.measured, a.measured);
+    QCOMPARE(b.request.sizes, a.request.sizes);
+    QCOMPARE(b.request.variants, a.request.variants);
+    QCOMPARE(b.points.size(), a.points.size());
+    for (std::size_t i = 0; i < a.points.size(); ++i) {
+        QCOMPARE(b.points[i].variant, a.points[i].variant);
+        QCOMPARE(b.points[i].medianMs, a.points[i].medianMs);
+        QCOMPARE(b.points[i].scratchBytes, a.points[i].scratchBytes);
+        QCOMPARE(b.points[i].note, a.points[i].note);
+    }
+}
+
+void TestGpuBenchView::malformedFilesGiveMessages_data() {
+    QTest::addColumn<QByteArray>("text");
+    QTest::addColumn<QString>("expected");
+    const QByteArray good = gpuBenchRecordToJson(sampleRecord());
+    auto edited = [&good](const std::function<void(nlohmann::json&)>& edit) {
+        nlohmann::json doc = nlohmann::json::parse(good.toStdString());
+        edit(doc);
+        return QByteArray::fromStdString(doc.dump());
+    };
+    QTest::newRow("not json") << QByteArray("{ \"format\": ") << "not valid JSON";
+    QTest::newRow("empty") << QByteArray() << "not valid JSON";
+    QTest::newRow("other file") << QByteArray("{\"presets\": []}") << "not a FlashViz GPU benchmark";
+    QTest::newRow("array") << QByteArray("[1, 2]") << "not a FlashViz GPU benchmark";
+    QTest::newRow("newer version")
+        << edited([](nlohmann::json& d) { d["version"] = 7; }) << "version 7";
+    QTest::newRow("no points") << edited([](nlohmann::json& d) { d.erase("points"); })
+                               << "missing or has the wrong type";
+    QTest::newRow("n as text")
+        << edited([](nlohmann::json& d) { d["points"][0]["n"] = "many"; })
+        << "missing or has the wrong type";
+    QTest::newRow("bad date") << edited([](nlohmann::json& d) { d["measured"] = "yesterday"; })
+                              << "ISO 8601";
+    QTest::newRow("unknown method")
+        << edited([](nlohmann::json& d) { d["points"][0]["variant"] = "magic"; }) << "magic";
+    QTest::newRow("negative time")
+        << edited([](nlohmann::json& d) { d["points"][1]["medianMs"] = -1.0; }) << "negative";
+    QTest::newRow("bad d") << edited([](nlohmann::json& d) { d["request"]["headDim"] = 96; })
+                           << "head dimensions 64 and 128";
+}
+
+void TestGpuBenchView::malformedFilesGiveMessages() {
+    QFETCH(QByteArray, text);
+    QFETCH(QString, expected);
+    writeFile(gpuBenchResultsPath(), text);
+    GpuBenchmarkView view;
+    QVERIFY(!view.shownRecord());
+    QVERIFY2(view.errorText().contains(QStringLiteral("could not be read")),
+             qPrintable(view.errorText()));
+    QVERIFY2(view.errorText().contains(expected), qPrintable(view.errorText()));
+    QVERIFY(view.errorText().contains(gpuBenchResultsPath()));
+    auto* message = view.findChild<QLabel*>(QStringLiteral("gpuBenchMessage"));
+    QVERIFY(message && !message->isHidden());
+}
+
+void TestGpuBenchView::badFileKeepsShownResults() {
+    saveGpuBenchRecord(sampleRecord(), gpuBenchResultsPath());
+    GpuBenchmarkView view;
+    QVERIFY(view.shownRecord());
+    const QString other = QDir::temp().filePath(QStringLiteral("tst_gpu_bench_bad.json"));
+    writeFile(other, "not json at all");
+    QVERIFY(!view.loadResults(other));
+    QVERIFY(view.shownRecord());
+    QCOMPARE(view.shownRecord()->points.size(), sampleRecord().points.size());
+    QVERIFY(seriesOf(view.chart(GpuBenchmarkView::TimeChart), kGpuBenchStandardFp32));
+    QVERIFY(view.errorText().contains(QStringLiteral("not valid JSON")));
+    QVERIFY(!view.loadResults(QDir::temp().filePath(QStringLiteral("no/such/file.json"))));
+    QVERIFY(view.errorText().contains(QStringLiteral("could not be opened")));
+    QFile::remove(other);
+}
+
+void TestGpuBenchView::requestValidation_data() {
+    QTest::addColumn<std::vector<int>>("sizes");
+    QTest::addColumn<int>("headDim");
+    QTest::addColumn<std::vector<std::string>>("variants");
+    QTest::addColumn<int>("repeats");
+    QTest::addColumn<int>("kind");
+    QTest::addColumn<QString>("expected");
+    const std::vector<std::string> all = gpuBenchVariantNames();
+    const int invalid = int(ErrorKind::InvalidArgument), unsupported = int(ErrorKind::Unsupported);
+    QTest::newRow("empty sizes") << std::vector<int>{} << 64 << all << 10 << invalid
+                                 << "at least one sequence length";
+    QTest::newRow("d 96") << std::vector<int>{1024} << 96 << all << 10 << unsupported
+                          << "64 and 128, not 96";
+    QTest::newRow("d 0") << std::vector<int>{1024} << 0 << all << 10 << unsupported << "not 0";
+    QTest::newRow("n not dividing") << std::vector<int>{1000} << 64 << all << 10 << invalid
+                                    << "n = 1000";
+    QTest::newRow("n zero") << std::vector<int>{0} << 64 << all << 10 << invalid << "n = 0";
+    QTest::newRow("no methods") << std::vector<int>{1024} << 64 << std::vector<std::string>{}
+                                << 10 << invalid << "at least one method";
+    QTest::newRow("unknown method") << std::vector<int>{1024} << 64
+                                    << std::vector<std::string>{"flash-fp8"} << 10 << invalid
+                                    << "flash-fp8";
+    QTest::newRow("no repeats") << std::vector<int>{1024} << 64 << all << 0 << invalid
+                                << "repeats";
+}
+
+void TestGpuBenchView::requestValidation() {
+    QFETCH(std::vector<int>, sizes);
+    QFETCH(int, headDim);
+    QFETCH(std::vector<std::string>, variants);
+    QFETCH(int, repeats);
+    QFETCH(int, kind);
+    QFETCH(QString, expected);
+    GpuBenchRequest request;
+    request.sizes = sizes;
+    request.headDim = headDim;
+    request.variants = variants;
+    request.repeats = repeats;
+    // Checked first, by the request's own check and by the registry, GPU or not.
+    for (int via = 0; via < 2; ++via) {
+        try {
+            if (via == 0)
+                validateGpuBenchRequest(request);
+            else
+                runGpuBenchmark(request);
+            QFAIL("the request was accepted");
+        } catch (const EngineError& error) {
+            QCOMPARE(int(error.kind()), kind);
+            QVERIFY2(QString::fromUtf8(error.what()).contains(expected), error.what());
+        }
+    }
+}
+
+void TestGpuBenchView::viewRefusesAnEmptyRange() {
+    GpuBenchmarkView view;
+    auto* from = view.findChild<QComboBox*>(QStringLiteral("gpuBenchFrom"));
+    auto* to = view.findChild<QComboBox*>(QStringLiteral("gpuBenchTo"));
+    from->setCurrentIndex(from->findData(8192));
+    to->setCurrentIndex(to->findData(1024));
+    QVERIFY(view.request().sizes.empty());
+    view.run();
+    QVERIFY(!view.isBusy());
+    QVERIFY2(view.errorText().contains(QStringLiteral("at least one sequence length")),
+             qPrintable(view.errorText()));
+}
+
+void TestGpuBenchView::controlsMakeTheRequest() {
+    GpuBenchmarkView view;
+    GpuBenchRequest wanted;
+    wanted.sizes = {2048, 4096, 8192};
+    wanted.headDim = 128;
+    wanted.causal = true;
+    wanted.variants = {kGpuBenchStandardFp32, kGpuBenchFlashBf16};
+    wanted.repeats = 5;
+    view.setRequest(wanted);
+    const GpuBenchRequest got = view.request();
+    QCOMPARE(got.sizes, wanted.sizes);
+    QCOMPARE(got.headDim, 128);
+    QVERIFY(got.causal);
+    QCOMPARE(got.variants, wanted.variants);
+    QCOMPARE(got.repeats, 5);
+    QCOMPARE(got.tokens, 16384L);
+    QCOMPARE(got.headsTimesDim, 2048);
+}
+
+void TestGpuBenchView::screenshot() {
+    const QString shot = qEnvironmentVariable("FLASHVIZ_GPUBENCH_SHOT");
+    if (shot.isEmpty()) QSKIP("set FLASHVIZ_GPUBENCH_SHOT=<file.png> to render the page");
+    GpuBenchmarkView view;
+    QVERIFY(view.loadResults(QStringLiteral(FLASHVIZ_SOURCE_DIR) +
+                             QStringLiteral("/kernels/bench/latest/gpu-benchmark-h200.json")));
+    QFont font = view.font();
+    font.setPointSizeF(qEnvironmentVariableIntValue("FLASHVIZ_GPUBENCH_SHOT_PT") > 0
+                           ? qEnvironmentVariableIntValue("FLASHVIZ_GPUBENCH_SHOT_PT")
+                           : 11);
+    view.setFont(font);
+    view.resize(1600, 900);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QTest::qWait(100);
+    QVERIFY(view.grab().save(shot));
+}
+
+QTEST_MAIN(TestGpuBenchView)
+#include "tst_gpu_bench_view.moc"
