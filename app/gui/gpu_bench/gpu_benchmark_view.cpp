@@ -53,18 +53,19 @@ constexpr int kLargestN = 16384;
 
 struct VariantStyle {
     const char* id;
-    const char* label;
+    const char* label; // the check box's
+    const char* shortLabel; // the legend's
     QColor color;
     Qt::PenStyle pen;
 };
 
 const std::vector<VariantStyle>& variantStyles() {
     static const std::vector<VariantStyle> styles{
-        {kGpuBenchStandardFp32, "standard fp32 (cuBLAS, softmax, cuBLAS)", QColor(0xc0, 0x39, 0x2b),
+        {kGpuBenchStandardFp32, "standard fp32 (cuBLAS, softmax, cuBLAS)", "standard fp32", QColor(0xc0, 0x39, 0x2b),
          Qt::SolidLine},
-        {kGpuBenchFlashFp32, "flash fp32", QColor(0x21, 0x6f, 0xb5), Qt::SolidLine},
-        {kGpuBenchFlashFp16, "flash fp16 (tensor cores)", QColor(0x1e, 0x84, 0x49), Qt::SolidLine},
-        {kGpuBenchFlashBf16, "flash bf16 (tensor cores)", QColor(0x8e, 0x44, 0xad), Qt::DashLine},
+        {kGpuBenchFlashFp32, "flash fp32", "flash fp32", QColor(0x21, 0x6f, 0xb5), Qt::SolidLine},
+        {kGpuBenchFlashFp16, "flash fp16 (tensor cores)", "flash fp16", QColor(0x1e, 0x84, 0x49), Qt::SolidLine},
+        {kGpuBenchFlashBf16, "flash bf16 (tensor cores)", "flash bf16", QColor(0x8e, 0x44, 0xad), Qt::DashLine},
     };
     return styles;
 }
@@ -196,6 +197,8 @@ GpuBenchmarkView::GpuBenchmarkView(QWidget* parent)
     m_status->setObjectName(QStringLiteral("gpuBenchStatus"));
     m_status->setWordWrap(true);
     m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_status->setStyleSheet(QStringLiteral("QLabel { background: #f4f6f9; color: #1f2d3d; "
+                                           "padding: 0.35em; border-left: 4px solid #216fb5; }"));
 
     m_message = new QLabel(this);
     m_message->setObjectName(QStringLiteral("gpuBenchMessage"));
@@ -264,6 +267,7 @@ GpuBenchmarkView::GpuBenchmarkView(QWidget* parent)
     runRow->addWidget(m_runButton);
     runRow->addWidget(m_cancelButton);
     runRow->addWidget(m_progress, 1);
+    runRow->addStretch(0); // keeps the buttons at the left while the bar is hidden
 
     auto* charts = new QHBoxLayout;
     for (int i = 0; i < ChartCount; ++i) {
@@ -498,7 +502,6 @@ void GpuBenchmarkView::rebuildCharts() {
     for (int i = 0; i < ChartCount; ++i) {
         auto* chart = new QChart;
         chart->setTitle(titles[i]);
-        chart->legend()->setVisible(i == ThroughputChart || i == TimeChart);
         chart->legend()->setAlignment(Qt::AlignBottom);
         chart->setMargins(QMargins(4, 4, 4, 4));
         if (m_shown) {
@@ -516,7 +519,7 @@ void GpuBenchmarkView::rebuildCharts() {
             double yMin = std::numeric_limits<double>::max(), yMax = 0;
             for (const VariantStyle& style : variantStyles()) {
                 auto* series = new QLineSeries;
-                series->setName(QString::fromUtf8(style.label));
+                series->setName(QString::fromUtf8(style.shortLabel));
                 series->setObjectName(QString::fromUtf8(style.id));
                 QPen pen(style.color);
                 pen.setWidthF(3.0);
@@ -544,8 +547,8 @@ void GpuBenchmarkView::rebuildCharts() {
                 axis->setLabelFormat(QStringLiteral("%g"));
                 axis->setMinorTickCount(8);
                 if (yMax > 0) {
-                    axis->setRange(std::pow(10.0, std::floor(std::log10(yMin))),
-                                   std::pow(10.0, std::ceil(std::log10(yMax))));
+                    axis->setRange(std::pow(10.0, std::floor(std::log10(yMin / 1.5))),
+                                   std::pow(10.0, std::ceil(std::log10(yMax * 1.2))));
                 }
                 axis->setTitleText(tr("median time (ms, log scale)"));
                 yAxis = axis;
@@ -556,7 +559,7 @@ void GpuBenchmarkView::rebuildCharts() {
                 axis->applyNiceNumbers();
                 axis->setTitleText(i == ThroughputChart
                                        ? tr("TFLOP/s (4·n²·d·batch·heads / time)")
-                                       : tr("GiB: Q, K, V, O + scratch"));
+                                       : tr("GiB in use: Q, K, V, O + scratch"));
                 yAxis = axis;
             }
             chart->addAxis(yAxis, Qt::AlignLeft);
@@ -603,6 +606,7 @@ void GpuBenchmarkView::setBusy(bool busy) {
     m_runButton->setToolTip(canRun() ? tr("Measure every chosen method at every n of the range")
                                      : QString::fromStdString(m_availability.reason));
     m_cancelButton->setEnabled(busy);
+    m_progress->setVisible(busy);
     for (QWidget* w : std::initializer_list<QWidget*>{m_from, m_to, m_headDim, m_causal, m_repeats})
         w->setEnabled(!busy);
     for (QCheckBox* box : m_variants)
@@ -627,7 +631,7 @@ void GpuBenchmarkView::changeEvent(QEvent* event) {
 
 void GpuBenchmarkView::applyFonts() {
     const QFont base = font();
-    m_status->setFont(scaledFont(base, 1.1, true));
+    m_status->setFont(scaledFont(base, 1.1));
     m_caption->setFont(scaledFont(base, 1.1));
     for (QChartView* view : m_views)
         applyChartFonts(view->chart(), base);
