@@ -21,11 +21,11 @@ struct GpuBenchRequest {
     std::vector<int> sizes{1024, 2048, 4096, 8192, 16384}; // n; each must divide `tokens`
     int headDim = 64;                                      // 64 or 128
     bool causal = false;
-    std::vector<std::string> variants{kGpuBenchStandardFp32, kGpuBenchFlashFp32,
-                                      kGpuBenchFlashFp16, kGpuBenchFlashBf16};
-    int repeats = 10;           // timed runs per point after one warm-up; the median is kept
-    long tokens = 16384;        // batch x n
-    int headsTimesDim = 2048;   // heads x d
+    std::vector<std::string> variants{kGpuBenchStandardFp32, kGpuBenchFlashFp32, kGpuBenchFlashFp16,
+                                      kGpuBenchFlashBf16};
+    int repeats = 10;         // timed runs per point after one warm-up; the median is kept
+    long tokens = 16384;      // batch x n
+    int headsTimesDim = 2048; // heads x d
 };
 
 struct GpuBenchPoint {

@@ -24,7 +24,7 @@ namespace {
 
 // Owns the two events, so that a failing launch inside a timed run leaks nothing.
 class EventPair {
-public:
+  public:
     EventPair() {
         check(cudaEventCreate(&start), "Creating an event");
         const cudaError_t error = cudaEventCreate(&stop);

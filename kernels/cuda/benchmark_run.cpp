@@ -107,7 +107,8 @@ std::vector<GpuBenchPoint> runBenchmark(const GpuBenchRequest& request,
             } else if (variant == kGpuBenchFlashFp32) {
                 const FastKernelInfo* kernel = defaultFastKernel(d);
                 if (!kernel) {
-                    point.note = "no fp32 flash kernel for d = " + std::to_string(d) + " fits this GPU";
+                    point.note =
+                        "no fp32 flash kernel for d = " + std::to_string(d) + " fits this GPU";
                 } else {
                     const std::size_t rows = std::size_t(batch) * heads * n;
                     DeviceBuffer<float> m(rows, "m"), l(rows, "l");
@@ -115,13 +116,15 @@ std::vector<GpuBenchPoint> runBenchmark(const GpuBenchRequest& request,
                     withStats.m = m.get();
                     withStats.l = l.get();
                     point.scratchBytes = double(m.bytes() + l.bytes());
-                    timing = timeIt([&] { launchFlashFast(withStats, kernel->id); }, request.repeats);
+                    timing =
+                        timeIt([&] { launchFlashFast(withStats, kernel->id); }, request.repeats);
                 }
             } else {
                 HalfBuffers& b = variant == kGpuBenchFlashFp16 ? *fp16 : *bf16;
                 const TcKernelInfo* kernel = defaultTcKernel(d);
                 if (!kernel) {
-                    point.note = "no tensor-core kernel for d = " + std::to_string(d) + " fits this GPU";
+                    point.note =
+                        "no tensor-core kernel for d = " + std::to_string(d) + " fits this GPU";
                 } else {
                     TcParams tp;
                     tp.q = b.q.get();

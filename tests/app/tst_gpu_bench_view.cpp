@@ -40,7 +40,8 @@ GpuBenchRecord sampleRecord() {
         {kGpuBenchStandardFp32, 2048, 8, 32, 10.293, 26.71, 4294967296.0, ""},
         {kGpuBenchFlashFp32, 2048, 8, 32, 6.766, 40.63, 4194304.0, ""},
         {kGpuBenchFlashFp16, 2048, 8, 32, 0.881, 311.95, 0.0, ""},
-        {kGpuBenchStandardFp32, 4096, 4, 32, 0, 0, 8589934592.0, "its 8.0 GiB of scores do not fit"},
+        {kGpuBenchStandardFp32, 4096, 4, 32, 0, 0, 8589934592.0,
+         "its 8.0 GiB of scores do not fit"},
         {kGpuBenchFlashFp32, 4096, 4, 32, 13.581, 40.48, 4194304.0, ""},
         {kGpuBenchFlashFp16, 4096, 4, 32, 1.712, 321.20, 0.0, ""},
     };
@@ -191,15 +192,15 @@ void TestGpuBenchView::malformedFilesGiveMessages_data() {
     };
     QTest::newRow("not json") << QByteArray("{ \"format\": ") << "not valid JSON";
     QTest::newRow("empty") << QByteArray() << "not valid JSON";
-    QTest::newRow("other file") << QByteArray("{\"presets\": []}") << "not a FlashViz GPU benchmark";
+    QTest::newRow("other file") << QByteArray("{\"presets\": []}")
+                                << "not a FlashViz GPU benchmark";
     QTest::newRow("array") << QByteArray("[1, 2]") << "not a FlashViz GPU benchmark";
     QTest::newRow("newer version")
         << edited([](nlohmann::json& d) { d["version"] = 7; }) << "version 7";
     QTest::newRow("no points") << edited([](nlohmann::json& d) { d.erase("points"); })
                                << "missing or has the wrong type";
-    QTest::newRow("n as text")
-        << edited([](nlohmann::json& d) { d["points"][0]["n"] = "many"; })
-        << "missing or has the wrong type";
+    QTest::newRow("n as text") << edited([](nlohmann::json& d) { d["points"][0]["n"] = "many"; })
+                               << "missing or has the wrong type";
     QTest::newRow("bad date") << edited([](nlohmann::json& d) { d["measured"] = "yesterday"; })
                               << "ISO 8601";
     QTest::newRow("unknown method")
@@ -254,16 +255,15 @@ void TestGpuBenchView::requestValidation_data() {
     QTest::newRow("d 96") << std::vector<int>{1024} << 96 << all << 10 << unsupported
                           << "64 and 128, not 96";
     QTest::newRow("d 0") << std::vector<int>{1024} << 0 << all << 10 << unsupported << "not 0";
-    QTest::newRow("n not dividing") << std::vector<int>{1000} << 64 << all << 10 << invalid
-                                    << "n = 1000";
+    QTest::newRow("n not dividing")
+        << std::vector<int>{1000} << 64 << all << 10 << invalid << "n = 1000";
     QTest::newRow("n zero") << std::vector<int>{0} << 64 << all << 10 << invalid << "n = 0";
-    QTest::newRow("no methods") << std::vector<int>{1024} << 64 << std::vector<std::string>{}
-                                << 10 << invalid << "at least one method";
-    QTest::newRow("unknown method") << std::vector<int>{1024} << 64
-                                    << std::vector<std::string>{"flash-fp8"} << 10 << invalid
-                                    << "flash-fp8";
-    QTest::newRow("no repeats") << std::vector<int>{1024} << 64 << all << 0 << invalid
-                                << "repeats";
+    QTest::newRow("no methods") << std::vector<int>{1024} << 64 << std::vector<std::string>{} << 10
+                                << invalid << "at least one method";
+    QTest::newRow("unknown method")
+        << std::vector<int>{1024} << 64 << std::vector<std::string>{"flash-fp8"} << 10 << invalid
+        << "flash-fp8";
+    QTest::newRow("no repeats") << std::vector<int>{1024} << 64 << all << 0 << invalid << "repeats";
 }
 
 void TestGpuBenchView::requestValidation() {

@@ -32,11 +32,13 @@ QString gpuBenchResultsPath() {
 }
 
 QByteArray gpuBenchRecordToJson(const GpuBenchRecord& record) {
-    nlohmann::json request = {
-        {"sizes", record.request.sizes},       {"headDim", record.request.headDim},
-        {"causal", record.request.causal},     {"variants", record.request.variants},
-        {"repeats", record.request.repeats},   {"tokens", record.request.tokens},
-        {"headsTimesDim", record.request.headsTimesDim}};
+    nlohmann::json request = {{"sizes", record.request.sizes},
+                              {"headDim", record.request.headDim},
+                              {"causal", record.request.causal},
+                              {"variants", record.request.variants},
+                              {"repeats", record.request.repeats},
+                              {"tokens", record.request.tokens},
+                              {"headsTimesDim", record.request.headsTimesDim}};
     nlohmann::json points = nlohmann::json::array();
     for (const GpuBenchPoint& p : record.points)
         points.push_back({{"variant", p.variant},
@@ -126,9 +128,8 @@ GpuBenchRecord loadGpuBenchRecord(const QString& path) {
     try {
         return gpuBenchRecordFromJson(file.readAll());
     } catch (const EngineError& error) {
-        throw EngineError(error.kind(), "The saved GPU benchmark results in " +
-                                            path.toStdString() + " could not be read: " +
-                                            error.what() + ".");
+        throw EngineError(error.kind(), "The saved GPU benchmark results in " + path.toStdString() +
+                                            " could not be read: " + error.what() + ".");
     }
 }
 
@@ -143,10 +144,8 @@ void saveGpuBenchRecord(const GpuBenchRecord& record, const QString& path) {
 }
 
 double gpuBenchWorkingBytes(const GpuBenchRequest& request, const GpuBenchPoint& point) {
-    const double elementBytes = point.variant == kGpuBenchFlashFp16 ||
-                                        point.variant == kGpuBenchFlashBf16
-                                    ? 2.0
-                                    : 4.0;
+    const double elementBytes =
+        point.variant == kGpuBenchFlashFp16 || point.variant == kGpuBenchFlashBf16 ? 2.0 : 4.0;
     const double tensors = 4.0 * double(request.tokens) * request.headsTimesDim * elementBytes;
     return tensors + point.scratchBytes;
 }

@@ -11,7 +11,7 @@
 namespace flashviz::gui {
 
 struct GpuBenchRecord {
-    QString device;    // "NVIDIA H200"
+    QString device;     // "NVIDIA H200"
     QDateTime measured; // UTC
     GpuBenchRequest request;
     std::vector<GpuBenchPoint> points;

@@ -20,8 +20,8 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QTimer>
-#include <QValueAxis>
 #include <QVBoxLayout>
+#include <QValueAxis>
 #include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
@@ -53,7 +53,7 @@ constexpr int kLargestN = 16384;
 
 struct VariantStyle {
     const char* id;
-    const char* label; // the check box's
+    const char* label;      // the check box's
     const char* shortLabel; // the legend's
     QColor color;
     Qt::PenStyle pen;
@@ -61,11 +61,13 @@ struct VariantStyle {
 
 const std::vector<VariantStyle>& variantStyles() {
     static const std::vector<VariantStyle> styles{
-        {kGpuBenchStandardFp32, "standard fp32 (cuBLAS, softmax, cuBLAS)", "standard fp32", QColor(0xc0, 0x39, 0x2b),
-         Qt::SolidLine},
+        {kGpuBenchStandardFp32, "standard fp32 (cuBLAS, softmax, cuBLAS)", "standard fp32",
+         QColor(0xc0, 0x39, 0x2b), Qt::SolidLine},
         {kGpuBenchFlashFp32, "flash fp32", "flash fp32", QColor(0x21, 0x6f, 0xb5), Qt::SolidLine},
-        {kGpuBenchFlashFp16, "flash fp16 (tensor cores)", "flash fp16", QColor(0x1e, 0x84, 0x49), Qt::SolidLine},
-        {kGpuBenchFlashBf16, "flash bf16 (tensor cores)", "flash bf16", QColor(0x8e, 0x44, 0xad), Qt::DashLine},
+        {kGpuBenchFlashFp16, "flash fp16 (tensor cores)", "flash fp16", QColor(0x1e, 0x84, 0x49),
+         Qt::SolidLine},
+        {kGpuBenchFlashBf16, "flash bf16 (tensor cores)", "flash bf16", QColor(0x8e, 0x44, 0xad),
+         Qt::DashLine},
     };
     return styles;
 }
@@ -171,7 +173,8 @@ QString captionFor(const GpuBenchRecord& record) {
             hi = std::max(hi, gpuBenchWorkingBytes(record.request, *p));
         }
         parts << QObject::tr("flash never stores them, so its memory stays flat (%1) at every n.")
-                     .arg(lo == hi ? formatGiB(lo) : formatGiB(lo) + QStringLiteral("–") + formatGiB(hi));
+                     .arg(lo == hi ? formatGiB(lo)
+                                   : formatGiB(lo) + QStringLiteral("–") + formatGiB(hi));
     }
     int unmeasured = 0;
     QString firstNote;
@@ -316,7 +319,8 @@ GpuBenchRequest GpuBenchmarkView::request() const {
     r.causal = m_causal->isChecked();
     r.variants.clear();
     for (const QCheckBox* box : m_variants)
-        if (box->isChecked()) r.variants.push_back(box->property("variant").toString().toStdString());
+        if (box->isChecked())
+            r.variants.push_back(box->property("variant").toString().toStdString());
     r.repeats = m_repeats->value();
     return r;
 }
@@ -528,9 +532,10 @@ void GpuBenchmarkView::rebuildCharts() {
                 series->setPointsVisible(true);
                 for (const GpuBenchPoint& p : record.points) {
                     if (p.variant != style.id || !p.measured()) continue;
-                    const double y = i == TimeChart         ? p.medianMs
-                                     : i == ThroughputChart ? p.tflops
-                                                            : gpuBenchWorkingBytes(record.request, p) / kGiB;
+                    const double y = i == TimeChart ? p.medianMs
+                                     : i == ThroughputChart
+                                         ? p.tflops
+                                         : gpuBenchWorkingBytes(record.request, p) / kGiB;
                     series->append(p.n, y);
                     yMin = std::min(yMin, y);
                     yMax = std::max(yMax, y);
@@ -557,9 +562,8 @@ void GpuBenchmarkView::rebuildCharts() {
                 axis->setRange(0, yMax > 0 ? yMax * 1.08 : 1);
                 axis->setLabelFormat(QStringLiteral("%.0f"));
                 axis->applyNiceNumbers();
-                axis->setTitleText(i == ThroughputChart
-                                       ? tr("TFLOP/s (4·n²·d·batch·heads / time)")
-                                       : tr("GiB in use: Q, K, V, O + scratch"));
+                axis->setTitleText(i == ThroughputChart ? tr("TFLOP/s (4·n²·d·batch·heads / time)")
+                                                        : tr("GiB in use: Q, K, V, O + scratch"));
                 yAxis = axis;
             }
             chart->addAxis(yAxis, Qt::AlignLeft);
@@ -579,14 +583,16 @@ void GpuBenchmarkView::rebuildCharts() {
 void GpuBenchmarkView::updateStatus() {
     QString text;
     if (m_shown)
-        text = tr("Showing the results measured on %1 on %2 (%3).")
-                   .arg(m_shown->device.isEmpty() ? tr("an unnamed GPU") : m_shown->device)
-                   .arg(m_shown->measured.toUTC().toString(QStringLiteral("yyyy-MM-dd HH:mm 'UTC'")))
-                   .arg(shapeText(m_shown->request));
+        text =
+            tr("Showing the results measured on %1 on %2 (%3).")
+                .arg(m_shown->device.isEmpty() ? tr("an unnamed GPU") : m_shown->device)
+                .arg(m_shown->measured.toUTC().toString(QStringLiteral("yyyy-MM-dd HH:mm 'UTC'")))
+                .arg(shapeText(m_shown->request));
     if (canRun()) {
         const QString gpu = tr("GPU: %1.").arg(QString::fromStdString(m_availability.deviceName));
-        text = m_shown ? gpu + QLatin1Char(' ') + text
-                       : gpu + QLatin1Char(' ') + tr("Choose a range of n and the methods, then Run.");
+        text = m_shown
+                   ? gpu + QLatin1Char(' ') + text
+                   : gpu + QLatin1Char(' ') + tr("Choose a range of n and the methods, then Run.");
     } else {
         const QString why = tr("No GPU benchmark on this machine: %1.")
                                 .arg(QString::fromStdString(m_availability.reason));
