@@ -72,6 +72,10 @@ bool Controller::isIdle() const {
            m_frame->step == m_step;
 }
 
+bool Controller::isFramePending() const {
+    return m_scene && (!m_frame || m_frame->scene != m_scene || m_frame->step != m_step);
+}
+
 void Controller::setInlineLimits(double buildFlops, double frameFlops) {
     m_inlineBuildFlops = buildFlops;
     m_inlineFrameFlops = frameFlops;
@@ -180,6 +184,7 @@ void Controller::setScene(std::shared_ptr<const Scene> scene, const QString& ste
     m_requested = m_settings;
     m_step = std::clamp(step, 0, m_scene->stepCount() - 1);
     m_frame.reset();
+    m_cache.clear();
     emit settingsChanged();
     emit sceneChanged();
     emit stepChanged(m_step);
@@ -190,19 +195,43 @@ void Controller::setStep(int step) {
     if (!m_scene) return;
     step = std::clamp(step, 0, m_scene->stepCount() - 1);
     if (step == m_step && m_frame && m_frame->scene == m_scene) return;
+    m_direction = step == m_step - 1 ? -1 : 1;
     m_step = step;
     emit stepChanged(m_step);
     requestFrame();
 }
 
+std::shared_ptr<const Frame> Controller::cached(int step) const {
+    for (const auto& f : m_cache)
+        if (f->scene == m_scene && f->step == step) return f;
+    return {};
+}
+
+void Controller::remember(std::shared_ptr<const Frame> frame) {
+    if (!frame || frame->scene != m_scene || cached(frame->step)) return;
+    m_cache.push_front(std::move(frame));
+    while (m_cache.size() > 4) m_cache.pop_back();
+}
+
+void Controller::deliver(std::shared_ptr<const Frame> frame) {
+    m_frame = std::move(frame);
+    remember(m_frame);
+    emit frameChanged();
+    prefetch();
+}
+
 void Controller::requestFrame() {
     if (!m_scene) return;
     if (m_frame && m_frame->scene == m_scene && m_frame->step == m_step) return;
-    if (frameCost(*m_scene, m_step) <= m_inlineFrameFlops) {
-        m_frame = makeFrame(m_scene, m_step);
-        emit frameChanged();
+    if (auto hit = cached(m_step)) {
+        deliver(std::move(hit));
         return;
     }
+    if (frameCost(*m_scene, m_step) <= m_inlineFrameFlops) {
+        deliver(makeFrame(m_scene, m_step));
+        return;
+    }
+    if (m_prefetchWatcher && m_prefetchScene == m_scene && m_prefetchStep == m_step) return; // on its way
     if (!m_frameWatcher) startFrameJob();
     // Otherwise the running job's completion asks again for the latest step.
 }
@@ -219,11 +248,32 @@ void Controller::onFrameFinished() {
     if (!watcher) return;
     watcher->deleteLater();
     auto frame = watcher->future().result();
-    if (frame->scene == m_scene) {
-        m_frame = std::move(frame);
-        emit frameChanged();
-    }
+    if (frame->scene == m_scene && frame->step == m_step) deliver(std::move(frame));
+    else remember(std::move(frame));
     if (m_scene && (!m_frame || m_frame->scene != m_scene || m_frame->step != m_step)) requestFrame();
+}
+
+// Playing and stepping go one step at a time: the next frame is computed while this one is on
+// screen, so that large problems step as fast as small ones. A cache of a few frames keyed by
+// (scene, step) is all that is kept; the frames themselves are still functions of the step.
+void Controller::prefetch() {
+    if (!m_scene || m_prefetchWatcher) return;
+    const int next = m_step + m_direction;
+    if (next < 0 || next >= m_scene->stepCount() || cached(next)) return;
+    if (frameCost(*m_scene, next) <= m_inlineFrameFlops) return; // cheap enough to compute on demand
+    m_prefetchWatcher = new QFutureWatcher<std::shared_ptr<const Frame>>(this);
+    m_prefetchScene = m_scene;
+    m_prefetchStep = next;
+    connect(m_prefetchWatcher, &QFutureWatcherBase::finished, this, [this] {
+        auto* watcher = m_prefetchWatcher;
+        m_prefetchWatcher = nullptr;
+        m_prefetchScene.reset();
+        watcher->deleteLater();
+        remember(watcher->future().result());
+        if (m_scene && (!m_frame || m_frame->scene != m_scene || m_frame->step != m_step)) requestFrame();
+        else prefetch();
+    });
+    m_prefetchWatcher->setFuture(QtConcurrent::run(makeFrame, m_scene, next));
 }
 
 bool Controller::waitUntilIdle(int timeoutMs) {
@@ -233,7 +283,8 @@ bool Controller::waitUntilIdle(int timeoutMs) {
     timeout.setSingleShot(true);
     connect(&timeout, &QTimer::timeout, &loop, &QEventLoop::quit);
     auto check = [this, &loop] {
-        if (isIdle() || (!m_buildWatcher && !m_frameWatcher)) loop.quit();
+        if (isIdle() || (!m_buildWatcher && !m_frameWatcher && !(m_prefetchWatcher && isFramePending())))
+            loop.quit();
     };
     const auto c1 = connect(this, &Controller::frameChanged, &loop, check, Qt::QueuedConnection);
     const auto c2 = connect(this, &Controller::busyChanged, &loop, check, Qt::QueuedConnection);

@@ -10,6 +10,7 @@
 #include <QString>
 #include <QTimer>
 
+#include <deque>
 #include <memory>
 
 namespace flashviz::gui {
@@ -84,6 +85,11 @@ private:
     void dropBuild();
     void requestFrame();
     void startFrameJob();
+    std::shared_ptr<const Frame> cached(int step) const;
+    void remember(std::shared_ptr<const Frame> frame);
+    void deliver(std::shared_ptr<const Frame> frame);
+    void prefetch();
+    bool isFramePending() const;
     void onBuildFinished(QFutureWatcher<BuildOutcome>* watcher);
     void onFrameFinished();
     void tick();
@@ -97,11 +103,16 @@ private:
     QTimer m_timer;
     QString m_lastRefusal;
     double m_inlineBuildFlops = 4e6;
-    double m_inlineFrameFlops = 8e6;
+    double m_inlineFrameFlops = 3e7;
 
     QFutureWatcher<BuildOutcome>* m_buildWatcher = nullptr;
     QString m_pendingStepSpec;
     QFutureWatcher<std::shared_ptr<const Frame>>* m_frameWatcher = nullptr;
+    QFutureWatcher<std::shared_ptr<const Frame>>* m_prefetchWatcher = nullptr;
+    std::shared_ptr<const Scene> m_prefetchScene;
+    int m_prefetchStep = -1;
+    int m_direction = 1;
+    std::deque<std::shared_ptr<const Frame>> m_cache;
 };
 
 std::optional<int> resolveStep(const Scene& scene, const QString& stepSpec);

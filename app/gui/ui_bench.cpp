@@ -8,9 +8,12 @@
 
 #include <QApplication>
 #include <QElapsedTimer>
+#include <QFile>
 #include <QTimer>
 
 #include <algorithm>
+#include <ctime>
+#include <thread>
 #include <cstdio>
 #include <random>
 #include <vector>
@@ -19,6 +22,19 @@ using namespace flashviz;
 using namespace flashviz::gui;
 
 namespace {
+
+// CPU time of the calling thread: what a step costs, whatever else the machine is running.
+double threadCpuMs() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) * 1e-6;
+}
+
+QString loadAverage() {
+    QFile f(QStringLiteral("/proc/loadavg"));
+    if (!f.open(QIODevice::ReadOnly)) return QStringLiteral("unknown");
+    return QString::fromLatin1(f.readAll()).section(QLatin1Char(' '), 0, 2);
+}
 
 double median(std::vector<double> v) {
     if (v.empty()) return 0;
@@ -65,7 +81,8 @@ private:
 
 struct Row {
     QString name;
-    std::vector<double> build, buildStall, stepMedian, stepP95, stepMax, frameMedian, paintMedian, playStall;
+    std::vector<double> build, buildStall, stepMedian, stepP95, stepMax, frameMedian, paintMedian, sequentialMedian,
+        sequentialMax, playStall, frameCpu, paintCpu;
     int steps = 0;
 };
 
@@ -104,6 +121,37 @@ void runOnce(MainWindow& window, const QString& name, const VizSettings& setting
     }
     row.frameMedian.push_back(median(frames));
     row.paintMedian.push_back(median(paints));
+
+    // The same work measured as CPU time of one thread: computing a frame, and repainting.
+    std::vector<double> frameCpu, paintCpu;
+    for (int i = 0; i < std::min(jumps, 20); ++i) {
+        const int target = pick(rng);
+        const double t0 = threadCpuMs();
+        const auto frame = makeFrame(c.scene(), target);
+        frameCpu.push_back(threadCpuMs() - t0);
+        c.setStep(target);
+        c.waitUntilIdle();
+        const double t1 = threadCpuMs();
+        window.repaint();
+        paintCpu.push_back(threadCpuMs() - t1);
+    }
+    row.frameCpu.push_back(median(frameCpu));
+    row.paintCpu.push_back(median(paintCpu));
+
+    // Stepping forward one step at a time (arrow key, playback), from a random place.
+    c.setStep(std::max(0, pick(rng) - jumps));
+    c.waitUntilIdle();
+    std::vector<double> sequential;
+    for (int i = 0; i < jumps && c.step() + 1 < c.stepCount(); ++i) {
+        QApplication::processEvents(); // what the event loop does between two key presses
+        timer.restart();
+        c.stepForward();
+        c.waitUntilIdle();
+        window.repaint();
+        sequential.push_back(double(timer.nsecsElapsed()) * 1e-6);
+    }
+    row.sequentialMedian.push_back(median(sequential));
+    row.sequentialMax.push_back(sequential.empty() ? 0 : *std::max_element(sequential.begin(), sequential.end()));
     row.stepMedian.push_back(median(times));
     row.stepP95.push_back(percentile(times, 0.95));
     row.stepMax.push_back(*std::max_element(times.begin(), times.end()));
@@ -167,6 +215,7 @@ int main(int argc, char** argv) {
     standard.algorithm = Algorithm::Standard;
     configs.push_back({QStringLiteral("standard n %1 d 64").arg(n), standard});
 
+    const QString loadBefore = loadAverage();
     std::mt19937 rng(7);
     std::vector<Row> rows;
     for (const Config& config : configs) {
@@ -176,14 +225,21 @@ int main(int argc, char** argv) {
         rows.push_back(row);
     }
     std::printf("flashviz-ui-bench: medians over %d repeats, %d random step jumps each (times in ms)\n", repeats, jumps);
-    std::printf("%-28s %8s %9s %11s %9s %9s %9s %9s %9s %11s\n", "configuration", "steps", "build",
-                "build stall", "step med", "step p95", "step max", "frame", "paint", "play stall");
+    std::printf("%-28s %7s %8s %7s | %8s %8s %8s | %8s %8s | %7s %7s | %7s\n", "", "", "build", "build",
+                "jump", "jump", "jump", "next", "next", "frame", "paint", "play");
+    std::printf("%-28s %7s %8s %7s | %8s %8s %8s | %8s %8s | %7s %7s | %7s\n", "configuration", "steps", "time",
+                "stall", "median", "p95", "max", "median", "max", "cpu", "cpu", "stall");
     for (const Row& r : rows)
-        std::printf("%-28s %8d %9.1f %11.1f %9.2f %9.2f %9.2f %9.2f %9.2f %11.1f\n", qPrintable(r.name), r.steps,
-                    median(r.build), median(r.buildStall), median(r.stepMedian), median(r.stepP95),
-                    median(r.stepMax), median(r.frameMedian), median(r.paintMedian), median(r.playStall));
-    std::printf("step = frame (engine state, on the GUI thread or a worker) + paint (the whole window, "
-                "synchronously); stalls are the longest gaps of a 1 ms GUI-thread timer\n");
+        std::printf("%-28s %7d %8.1f %7.1f | %8.2f %8.2f %8.2f | %8.2f %8.2f | %7.2f %7.2f | %7.1f\n", qPrintable(r.name),
+                    r.steps, median(r.build), median(r.buildStall), median(r.stepMedian), median(r.stepP95),
+                    median(r.stepMax), median(r.sequentialMedian), median(r.sequentialMax), median(r.frameCpu),
+                    median(r.paintCpu), median(r.playStall));
+    std::printf("jump: wall time from setStep(random step) to the repainted window; next: the same for one step "
+                "forward (arrow key, playback);\nframe cpu: one thread's CPU time to compute a frame (both runs "
+                "with a bug on); paint cpu: the GUI thread's CPU time to repaint the whole window;\nstalls: the "
+                "longest gap of a 1 ms GUI-thread timer while a scene builds / while playing at 30 steps/s\n");
+    std::printf("machine: %u hardware threads; load average before %s, after %s\n",
+                std::thread::hardware_concurrency(), qPrintable(loadBefore), qPrintable(loadAverage()));
     std::printf("targets: step switch <= 16 ms; GUI thread never blocked > 50 ms\n");
     return 0;
 }

@@ -1,8 +1,6 @@
-# The window's tests: controller, main window, lecture mode, command line. Each links the GUI
-# library (compiled for the engine's instruction set, like every user of engine matrices).
+# The window's tests: controller, main window, lecture mode, command line.
 foreach(_test tst_controller tst_window tst_lecture tst_command_line)
   flashviz_add_test(${_test} SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/${_test}.cpp LIBS flashviz_gui_lib)
-  flashviz_match_engine_arch(${_test})
 endforeach()
 # The command-line test runs the real executable for --screenshot.
 target_compile_definitions(tst_command_line PRIVATE FLASHVIZ_EXECUTABLE="$<TARGET_FILE:flashviz>")
