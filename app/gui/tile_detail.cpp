@@ -174,7 +174,7 @@ void TileDetailView::paintEvent(QPaintEvent*) {
     const bool flash = scene.isFlash();
     const bool hasRows = flash && info.queryBlock >= 0;
     const bool bug = m_frame->correct.has_value();
-    const bool backend = m_showBackend && m_frame->trace;
+    const bool backend = m_showBackend && scene.trace && hasRows; // the backend's column is shown
     const int tileRows = hasRows ? info.rows.size() : 0;
     // Large tiles leave the grids more room: they show as images and need the height.
     const int shownRows = std::min({tileRows, m_maxRows, tileRows > 8 ? 5 : 8});
@@ -184,7 +184,8 @@ void TileDetailView::paintEvent(QPaintEvent*) {
     const qreal smallH = QFontMetricsF(smallFont).height();
     const qreal rowH = lineH + smallH + (bug ? smallH : 0) + 4 * sc;
     const qreal tableHeadH = 2 * QFontMetricsF(m_theme.font(8.5, true)).height() + 6 * sc;
-    const qreal noteH = (tileRows > shownRows || bug || backend) ? smallH * (bug && backend ? 2 : 1) + 6 * sc : 0;
+    const bool traceNote = m_showBackend && !scene.trace && !scene.traceNote.isEmpty();
+    const qreal noteH = (tileRows > shownRows || bug || backend || traceNote) ? smallH * (bug && backend ? 2 : 1) + 6 * sc : 0;
     const qreal tableH = hasRows ? tableHeadH + shownRows * rowH + noteH : 0;
     // Wide (lecture): grids on the left, the table beside them. Otherwise the grids take what they
     // need on top (cells up to a readable size) and the table the rest below.
@@ -277,7 +278,7 @@ void TileDetailView::paintEvent(QPaintEvent*) {
     const StepKind k = info.kind;
     const bool normalised = st.output.size() > 0;
     const StepState* correct = bug ? &*m_frame->correct : nullptr;
-    const TileTrace* trace = backend ? m_frame->trace : nullptr;
+    const TileTrace* trace = backend ? m_frame->trace : nullptr; // its values, once this tile is updated
     const int d = scene.settings.spec.headDim;
     const int shownValues = std::min(d, 4);
     const QString backendName = scene.backendName;
@@ -289,13 +290,13 @@ void TileDetailView::paintEvent(QPaintEvent*) {
     };
     std::vector<Column> columns = {
         {tr("row"), 0.5, false},
-        {tr("m\nmax so far"), 1.1, k == StepKind::UpdateMax},
-        {tr("ℓ\nsum so far"), 1.1, k == StepKind::UpdateSum},
-        {tr("e^(m_old−m_new)\ncorrection"), 1.3, k == StepKind::UpdateSum || k == StepKind::UpdateOutput},
-        {tr("acc\nO before ÷ ℓ"), 0.55 + 0.62 * shownValues, k == StepKind::UpdateOutput},
-        {tr("O = acc / ℓ\nthe output row"), 0.55 + 0.62 * shownValues, k == StepKind::Normalise || k == StepKind::StoreOutput},
+        {tr("m\nmax so far"), 1.2, k == StepKind::UpdateMax},
+        {tr("ℓ\nsum so far"), 1.35, k == StepKind::UpdateSum},
+        {tr("e^(m_old−m_new)\ncorrection"), 1.5, k == StepKind::UpdateSum || k == StepKind::UpdateOutput},
+        {tr("acc\nO before ÷ ℓ"), 0.5 + 0.58 * shownValues, k == StepKind::UpdateOutput},
+        {tr("O = acc / ℓ\nthe output row"), 0.5 + 0.58 * shownValues, k == StepKind::Normalise || k == StepKind::StoreOutput},
     };
-    if (trace) columns.push_back({tr("%1\nrecorded").arg(backendName), 1.6, false});
+    if (backend) columns.push_back({tr("%1\nrecorded").arg(backendName), 1.6, false});
     qreal totalWeight = 0;
     for (const auto& c : columns) totalWeight += c.weight;
     std::vector<QRectF> colRects;
@@ -385,10 +386,12 @@ void TileDetailView::paintEvent(QPaintEvent*) {
             const auto cc = correct ? vec(correct->correction, i) : std::nullopt;
             const bool skipped = c && cc && differs(*c, *cc);
             QString note;
-            if (c) note = rescaled ? tr("rescaled") : tr("max unchanged");
+            const auto mOld = vec(st.mOld, i);
+            const bool firstBlock = mOld && std::isinf(*mOld) && *mOld < 0; // nothing summed yet
+            if (c) note = firstBlock ? tr("first block: nothing to rescale") : rescaled ? tr("rescaled") : tr("max unchanged");
             if (skipped) note = tr("skipped (bug)");
             cell(3, c ? formatValue(*c) : QStringLiteral("—"), note,
-                 rescaled && (k == StepKind::UpdateSum || k == StepKind::UpdateOutput), skipped,
+                 rescaled && !firstBlock && (k == StepKind::UpdateSum || k == StepKind::UpdateOutput), skipped,
                  skipped ? tr("correct %1").arg(formatValue(*cc)) : QString());
         }
         // acc
@@ -411,7 +414,9 @@ void TileDetailView::paintEvent(QPaintEvent*) {
                  wrong ? tr("correct %1").arg(rowValues(correct->output, i, shownValues)) : QString());
         }
         // backend
-        if (trace && i < trace->mNew.size()) {
+        if (backend && !(trace && i < trace->mNew.size())) {
+            cell(columns.size() - 1, QStringLiteral("—"), tr("recorded after 'update-output'"), false, false, QString());
+        } else if (trace && i < trace->mNew.size()) {
             const bool tileDone = k == StepKind::UpdateOutput || k == StepKind::Normalise ||
                                   k == StepKind::StoreOutput || k == StepKind::StoreRunningState;
             const Matrix& acc = st.accNew.size() ? st.accNew : st.accOld;
@@ -432,7 +437,8 @@ void TileDetailView::paintEvent(QPaintEvent*) {
     if (bug)
         notes << (scene.settings.options.rescale ? tr("green: the correct run at this same step (running max kept)")
                                                  : tr("green: the correct run at this same step (rescale applied)"));
-    if (trace) notes << tr("%1 column: what the %1 backend recorded after this tile's update").arg(backendName);
+    if (backend) notes << tr("%1 column: what the %1 backend recorded after this tile's update").arg(backendName);
+    else if (m_showBackend && !scene.traceNote.isEmpty()) notes << tr("no backend trace: %1").arg(scene.traceNote);
     if (!notes.isEmpty()) {
         p.setPen(m_theme.muted);
         drawFittedText(p, QRectF(table.left() + 4, table.bottom() - noteH + 2, table.width() - 8, noteH - 2),
