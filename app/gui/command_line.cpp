@@ -34,8 +34,9 @@ CommandLine parseCommandLine(const QStringList& arguments) {
                                         QStringLiteral("t"));
     const QCommandLineOption backendValues(QStringLiteral("backend-values"),
                                            QObject::tr("Show the backend's recorded per-tile values beside the engine's."));
+    const QCommandLineOption play(QStringLiteral("play"), QObject::tr("Start playing at once (a demo on a kiosk)."));
     const QCommandLineOption noRestore(QStringLiteral("no-restore"), QObject::tr("Ignore the saved settings."));
-    parser.addOptions({preset, step, lecture, chapter, screenshot, size, bug, analysis, transition, backendValues, noRestore});
+    parser.addOptions({preset, step, lecture, chapter, screenshot, size, bug, analysis, transition, backendValues, play, noRestore});
     if (!parser.parse(arguments)) {
         out.error = parser.errorText();
         return out;
@@ -78,6 +79,7 @@ CommandLine parseCommandLine(const QStringList& arguments) {
     }
     s.bug = parser.isSet(bug);
     s.backendValues = parser.isSet(backendValues);
+    s.play = parser.isSet(play);
     if (parser.isSet(analysis)) {
         bool ok = false;
         const int n = parser.value(analysis).toInt(&ok);

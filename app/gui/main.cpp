@@ -1,5 +1,6 @@
 // flashviz: the application. Everything it shows is built in flashviz_gui_lib.
 #include "command_line.h"
+#include "controller.h"
 #include "main_window.h"
 
 #include <QApplication>
@@ -34,5 +35,6 @@ int main(int argc, char** argv) {
     }
     if (command.start.lecture) window.showFullScreen();
     else window.show();
+    if (command.start.play) window.controller()->play();
     return QApplication::exec();
 }

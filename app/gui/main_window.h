@@ -47,6 +47,7 @@ struct StartOptions {
     int analysisChart = -1;          // open the analysis page at this chart
     bool bug = false;                // switch the rescale off
     bool backendValues = false;      // show the backend's recorded per-tile values
+    bool play = false;               // start playing once shown
 };
 
 class MainWindow : public QMainWindow {
