@@ -41,6 +41,7 @@ std::vector<LectureChapter> loadChapters() {
         c.settings = settingsFromJson(o.value(QStringLiteral("settings")).toObject(), toySettings());
         for (const QJsonValue& b : o.value(QStringLiteral("beats")).toArray()) c.beats << b.toString();
         for (const QJsonValue& w : o.value(QStringLiteral("views")).toArray()) c.views << w.toString();
+        for (const QJsonValue& w : o.value(QStringLiteral("weights")).toArray()) c.weights << std::max(1, w.toInt());
         out.push_back(std::move(c));
     }
     return out;
@@ -187,13 +188,14 @@ void LectureView::layoutViews() {
     const auto& chapters = lectureChapters();
     if (m_chapter < 0 || m_chapter >= int(chapters.size())) return;
     const QStringList views = chapters[std::size_t(m_chapter)].views;
+    const QList<int> weights = chapters[std::size_t(m_chapter)].weights;
     auto* layout = static_cast<QVBoxLayout*>(m_viewArea->layout());
     const std::pair<QWidget*, const char*> all[] = {{m_memory, "memory"}, {m_tile, "tile"}, {m_matrices, "matrices"},
                                                     {m_code, "code"}, {m_comparison, "comparison"}};
     for (const auto& [widget, name] : all) {
         const int index = int(views.indexOf(QLatin1String(name)));
         widget->setVisible(index >= 0);
-        layout->setStretchFactor(widget, 1);
+        layout->setStretchFactor(widget, index >= 0 && index < weights.size() ? weights[index] : 1);
     }
 }
 

@@ -32,6 +32,7 @@ struct LectureChapter {
     VizSettings settings;
     QStringList beats; // steps: numbers, "all", "outer0", "first-rescale", "end"
     QStringList views; // two of: memory, tile, matrices, code, comparison
+    QList<int> weights; // their share of the height (equal when absent)
 };
 
 // The chapters shipped in resources/lecture.json.

@@ -357,7 +357,8 @@ void MemoryStageView::paintEvent(QPaintEvent*) {
     } else {
         const QStringList names = {tr("kernel 1 · S = scale·QKᵀ"), tr("kernel 2 · P = softmax(S)"),
                                    tr("kernel 3 · O = PV")};
-        const qreal h = std::min(48 * sc, (slotsArea.height() - 40 * sc) / 3);
+        const qreal textH = QFontMetricsF(m_theme.font(9.5, true)).height();
+        const qreal h = std::max(textH + 6 * sc, std::min(48 * sc, (slotsArea.height() - 40 * sc) / 3));
         const int active = kernelOf(info.kind);
         for (int i = 0; i < 3; ++i) {
             QRectF r(slotsArea.left(), slotsArea.top() + i * (h + 8 * sc), slotsArea.width(), h);

@@ -48,7 +48,7 @@ void drawGrid(QPainter& p, const Theme& th, const QRectF& box, const QString& ti
     const qreal cell = std::min(area.width() / cols, area.height() / rows);
     const QRectF grid(area.left(), area.top(), cell * cols, cell * rows);
     const QFont valueFont = th.mono(std::clamp(cell / (4.6 * sc), 5.5, 9.5));
-    const bool values = cell >= 28 * sc;
+    const bool values = cell >= 28; // the value font follows the cell size, so this holds at any scale
     const int digits = cell >= 46 * sc ? 3 : 2;
     const bool labels = cell >= 10 * sc;
     if (!values) {
