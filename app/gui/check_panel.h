@@ -11,7 +11,7 @@ namespace flashviz::gui {
 
 class CheckPanel : public FrameView {
     Q_OBJECT
-public:
+  public:
     explicit CheckPanel(QWidget* parent = nullptr);
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
@@ -20,16 +20,16 @@ public:
     QString verdictText() const;
     bool failing() const;
 
-signals:
+  signals:
     void jumpRequested(int step);
 
-protected:
+  protected:
     void paintEvent(QPaintEvent* event) override;
     void resizeEvent(QResizeEvent* event) override;
     void frameChanged() override;
     void themeChanged() override;
 
-private:
+  private:
     void placeButton();
     QPushButton* m_jump = nullptr;
 };

@@ -19,66 +19,129 @@ std::vector<CodeLine> pseudocode(const VizSettings& s) {
         code = {
             {QStringLiteral("# three passes, each through HBM"), 0, {}, {}, false},
             {QStringLiteral("read Q, K, V"), 0, {K::ReadInputs}, {}, false},
-            {QStringLiteral("S = scale · Q Kᵀ"), 0, {K::ComputeScores}, QStringLiteral("n × n"), false},
-            {QStringLiteral("write S to HBM"), 0, {K::WriteScores}, QStringLiteral("n² values out"), false},
+            {QStringLiteral("S = scale · Q Kᵀ"),
+             0,
+             {K::ComputeScores},
+             QStringLiteral("n × n"),
+             false},
+            {QStringLiteral("write S to HBM"),
+             0,
+             {K::WriteScores},
+             QStringLiteral("n² values out"),
+             false},
             {QStringLiteral("read S"), 0, {K::ReadScores}, QStringLiteral("…and back in"), false},
-            {QStringLiteral("P = softmax(S)"), 0, {K::ComputeSoftmax}, QStringLiteral("row by row"), false},
-            {QStringLiteral("write P to HBM"), 0, {K::WriteWeights}, QStringLiteral("n² values out"), false},
-            {QStringLiteral("read P, V"), 0, {K::ReadWeights}, QStringLiteral("…and back in"), false},
+            {QStringLiteral("P = softmax(S)"),
+             0,
+             {K::ComputeSoftmax},
+             QStringLiteral("row by row"),
+             false},
+            {QStringLiteral("write P to HBM"),
+             0,
+             {K::WriteWeights},
+             QStringLiteral("n² values out"),
+             false},
+            {QStringLiteral("read P, V"),
+             0,
+             {K::ReadWeights},
+             QStringLiteral("…and back in"),
+             false},
             {QStringLiteral("O = P V"), 0, {K::ComputeOutput}, {}, false},
             {QStringLiteral("write O"), 0, {K::WriteOutput}, {}, false},
         };
         return code;
     }
-    const QString mLine = runningMax ? QStringLiteral("m_new = max(m, rowmax S)") : QStringLiteral("m_new = m");
+    const QString mLine =
+        runningMax ? QStringLiteral("m_new = max(m, rowmax S)") : QStringLiteral("m_new = m");
     const QString mNote = runningMax ? QString() : QStringLiteral("no running max");
-    const QString pLine = runningMax ? QStringLiteral("P = exp(S − m_new)") : QStringLiteral("P = exp(S)");
+    const QString pLine =
+        runningMax ? QStringLiteral("P = exp(S − m_new)") : QStringLiteral("P = exp(S)");
     if (s.options.loopOrder == LoopOrder::QueryOuter) {
         code = {
             {QStringLiteral("for each query block i:"), 0, {}, {}, false},
             {QStringLiteral("load Q_i into SRAM"), 1, {K::LoadQuery}, {}, false},
-            {runningMax ? QStringLiteral("m = −∞,  ℓ = 0,  acc = 0") : QStringLiteral("m = 0,  ℓ = 0,  acc = 0"), 1, {K::LoadQuery},
-             QStringLiteral("kept on chip"), false},
+            {runningMax ? QStringLiteral("m = −∞,  ℓ = 0,  acc = 0")
+                        : QStringLiteral("m = 0,  ℓ = 0,  acc = 0"),
+             1,
+             {K::LoadQuery},
+             QStringLiteral("kept on chip"),
+             false},
             {QStringLiteral("for each key block j:"), 1, {}, {}, false},
             {QStringLiteral("load K_j, V_j into SRAM"), 2, {K::LoadKeyValue}, {}, false},
-            {QStringLiteral("S = scale · Q_i K_jᵀ"), 2, {K::ComputeScores},
-             debugCopy ? QStringLiteral("+ copy to HBM (debug)") : QStringLiteral("never leaves the chip"), false},
+            {QStringLiteral("S = scale · Q_i K_jᵀ"),
+             2,
+             {K::ComputeScores},
+             debugCopy ? QStringLiteral("+ copy to HBM (debug)")
+                       : QStringLiteral("never leaves the chip"),
+             false},
             {mLine, 2, {K::UpdateMax}, mNote, !runningMax},
             {pLine, 2, {K::ComputeWeights}, {}, false},
-            {rescale ? QStringLiteral("ℓ = e^(m − m_new)·ℓ + rowsum P") : QStringLiteral("ℓ = ℓ + rowsum P"), 2,
-             {K::UpdateSum}, rescale ? QString() : QStringLiteral("no rescale!"), !rescale},
-            {rescale ? QStringLiteral("acc = e^(m − m_new)·acc + P V_j") : QStringLiteral("acc = acc + P V_j"), 2,
-             {K::UpdateOutput}, rescale ? QString() : QStringLiteral("no rescale!"), !rescale},
+            {rescale ? QStringLiteral("ℓ = e^(m − m_new)·ℓ + rowsum P")
+                     : QStringLiteral("ℓ = ℓ + rowsum P"),
+             2,
+             {K::UpdateSum},
+             rescale ? QString() : QStringLiteral("no rescale!"),
+             !rescale},
+            {rescale ? QStringLiteral("acc = e^(m − m_new)·acc + P V_j")
+                     : QStringLiteral("acc = acc + P V_j"),
+             2,
+             {K::UpdateOutput},
+             rescale ? QString() : QStringLiteral("no rescale!"),
+             !rescale},
             {QStringLiteral("m = m_new"), 2, {K::UpdateOutput}, {}, false},
-            {QStringLiteral("O_i = acc / ℓ"), 1, {K::Normalise}, QStringLiteral("once, at the end"), false},
+            {QStringLiteral("O_i = acc / ℓ"),
+             1,
+             {K::Normalise},
+             QStringLiteral("once, at the end"),
+             false},
             {QStringLiteral("write O_i to HBM"), 1, {K::StoreOutput}, {}, false},
         };
         return code;
     }
     code = {
         {QStringLiteral("write O = 0, m = −∞, ℓ = 0 to HBM"), 0, {K::InitialiseOutput}, {}, false},
-        {QStringLiteral("for each key block j:"), 0, {}, QStringLiteral("the paper's order"), false},
+        {QStringLiteral("for each key block j:"),
+         0,
+         {},
+         QStringLiteral("the paper's order"),
+         false},
         {QStringLiteral("load K_j, V_j into SRAM"), 1, {K::LoadKeyValue}, {}, false},
         {QStringLiteral("for each query block i:"), 1, {}, {}, false},
         {QStringLiteral("load Q_i"), 2, {K::LoadQuery}, {}, false},
         {QStringLiteral("load O_i, m_i, ℓ_i from HBM"), 2, {K::LoadRunningState}, {}, false},
-        {QStringLiteral("S = scale · Q_i K_jᵀ"), 2, {K::ComputeScores},
-         debugCopy ? QStringLiteral("+ copy to HBM (debug)") : QStringLiteral("never leaves the chip"), false},
+        {QStringLiteral("S = scale · Q_i K_jᵀ"),
+         2,
+         {K::ComputeScores},
+         debugCopy ? QStringLiteral("+ copy to HBM (debug)")
+                   : QStringLiteral("never leaves the chip"),
+         false},
         {mLine, 2, {K::UpdateMax}, mNote, !runningMax},
         {pLine, 2, {K::ComputeWeights}, {}, false},
-        {rescale ? QStringLiteral("ℓ_i = e^(m_i − m_new)·ℓ_i + rowsum P") : QStringLiteral("ℓ_i = ℓ_i + rowsum P"), 2,
-         {K::UpdateSum}, rescale ? QString() : QStringLiteral("no rescale!"), !rescale},
-        {rescale ? QStringLiteral("O_i = e^(m_i − m_new)·O_i + P V_j") : QStringLiteral("O_i = O_i + P V_j"), 2,
-         {K::UpdateOutput}, rescale ? QString() : QStringLiteral("no rescale!"), !rescale},
+        {rescale ? QStringLiteral("ℓ_i = e^(m_i − m_new)·ℓ_i + rowsum P")
+                 : QStringLiteral("ℓ_i = ℓ_i + rowsum P"),
+         2,
+         {K::UpdateSum},
+         rescale ? QString() : QStringLiteral("no rescale!"),
+         !rescale},
+        {rescale ? QStringLiteral("O_i = e^(m_i − m_new)·O_i + P V_j")
+                 : QStringLiteral("O_i = O_i + P V_j"),
+         2,
+         {K::UpdateOutput},
+         rescale ? QString() : QStringLiteral("no rescale!"),
+         !rescale},
         {QStringLiteral("last key block: O_i = O_i / ℓ_i"), 2, {K::Normalise}, {}, false},
-        {QStringLiteral("write O_i, m_i, ℓ_i to HBM"), 2, {K::StoreRunningState}, QStringLiteral("every step"), false},
+        {QStringLiteral("write O_i, m_i, ℓ_i to HBM"),
+         2,
+         {K::StoreRunningState},
+         QStringLiteral("every step"),
+         false},
     };
     return code;
 }
 
 int lineOf(const std::vector<CodeLine>& code, StepKind kind) {
     for (std::size_t i = 0; i < code.size(); ++i)
-        if (std::find(code[i].kinds.begin(), code[i].kinds.end(), kind) != code[i].kinds.end()) return int(i);
+        if (std::find(code[i].kinds.begin(), code[i].kinds.end(), kind) != code[i].kinds.end())
+            return int(i);
     return -1;
 }
 
@@ -111,8 +174,8 @@ void CodePanel::paintEvent(QPaintEvent*) {
                           : scene.settings.options.loopOrder == LoopOrder::QueryOuter
                               ? tr("FlashAttention · query block outer")
                               : tr("FlashAttention · key/value block outer (paper)");
-    drawFittedText(p, QRectF(area.left(), area.top(), area.width(), titleH), Qt::AlignLeft | Qt::AlignVCenter, title,
-                   titleFont);
+    drawFittedText(p, QRectF(area.left(), area.top(), area.width(), titleH),
+                   Qt::AlignLeft | Qt::AlignVCenter, title, titleFont);
     // A row height that fits every line, up to a comfortable maximum.
     const qreal available = area.height() - titleH;
     const qreal rowH = std::min(available / qreal(m_code.size()), 30 * sc);
@@ -148,14 +211,16 @@ void CodePanel::paintEvent(QPaintEvent*) {
         p.setPen(line.removed ? m_theme.bad : isComment ? m_theme.muted : m_theme.text);
         p.setFont(f);
         const qreal textW = QFontMetricsF(f).horizontalAdvance(line.text);
-        p.drawText(QRectF(x, r.top(), r.right() - x, r.height()), Qt::AlignLeft | Qt::AlignVCenter, line.text);
+        p.drawText(QRectF(x, r.top(), r.right() - x, r.height()), Qt::AlignLeft | Qt::AlignVCenter,
+                   line.text);
         if (!line.comment.isEmpty()) {
             const qreal cx = x + textW + 14 * sc;
             if (cx < r.right() - 30 * sc) {
                 p.setPen(line.removed ? m_theme.bad : m_theme.muted);
                 QFont cf = commentFont;
                 cf.setBold(line.removed);
-                drawFittedText(p, QRectF(cx, r.top(), r.right() - cx, r.height()), Qt::AlignLeft | Qt::AlignVCenter,
+                drawFittedText(p, QRectF(cx, r.top(), r.right() - cx, r.height()),
+                               Qt::AlignLeft | Qt::AlignVCenter,
                                QStringLiteral("# ") + line.comment, cf, 5.5);
             }
         }

@@ -22,17 +22,17 @@ int lineOf(const std::vector<CodeLine>& code, StepKind kind);
 
 class CodePanel : public FrameView {
     Q_OBJECT
-public:
+  public:
     explicit CodePanel(QWidget* parent = nullptr);
     QSize sizeHint() const override { return {420, 360}; }
     QSize minimumSizeHint() const override { return {260, 200}; }
     int currentLine() const { return m_current; }
 
-protected:
+  protected:
     void paintEvent(QPaintEvent* event) override;
     void frameChanged() override;
 
-private:
+  private:
     std::vector<CodeLine> m_code;
     int m_current = -1;
 };

@@ -13,7 +13,7 @@ struct CommandLine {
     StartOptions start;
     QString screenshot; // write a PNG of the window and exit
     QSize size{1920, 1080};
-    QString error;      // set when the arguments cannot be used
+    QString error;        // set when the arguments cannot be used
     bool exitNow = false; // --help or --version was answered
     QString output;       // what to print for --help / --version
 };

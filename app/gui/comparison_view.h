@@ -7,11 +7,11 @@ namespace flashviz::gui {
 
 class ComparisonView : public FrameView {
     Q_OBJECT
-public:
+  public:
     explicit ComparisonView(QWidget* parent = nullptr);
     QSize sizeHint() const override { return {600, 300}; }
 
-protected:
+  protected:
     void paintEvent(QPaintEvent* event) override;
 };
 

@@ -13,14 +13,14 @@ namespace flashviz::gui {
 namespace {
 
 class PromiseProgress final : public BuildProgress {
-public:
+  public:
     explicit PromiseProgress(QPromise<BuildOutcome>& promise) : m_promise(promise) {}
     void report(int percent, const QString& stage) override {
         m_promise.setProgressValueAndText(percent, stage);
     }
     bool cancelled() const override { return m_promise.isCanceled(); }
 
-private:
+  private:
     QPromise<BuildOutcome>& m_promise;
 };
 
@@ -65,7 +65,9 @@ Controller::~Controller() {
     if (m_buildWatcher) m_buildWatcher->future().cancel();
 }
 
-int Controller::stepCount() const { return m_scene ? m_scene->stepCount() : 0; }
+int Controller::stepCount() const {
+    return m_scene ? m_scene->stepCount() : 0;
+}
 
 bool Controller::isIdle() const {
     return !m_buildWatcher && !m_frameWatcher && m_scene && m_frame && m_frame->scene == m_scene &&
@@ -116,7 +118,8 @@ bool Controller::apply(const VizSettings& settings, const QString& stepSpec) {
     connect(watcher, &QFutureWatcherBase::progressValueChanged, this, [this, watcher](int value) {
         if (watcher == m_buildWatcher) emit progress(value, watcher->progressText());
     });
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] { onBuildFinished(watcher); });
+    connect(watcher, &QFutureWatcherBase::finished, this,
+            [this, watcher] { onBuildFinished(watcher); });
     watcher->setFuture(QtConcurrent::run(buildJob, settings));
     emit settingsChanged();
     if (!wasBusy) emit busyChanged(true);
@@ -128,8 +131,10 @@ bool Controller::applyPreset(const QString& id) {
     const Preset* preset = findPreset(id);
     if (!preset) {
         QStringList known;
-        for (const Preset& p : presets()) known << p.id;
-        refuse(QStringLiteral("Unknown preset '%1'; known presets: %2").arg(id, known.join(QStringLiteral(", "))));
+        for (const Preset& p : presets())
+            known << p.id;
+        refuse(QStringLiteral("Unknown preset '%1'; known presets: %2")
+                   .arg(id, known.join(QStringLiteral(", "))));
         return false;
     }
     return apply(preset->settings, preset->step);
@@ -210,7 +215,8 @@ std::shared_ptr<const Frame> Controller::cached(int step) const {
 void Controller::remember(std::shared_ptr<const Frame> frame) {
     if (!frame || frame->scene != m_scene || cached(frame->step)) return;
     m_cache.push_front(std::move(frame));
-    while (m_cache.size() > 4) m_cache.pop_back();
+    while (m_cache.size() > 4)
+        m_cache.pop_back();
 }
 
 void Controller::deliver(std::shared_ptr<const Frame> frame) {
@@ -231,7 +237,8 @@ void Controller::requestFrame() {
         deliver(makeFrame(m_scene, m_step));
         return;
     }
-    if (m_prefetchWatcher && m_prefetchScene == m_scene && m_prefetchStep == m_step) return; // on its way
+    if (m_prefetchWatcher && m_prefetchScene == m_scene && m_prefetchStep == m_step)
+        return; // on its way
     if (!m_frameWatcher) startFrameJob();
     // Otherwise the running job's completion asks again for the latest step.
 }
@@ -248,9 +255,12 @@ void Controller::onFrameFinished() {
     if (!watcher) return;
     watcher->deleteLater();
     auto frame = watcher->future().result();
-    if (frame->scene == m_scene && frame->step == m_step) deliver(std::move(frame));
-    else remember(std::move(frame));
-    if (m_scene && (!m_frame || m_frame->scene != m_scene || m_frame->step != m_step)) requestFrame();
+    if (frame->scene == m_scene && frame->step == m_step)
+        deliver(std::move(frame));
+    else
+        remember(std::move(frame));
+    if (m_scene && (!m_frame || m_frame->scene != m_scene || m_frame->step != m_step))
+        requestFrame();
 }
 
 // Playing and stepping go one step at a time: the next frame is computed while this one is on
@@ -260,7 +270,8 @@ void Controller::prefetch() {
     if (!m_scene || m_prefetchWatcher) return;
     const int next = m_step + m_direction;
     if (next < 0 || next >= m_scene->stepCount() || cached(next)) return;
-    if (frameCost(*m_scene, next) <= m_inlineFrameFlops) return; // cheap enough to compute on demand
+    if (frameCost(*m_scene, next) <= m_inlineFrameFlops)
+        return; // cheap enough to compute on demand
     m_prefetchWatcher = new QFutureWatcher<std::shared_ptr<const Frame>>(this);
     m_prefetchScene = m_scene;
     m_prefetchStep = next;
@@ -270,8 +281,10 @@ void Controller::prefetch() {
         m_prefetchScene.reset();
         watcher->deleteLater();
         remember(watcher->future().result());
-        if (m_scene && (!m_frame || m_frame->scene != m_scene || m_frame->step != m_step)) requestFrame();
-        else prefetch();
+        if (m_scene && (!m_frame || m_frame->scene != m_scene || m_frame->step != m_step))
+            requestFrame();
+        else
+            prefetch();
     });
     m_prefetchWatcher->setFuture(QtConcurrent::run(makeFrame, m_scene, next));
 }
@@ -283,7 +296,8 @@ bool Controller::waitUntilIdle(int timeoutMs) {
     timeout.setSingleShot(true);
     connect(&timeout, &QTimer::timeout, &loop, &QEventLoop::quit);
     auto check = [this, &loop] {
-        if (isIdle() || (!m_buildWatcher && !m_frameWatcher && !(m_prefetchWatcher && isFramePending())))
+        if (isIdle() ||
+            (!m_buildWatcher && !m_frameWatcher && !(m_prefetchWatcher && isFramePending())))
             loop.quit();
     };
     const auto c1 = connect(this, &Controller::frameChanged, &loop, check, Qt::QueuedConnection);
@@ -298,10 +312,18 @@ bool Controller::waitUntilIdle(int timeoutMs) {
     return isIdle();
 }
 
-void Controller::stepForward() { setStep(m_step + 1); }
-void Controller::stepBackward() { setStep(m_step - 1); }
-void Controller::goToStart() { setStep(0); }
-void Controller::goToEnd() { setStep(stepCount() - 1); }
+void Controller::stepForward() {
+    setStep(m_step + 1);
+}
+void Controller::stepBackward() {
+    setStep(m_step - 1);
+}
+void Controller::goToStart() {
+    setStep(0);
+}
+void Controller::goToEnd() {
+    setStep(stepCount() - 1);
+}
 
 void Controller::nextChapter() {
     if (!m_scene) return;
@@ -334,7 +356,9 @@ void Controller::pause() {
     emit playingChanged(false);
 }
 
-void Controller::togglePlay() { isPlaying() ? pause() : play(); }
+void Controller::togglePlay() {
+    isPlaying() ? pause() : play();
+}
 
 void Controller::setSpeed(double stepsPerSecond) {
     if (!(stepsPerSecond > 0) || stepsPerSecond == m_speed) return;
@@ -359,7 +383,9 @@ void Controller::setBug(bool on) {
     apply(s);
 }
 
-void Controller::toggleBug() { setBug(m_requested.options.rescale); }
+void Controller::toggleBug() {
+    setBug(m_requested.options.rescale);
+}
 
 void Controller::jumpToFirstDivergence() {
     if (m_scene && m_scene->firstRescaleStep) setStep(*m_scene->firstRescaleStep);

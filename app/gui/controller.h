@@ -23,7 +23,7 @@ struct BuildOutcome {
 
 class Controller : public QObject {
     Q_OBJECT
-public:
+  public:
     explicit Controller(QObject* parent = nullptr);
     ~Controller() override;
 
@@ -51,7 +51,7 @@ public:
     // Work below these many floating-point operations runs on the GUI thread.
     void setInlineLimits(double buildFlops, double frameFlops);
 
-public slots:
+  public slots:
     void setStep(int step);
     void stepForward();
     void stepBackward();
@@ -68,7 +68,7 @@ public slots:
     void jumpToFirstDivergence();
     void cancelBuild();
 
-signals:
+  signals:
     void sceneChanged();
     void frameChanged();
     void stepChanged(int step);
@@ -79,7 +79,7 @@ signals:
     void refused(const QString& message);
     void settingsChanged();
 
-private:
+  private:
     void setScene(std::shared_ptr<const Scene> scene, const QString& stepSpec);
     void refuse(const QString& message);
     void dropBuild();

@@ -32,8 +32,7 @@ QSpinBox* spin(QWidget* parent, int min, int max, const char* name, const QStrin
     return s;
 }
 
-template <typename T>
-void selectData(QComboBox* box, T value) {
+template <typename T> void selectData(QComboBox* box, T value) {
     const int i = box->findData(QVariant::fromValue(int(value)));
     if (i >= 0) box->setCurrentIndex(i);
 }
@@ -61,15 +60,18 @@ ControlsPanel::ControlsPanel(QWidget* parent) : QWidget(parent) {
     // Problem.
     auto* problem = new QGroupBox(tr("Problem"), this);
     auto* pf = new QFormLayout(problem);
-    m_queries = spin(problem, 0, 1 << 22, "queries", tr("n_q: query rows (the window animates up to 16384)"));
+    m_queries = spin(problem, 0, 1 << 22, "queries",
+                     tr("n_q: query rows (the window animates up to 16384)"));
     m_keys = spin(problem, 0, 1 << 22, "keys", tr("n_k: keys and values"));
     m_headDim = spin(problem, 0, 1 << 14, "headDim", tr("d: the head dimension"));
-    m_seed = spin(problem, 0, INT_MAX, "seed", tr("The generator's seed: same seed, same inputs on every machine"));
+    m_seed = spin(problem, 0, INT_MAX, "seed",
+                  tr("The generator's seed: same seed, same inputs on every machine"));
     m_pattern = new QComboBox(problem);
     m_pattern->setObjectName(QStringLiteral("pattern"));
     for (InputPattern pattern : allInputPatterns()) {
         m_pattern->addItem(QString::fromLatin1(toString(pattern)), int(pattern));
-        m_pattern->setItemData(m_pattern->count() - 1, QString::fromStdString(describe(pattern)), Qt::ToolTipRole);
+        m_pattern->setItemData(m_pattern->count() - 1, QString::fromStdString(describe(pattern)),
+                               Qt::ToolTipRole);
     }
     m_precision = new QComboBox(problem);
     m_precision->setObjectName(QStringLiteral("precision"));
@@ -103,22 +105,24 @@ ControlsPanel::ControlsPanel(QWidget* parent) : QWidget(parent) {
     m_hardware->setObjectName(QStringLiteral("hardware"));
     for (const HardwareProfile& h : availableHardware()) {
         m_hardware->addItem(QString::fromStdString(h.name), QString::fromStdString(h.id));
-        m_hardware->setItemData(m_hardware->count() - 1,
-                                tr("%1 SMs × %2 shared memory; HBM %3 at %4\nSources: %5; %6")
-                                    .arg(int(h.smCount.value))
-                                    .arg(formatBytes(h.sharedMemoryPerSmBytes.value),
-                                         formatMemorySize(h.hbmBytes.value),
-                                         formatRate(h.hbmBandwidthBytesPerSecond.value),
-                                         QString::fromStdString(h.sharedMemoryPerSmBytes.source),
-                                         QString::fromStdString(h.hbmBandwidthBytesPerSecond.source)),
-                                Qt::ToolTipRole);
+        m_hardware->setItemData(
+            m_hardware->count() - 1,
+            tr("%1 SMs × %2 shared memory; HBM %3 at %4\nSources: %5; %6")
+                .arg(int(h.smCount.value))
+                .arg(formatBytes(h.sharedMemoryPerSmBytes.value),
+                     formatMemorySize(h.hbmBytes.value),
+                     formatRate(h.hbmBandwidthBytesPerSecond.value),
+                     QString::fromStdString(h.sharedMemoryPerSmBytes.source),
+                     QString::fromStdString(h.hbmBandwidthBytesPerSecond.source)),
+            Qt::ToolTipRole);
     }
     m_backend = new QComboBox(algo);
     m_backend->setObjectName(QStringLiteral("backend"));
     auto* model = new QStandardItemModel(m_backend);
     for (const BackendAvailability& b : listBackends()) {
-        auto* item = new QStandardItem(b.available ? QString::fromStdString(b.name)
-                                                   : tr("%1 (unavailable)").arg(QString::fromStdString(b.name)));
+        auto* item = new QStandardItem(
+            b.available ? QString::fromStdString(b.name)
+                        : tr("%1 (unavailable)").arg(QString::fromStdString(b.name)));
         item->setData(int(b.kind), Qt::UserRole);
         if (!b.available) {
             item->setFlags(item->flags() & ~(Qt::ItemIsEnabled | Qt::ItemIsSelectable));
@@ -151,8 +155,9 @@ ControlsPanel::ControlsPanel(QWidget* parent) : QWidget(parent) {
 
     m_backendValues = new QCheckBox(tr("Show the backend's recorded values"), this);
     m_backendValues->setObjectName(QStringLiteral("backendValues"));
-    m_backendValues->setToolTip(tr("Per-tile m, ℓ and accumulator as the backend computed them, beside the "
-                                   "step engine's, with their difference"));
+    m_backendValues->setToolTip(
+        tr("Per-tile m, ℓ and accumulator as the backend computed them, beside the "
+           "step engine's, with their difference"));
     layout->addWidget(m_backendValues);
 
     m_message = new QLabel(this);
@@ -188,9 +193,10 @@ void ControlsPanel::applyTheme(const Theme& theme) {
 
 void ControlsPanel::setSettings(const VizSettings& s) {
     m_base = s;
-    const QSignalBlocker b1(m_queries), b2(m_keys), b3(m_headDim), b4(m_seed), b5(m_pattern), b6(m_precision),
-        b7(m_causal), b8(m_algorithm), b9(m_blockRows), b10(m_blockCols), b11(m_loopOrder), b12(m_hardware),
-        b13(m_backend), b14(m_bug), b15(m_keepScores), b16(m_noMax);
+    const QSignalBlocker b1(m_queries), b2(m_keys), b3(m_headDim), b4(m_seed), b5(m_pattern),
+        b6(m_precision), b7(m_causal), b8(m_algorithm), b9(m_blockRows), b10(m_blockCols),
+        b11(m_loopOrder), b12(m_hardware), b13(m_backend), b14(m_bug), b15(m_keepScores),
+        b16(m_noMax);
     m_queries->setValue(s.spec.queries);
     m_keys->setValue(s.spec.keys);
     m_headDim->setValue(s.spec.headDim);
@@ -205,12 +211,14 @@ void ControlsPanel::setSettings(const VizSettings& s) {
     const int hw = m_hardware->findData(QString::fromStdString(s.hardwareId));
     if (hw >= 0) m_hardware->setCurrentIndex(hw);
     for (int i = 0; i < m_backend->count(); ++i)
-        if (m_backend->itemData(i, Qt::UserRole).toInt() == int(s.backend)) m_backend->setCurrentIndex(i);
+        if (m_backend->itemData(i, Qt::UserRole).toInt() == int(s.backend))
+            m_backend->setCurrentIndex(i);
     m_bug->setChecked(!s.options.rescale);
     m_keepScores->setChecked(s.options.keepFullScores);
     m_noMax->setChecked(!s.options.runningMax);
     const bool flash = s.algorithm == Algorithm::Flash;
-    for (QWidget* w : std::initializer_list<QWidget*>{m_blockRows, m_blockCols, m_loopOrder, m_bug, m_keepScores, m_noMax})
+    for (QWidget* w : std::initializer_list<QWidget*>{m_blockRows, m_blockCols, m_loopOrder, m_bug,
+                                                      m_keepScores, m_noMax})
         w->setEnabled(flash);
     // The preset combo names the preset these settings are, if any.
     int presetIndex = 0;
@@ -221,8 +229,9 @@ void ControlsPanel::setSettings(const VizSettings& s) {
         }
     const QSignalBlocker b17(m_preset);
     m_preset->setCurrentIndex(presetIndex);
-    m_presetNote->setText(presetIndex > 0 ? findPreset(m_preset->itemData(presetIndex).toString())->description
-                                          : describeSettings(s));
+    m_presetNote->setText(presetIndex > 0
+                              ? findPreset(m_preset->itemData(presetIndex).toString())->description
+                              : describeSettings(s));
 }
 
 VizSettings ControlsPanel::proposed() const {
@@ -246,13 +255,19 @@ VizSettings ControlsPanel::proposed() const {
     return s;
 }
 
-void ControlsPanel::propose() { emit settingsRequested(proposed()); }
+void ControlsPanel::propose() {
+    emit settingsRequested(proposed());
+}
 
 void ControlsPanel::showRefusal(const QString& message) {
-    m_message->setText(message.isEmpty() ? QString() : tr("Refused: %1. The previous settings stay.").arg(message));
+    m_message->setText(message.isEmpty()
+                           ? QString()
+                           : tr("Refused: %1. The previous settings stay.").arg(message));
     m_message->setVisible(!message.isEmpty());
 }
 
-QString ControlsPanel::refusalText() const { return m_message->isHidden() ? QString() : m_message->text(); }
+QString ControlsPanel::refusalText() const {
+    return m_message->isHidden() ? QString() : m_message->text();
+}
 
 } // namespace flashviz::gui

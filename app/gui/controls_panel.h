@@ -18,12 +18,12 @@ struct Theme;
 
 class ControlsPanel : public QWidget {
     Q_OBJECT
-public:
+  public:
     explicit ControlsPanel(QWidget* parent = nullptr);
 
     void setSettings(const VizSettings& settings); // shows them; emits nothing
-    VizSettings proposed() const;                 // what the controls say now
-    void showRefusal(const QString& message);     // empty clears it
+    VizSettings proposed() const;                  // what the controls say now
+    void showRefusal(const QString& message);      // empty clears it
     QString refusalText() const;
     void applyTheme(const Theme& theme);
 
@@ -38,12 +38,12 @@ public:
     QComboBox* backendBox() const { return m_backend; }
     QCheckBox* backendValuesBox() const { return m_backendValues; }
 
-signals:
+  signals:
     void settingsRequested(const flashviz::gui::VizSettings& settings);
     void presetRequested(const QString& id);
     void showBackendValuesChanged(bool show);
 
-private:
+  private:
     void propose();
 
     VizSettings m_base; // fields the panel does not edit (scale) come from here

@@ -22,7 +22,8 @@ static QString scaled(double value, const char* const* units, int unitCount, dou
         value /= base;
         ++unit;
     }
-    if (unit == 0) return QString::number(value, 'f', 0) + QLatin1Char(' ') + QLatin1String(units[0]);
+    if (unit == 0)
+        return QString::number(value, 'f', 0) + QLatin1Char(' ') + QLatin1String(units[0]);
     const int decimals = std::abs(value) >= 100 ? 0 : std::abs(value) >= 10 ? 1 : digits;
     return QString::number(value, 'f', decimals) + QLatin1Char(' ') + QLatin1String(units[unit]);
 }
@@ -55,8 +56,8 @@ QString formatFlops(double flops) {
 }
 
 QString formatFlopRate(double flopsPerSecond) {
-    static const char* const units[] = {"FLOP/s", "kFLOP/s", "MFLOP/s", "GFLOP/s", "TFLOP/s",
-                                        "PFLOP/s"};
+    static const char* const units[] = {"FLOP/s",  "kFLOP/s", "MFLOP/s",
+                                        "GFLOP/s", "TFLOP/s", "PFLOP/s"};
     return scaled(flopsPerSecond, units, 6, 1000.0, 2);
 }
 
@@ -72,12 +73,14 @@ QString formatSeconds(double seconds) {
         if (seconds >= u.size) chosen = &u;
     const double value = seconds / chosen->size;
     const int decimals = value >= 100 ? 0 : value >= 10 ? 1 : 2;
-    return QString::number(value, 'f', decimals) + QLatin1Char(' ') + QString::fromUtf8(chosen->name);
+    return QString::number(value, 'f', decimals) + QLatin1Char(' ') +
+           QString::fromUtf8(chosen->name);
 }
 
 QString formatCount(std::uint64_t count) {
     QString digits = QString::number(count);
-    for (qsizetype i = digits.size() - 3; i > 0; i -= 3) digits.insert(i, QChar(0x2009));
+    for (qsizetype i = digits.size() - 3; i > 0; i -= 3)
+        digits.insert(i, QChar(0x2009));
     return digits;
 }
 

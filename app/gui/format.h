@@ -9,12 +9,12 @@
 namespace flashviz::gui {
 
 QString formatValue(double value, int significant = 4); // "0.4213", "-1.2e-05", "-inf", "NaN"
-QString formatBytes(double bytes);                       // "128 B", "1.50 KB", "8.50 MB"
-QString formatMemorySize(double bytes);                  // capacities: "40 GB" (GiB) or "141 GB" (1e9)
-QString formatRate(double bytesPerSecond);               // "1.56 TB/s"
-QString formatFlops(double flops);                       // "4.29 GFLOP"
-QString formatFlopRate(double flopsPerSecond);           // "19.5 TFLOP/s"
-QString formatSeconds(double seconds);                   // "830 ns", "1.2 ms"
-QString formatCount(std::uint64_t count);                // "1 048 576"
+QString formatBytes(double bytes);                      // "128 B", "1.50 KB", "8.50 MB"
+QString formatMemorySize(double bytes);        // capacities: "40 GB" (GiB) or "141 GB" (1e9)
+QString formatRate(double bytesPerSecond);     // "1.56 TB/s"
+QString formatFlops(double flops);             // "4.29 GFLOP"
+QString formatFlopRate(double flopsPerSecond); // "19.5 TFLOP/s"
+QString formatSeconds(double seconds);         // "830 ns", "1.2 ms"
+QString formatCount(std::uint64_t count);      // "1 048 576"
 
 } // namespace flashviz::gui

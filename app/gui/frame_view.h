@@ -12,7 +12,7 @@ namespace flashviz::gui {
 
 class FrameView : public QWidget {
     Q_OBJECT
-public:
+  public:
     explicit FrameView(QWidget* parent = nullptr) : QWidget(parent) {}
 
     void setTheme(const Theme& theme) {
@@ -40,7 +40,7 @@ public:
     }
     qreal transition() const { return m_transition; }
 
-protected:
+  protected:
     virtual void frameChanged() {}
     virtual void themeChanged() {}
     const Scene* scene() const { return m_frame ? m_frame->scene.get() : nullptr; }

@@ -18,7 +18,8 @@ double finiteAbsMax(const Eigen::Ref<const Matrix>& m) {
 }
 
 static QRgb colourOf(double value, Colouring colouring, double scaleMax) {
-    return colouring == Colouring::Diverging ? divergingRgb(value, scaleMax) : sequentialRgb(value, scaleMax);
+    return colouring == Colouring::Diverging ? divergingRgb(value, scaleMax)
+                                             : sequentialRgb(value, scaleMax);
 }
 
 QImage heatmapImage(const Eigen::Ref<const Matrix>& m, Colouring colouring, double scaleMax,
@@ -52,7 +53,7 @@ QImage heatmapImage(const Eigen::Ref<const Matrix>& m, Colouring colouring, doub
                         posInf = true;
                     }
                 }
-            const double shown = nan ? std::nan("")
+            const double shown = nan      ? std::nan("")
                                  : posInf ? INFINITY
                                  : finite ? sum / finite
                                           : -INFINITY;

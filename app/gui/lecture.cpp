@@ -31,17 +31,24 @@ std::vector<LectureChapter> loadChapters() {
     std::vector<LectureChapter> out;
     QFile file(QStringLiteral(":/flashviz/lecture.json"));
     if (!file.open(QIODevice::ReadOnly)) return out;
-    const QJsonArray list = QJsonDocument::fromJson(file.readAll()).object().value(QStringLiteral("chapters")).toArray();
+    const QJsonArray list = QJsonDocument::fromJson(file.readAll())
+                                .object()
+                                .value(QStringLiteral("chapters"))
+                                .toArray();
     for (const QJsonValue& v : list) {
         const QJsonObject o = v.toObject();
         LectureChapter c;
         c.id = o.value(QStringLiteral("id")).toString();
         c.title = o.value(QStringLiteral("title")).toString();
         c.narrative = o.value(QStringLiteral("narrative")).toString();
-        c.settings = settingsFromJson(o.value(QStringLiteral("settings")).toObject(), toySettings());
-        for (const QJsonValue& b : o.value(QStringLiteral("beats")).toArray()) c.beats << b.toString();
-        for (const QJsonValue& w : o.value(QStringLiteral("views")).toArray()) c.views << w.toString();
-        for (const QJsonValue& w : o.value(QStringLiteral("weights")).toArray()) c.weights << std::max(1, w.toInt());
+        c.settings =
+            settingsFromJson(o.value(QStringLiteral("settings")).toObject(), toySettings());
+        for (const QJsonValue& b : o.value(QStringLiteral("beats")).toArray())
+            c.beats << b.toString();
+        for (const QJsonValue& w : o.value(QStringLiteral("views")).toArray())
+            c.views << w.toString();
+        for (const QJsonValue& w : o.value(QStringLiteral("weights")).toArray())
+            c.weights << std::max(1, w.toInt());
         out.push_back(std::move(c));
     }
     return out;
@@ -59,10 +66,14 @@ std::vector<int> resolveBeats(const LectureChapter& chapter, const Scene& scene)
     const int count = scene.stepCount();
     for (const QString& beat : chapter.beats) {
         if (beat == QLatin1String("all")) {
-            for (int s = 0; s < count; ++s) steps.insert(s);
+            for (int s = 0; s < count; ++s)
+                steps.insert(s);
         } else if (beat == QLatin1String("outer0")) {
-            const int end = scene.engine->outerBlockCount() > 1 ? scene.engine->firstStepOfOuterBlock(1) : count;
-            for (int s = 0; s < end; ++s) steps.insert(s);
+            const int end = scene.engine->outerBlockCount() > 1
+                                ? scene.engine->firstStepOfOuterBlock(1)
+                                : count;
+            for (int s = 0; s < end; ++s)
+                steps.insert(s);
         } else if (auto step = resolveStep(scene, beat)) {
             steps.insert(*step);
         }
@@ -75,7 +86,8 @@ QString fillNarrative(const QString& narrative, const Scene& scene) {
     const HardwareProfile& hw = scene.hardware;
     const auto& spec = scene.settings.spec;
     const Counters standard = standardCounts(spec.queries, spec.keys, spec.headDim);
-    const Counters flash = flashCounts(spec.queries, spec.keys, spec.headDim, spec.causal, scene.settings.options);
+    const Counters flash =
+        flashCounts(spec.queries, spec.keys, spec.headDim, spec.causal, scene.settings.options);
     QString text = narrative;
     auto put = [&](const char* key, const QString& value) {
         text.replace(QLatin1Char('{') + QLatin1String(key) + QLatin1Char('}'), value);
@@ -88,7 +100,8 @@ QString fillNarrative(const QString& narrative, const Scene& scene) {
     put("sramTotal", formatBytes(hw.totalSramBytes()));
     put("sramBandwidth", formatRate(hw.sramBandwidthBytesPerSecond.value));
     put("sramOverHbm",
-        QString::number(hw.sramBandwidthBytesPerSecond.value / hw.hbmBandwidthBytesPerSecond.value, 'f', 0));
+        QString::number(hw.sramBandwidthBytesPerSecond.value / hw.hbmBandwidthBytesPerSecond.value,
+                        'f', 0));
     put("n", QString::number(spec.queries));
     put("d", QString::number(spec.headDim));
     put("br", QString::number(scene.settings.options.blockRows));
@@ -96,17 +109,21 @@ QString fillNarrative(const QString& narrative, const Scene& scene) {
     put("scores", formatBytes(double(spec.queries) * spec.keys * double(kBytesPerElement)));
     put("standardTraffic", formatBytes(double(standard.hbmBytes())));
     put("flashTraffic", formatBytes(double(flash.hbmBytes())));
-    put("trafficCut", QString::number(double(standard.hbmBytes()) / std::max(1.0, double(flash.hbmBytes())), 'f', 1));
+    put("trafficCut",
+        QString::number(double(standard.hbmBytes()) / std::max(1.0, double(flash.hbmBytes())), 'f',
+                        1));
     put("standardScratch", formatBytes(double(standard.peakScratchBytes())));
     put("flashScratch", formatBytes(double(flash.peakScratchBytes())));
     put("check", QString::fromStdString(scene.check.summary()).simplified());
     put("maxDiff", formatValue(scene.check.maxAbsDiff, 2));
     put("wrongRows", QString::number(scene.check.wrongRows.size()));
-    put("firstRescale", scene.firstRescaleStep ? QString::number(*scene.firstRescaleStep) : QObject::tr("(none)"));
+    put("firstRescale",
+        scene.firstRescaleStep ? QString::number(*scene.firstRescaleStep) : QObject::tr("(none)"));
     return text;
 }
 
-LectureView::LectureView(Controller* controller, QWidget* parent) : QWidget(parent), m_controller(controller) {
+LectureView::LectureView(Controller* controller, QWidget* parent)
+    : QWidget(parent), m_controller(controller) {
     setObjectName(QStringLiteral("lecture"));
     const Theme theme = Theme::presentation();
     QPalette pal = palette();
@@ -132,7 +149,9 @@ LectureView::LectureView(Controller* controller, QWidget* parent) : QWidget(pare
     QPalette accent = pal;
     accent.setColor(QPalette::WindowText, theme.accent);
     m_caption->setPalette(accent);
-    m_keys = new QLabel(tr("PgDn / PgUp  next / back     ← →  one step     ↓ ↑  chapter     B  bug on/off     Esc  leave"), this);
+    m_keys = new QLabel(tr("PgDn / PgUp  next / back     ← →  one step     ↓ ↑  chapter     B  bug "
+                           "on/off     Esc  leave"),
+                        this);
     m_keys->setFont(theme.font(8.5));
     QPalette muted = pal;
     muted.setColor(QPalette::WindowText, theme.muted);
@@ -144,7 +163,8 @@ LectureView::LectureView(Controller* controller, QWidget* parent) : QWidget(pare
     m_code = new CodePanel(this);
     m_comparison = new ComparisonView(this);
     m_check = new CheckPanel(this);
-    for (FrameView* v : frameViews()) v->setTheme(theme);
+    for (FrameView* v : frameViews())
+        v->setTheme(theme);
     m_tile->setMaxRows(4);
     connect(m_check, &CheckPanel::jumpRequested, controller, &Controller::setStep);
 
@@ -152,7 +172,8 @@ LectureView::LectureView(Controller* controller, QWidget* parent) : QWidget(pare
     auto* viewLayout = new QVBoxLayout(m_viewArea);
     viewLayout->setContentsMargins(0, 0, 0, 0);
     viewLayout->setSpacing(int(10 * theme.scale));
-    for (QWidget* w : std::initializer_list<QWidget*>{m_memory, m_tile, m_matrices, m_code, m_comparison})
+    for (QWidget* w :
+         std::initializer_list<QWidget*>{m_memory, m_tile, m_matrices, m_code, m_comparison})
         viewLayout->addWidget(w);
 
     auto* body = new QHBoxLayout;
@@ -161,7 +182,8 @@ LectureView::LectureView(Controller* controller, QWidget* parent) : QWidget(pare
     body->addWidget(m_viewArea, 73);
 
     auto* layout = new QVBoxLayout(this);
-    layout->setContentsMargins(int(24 * theme.scale), int(14 * theme.scale), int(24 * theme.scale), int(10 * theme.scale));
+    layout->setContentsMargins(int(24 * theme.scale), int(14 * theme.scale), int(24 * theme.scale),
+                               int(10 * theme.scale));
     layout->setSpacing(int(8 * theme.scale));
     layout->addWidget(m_title);
     layout->addLayout(body, 1);
@@ -177,7 +199,9 @@ std::vector<FrameView*> LectureView::frameViews() const {
     return {m_memory, m_tile, m_matrices, m_code, m_comparison, m_check};
 }
 
-QString LectureView::narrativeText() const { return m_narrative->text(); }
+QString LectureView::narrativeText() const {
+    return m_narrative->text();
+}
 
 void LectureView::paintEvent(QPaintEvent*) {
     QPainter p(this);
@@ -190,8 +214,11 @@ void LectureView::layoutViews() {
     const QStringList views = chapters[std::size_t(m_chapter)].views;
     const QList<int> weights = chapters[std::size_t(m_chapter)].weights;
     auto* layout = static_cast<QVBoxLayout*>(m_viewArea->layout());
-    const std::pair<QWidget*, const char*> all[] = {{m_memory, "memory"}, {m_tile, "tile"}, {m_matrices, "matrices"},
-                                                    {m_code, "code"}, {m_comparison, "comparison"}};
+    const std::pair<QWidget*, const char*> all[] = {{m_memory, "memory"},
+                                                    {m_tile, "tile"},
+                                                    {m_matrices, "matrices"},
+                                                    {m_code, "code"},
+                                                    {m_comparison, "comparison"}};
     for (const auto& [widget, name] : all) {
         const int index = int(views.indexOf(QLatin1String(name)));
         widget->setVisible(index >= 0);
@@ -243,9 +270,11 @@ void LectureView::updateCaption() {
     const auto frame = m_controller->frame();
     if (!m_active || !frame) return;
     const auto it = std::find(m_beats.begin(), m_beats.end(), frame->step);
-    const QString beat = it != m_beats.end() ? tr("%1 / %2").arg(int(it - m_beats.begin()) + 1).arg(m_beats.size())
-                                             : tr("step %1").arg(frame->step);
-    m_caption->setText(QStringLiteral("%1   ·   %2").arg(beat, QString::fromStdString(describe(frame->state.info.kind))));
+    const QString beat = it != m_beats.end()
+                             ? tr("%1 / %2").arg(int(it - m_beats.begin()) + 1).arg(m_beats.size())
+                             : tr("step %1").arg(frame->step);
+    m_caption->setText(QStringLiteral("%1   ·   %2")
+                           .arg(beat, QString::fromStdString(describe(frame->state.info.kind))));
 }
 
 void LectureView::nextBeat() {

@@ -30,8 +30,8 @@ struct LectureChapter {
     QString title;
     QString narrative; // may name figures as {placeholders}, filled from the scene
     VizSettings settings;
-    QStringList beats; // steps: numbers, "all", "outer0", "first-rescale", "end"
-    QStringList views; // two of: memory, tile, matrices, code, comparison
+    QStringList beats;  // steps: numbers, "all", "outer0", "first-rescale", "end"
+    QStringList views;  // two of: memory, tile, matrices, code, comparison
     QList<int> weights; // their share of the height (equal when absent)
 };
 
@@ -44,10 +44,10 @@ QString fillNarrative(const QString& narrative, const Scene& scene);
 
 class LectureView : public QWidget {
     Q_OBJECT
-public:
+  public:
     explicit LectureView(Controller* controller, QWidget* parent = nullptr);
 
-    void start(int chapter); // applies the chapter's settings and goes to its first beat
+    void start(int chapter);     // applies the chapter's settings and goes to its first beat
     void setActive(bool active); // inactive: scene changes made elsewhere are ignored
     bool isActive() const { return m_active; }
     int chapter() const { return m_chapter; }
@@ -56,20 +56,20 @@ public:
     QString narrativeText() const;
     std::vector<FrameView*> frameViews() const;
 
-public slots:
+  public slots:
     void nextBeat();
     void previousBeat();
     void nextChapter();
     void previousChapter();
 
-signals:
+  signals:
     void leaveRequested();
     void chapterChanged(int chapter);
 
-protected:
+  protected:
     void paintEvent(QPaintEvent* event) override;
 
-private:
+  private:
     void onSceneChanged();
     void goToChapter(int chapter, bool atEnd);
     void layoutViews();

@@ -12,7 +12,8 @@ int main(int argc, char** argv) {
     QApplication::setOrganizationName(QStringLiteral("FlashViz"));
     QApplication::setApplicationName(QStringLiteral("flashviz"));
     QApplication::setApplicationVersion(QStringLiteral(FLASHVIZ_VERSION));
-    const flashviz::gui::CommandLine command = flashviz::gui::parseCommandLine(QApplication::arguments());
+    const flashviz::gui::CommandLine command =
+        flashviz::gui::parseCommandLine(QApplication::arguments());
     if (!command.error.isEmpty()) {
         std::fprintf(stderr, "flashviz: %s\n", qPrintable(command.error));
         return 2;
@@ -33,8 +34,10 @@ int main(int argc, char** argv) {
         std::printf("%s\n", qPrintable(command.screenshot));
         return 0;
     }
-    if (command.start.lecture) window.showFullScreen();
-    else window.show();
+    if (command.start.lecture)
+        window.showFullScreen();
+    else
+        window.show();
     if (command.start.play) window.controller()->play();
     return QApplication::exec();
 }

@@ -58,7 +58,8 @@ MainWindow::MainWindow(const StartOptions& options, QWidget* parent)
             [this](const VizSettings& s) { m_controller->apply(s); });
     connect(m_controls, &ControlsPanel::presetRequested, m_controller,
             [this](const QString& id) { m_controller->applyPreset(id); });
-    connect(m_controls, &ControlsPanel::showBackendValuesChanged, m_tile, &TileDetailView::setShowBackendValues);
+    connect(m_controls, &ControlsPanel::showBackendValuesChanged, m_tile,
+            &TileDetailView::setShowBackendValues);
     connect(m_check, &CheckPanel::jumpRequested, m_controller, &Controller::setStep);
 
     // Where to start: a preset from the command line, else what was saved, else the toy.
@@ -109,7 +110,8 @@ void MainWindow::buildUi() {
     m_code->setObjectName(QStringLiteral("code"));
     m_check = new CheckPanel;
     m_check->setObjectName(QStringLiteral("check"));
-    for (FrameView* v : std::initializer_list<FrameView*>{m_memory, m_tile, m_matrices, m_code, m_check})
+    for (FrameView* v :
+         std::initializer_list<FrameView*>{m_memory, m_tile, m_matrices, m_code, m_check})
         v->setTheme(theme);
 
     m_top = new QSplitter(Qt::Horizontal);
@@ -201,7 +203,8 @@ void MainWindow::buildUi() {
     m_animation->setStartValue(0.0);
     m_animation->setEndValue(1.0);
     connect(m_animation, &QVariantAnimation::valueChanged, this, [this](const QVariant& v) {
-        for (FrameView* view : activeViews()) view->setTransition(v.toReal());
+        for (FrameView* view : activeViews())
+            view->setTransition(v.toReal());
     });
     resize(1600, 1000);
     m_memory->setFocus();
@@ -218,59 +221,81 @@ void MainWindow::buildActions() {
         return a;
     };
     QMenu* file = menuBar()->addMenu(tr("&File"));
-    add(file, tr("Save a screenshot…"), QKeySequence(Qt::CTRL | Qt::Key_S), [this] { saveScreenshotInteractively(); });
+    add(file, tr("Save a screenshot…"), QKeySequence(Qt::CTRL | Qt::Key_S),
+        [this] { saveScreenshotInteractively(); });
     file->addSeparator();
     add(file, tr("Quit"), QKeySequence(Qt::CTRL | Qt::Key_Q), [this] { close(); });
 
     QMenu* play = menuBar()->addMenu(tr("&Playback"));
-    add(play, tr("Play / pause"), QKeySequence(Qt::Key_Space), [this] { m_controller->togglePlay(); });
-    add(play, tr("Step forward"), QKeySequence(Qt::Key_Right), [this] { m_controller->stepForward(); });
-    add(play, tr("Step back"), QKeySequence(Qt::Key_Left), [this] { m_controller->stepBackward(); });
+    add(play, tr("Play / pause"), QKeySequence(Qt::Key_Space),
+        [this] { m_controller->togglePlay(); });
+    add(play, tr("Step forward"), QKeySequence(Qt::Key_Right),
+        [this] { m_controller->stepForward(); });
+    add(play, tr("Step back"), QKeySequence(Qt::Key_Left),
+        [this] { m_controller->stepBackward(); });
     add(play, tr("First step"), QKeySequence(Qt::Key_Home), [this] { m_controller->goToStart(); });
     add(play, tr("Last step"), QKeySequence(Qt::Key_End), [this] { m_controller->goToEnd(); });
     add(play, tr("Next chapter (lecture: next click)"), QKeySequence(Qt::Key_PageDown), [this] {
-        if (isLectureMode()) m_lecture->nextBeat();
-        else m_controller->nextChapter();
+        if (isLectureMode())
+            m_lecture->nextBeat();
+        else
+            m_controller->nextChapter();
     });
-    add(play, tr("Previous chapter (lecture: previous click)"), QKeySequence(Qt::Key_PageUp), [this] {
-        if (isLectureMode()) m_lecture->previousBeat();
-        else m_controller->previousChapter();
-    });
+    add(play, tr("Previous chapter (lecture: previous click)"), QKeySequence(Qt::Key_PageUp),
+        [this] {
+            if (isLectureMode())
+                m_lecture->previousBeat();
+            else
+                m_controller->previousChapter();
+        });
     play->addSeparator();
-    add(play, tr("Go to the first wrong step"), QKeySequence(Qt::Key_G), [this] { m_controller->jumpToFirstDivergence(); });
-    add(play, tr("Rescale bug on / off"), QKeySequence(Qt::Key_B), [this] { m_controller->toggleBug(); });
+    add(play, tr("Go to the first wrong step"), QKeySequence(Qt::Key_G),
+        [this] { m_controller->jumpToFirstDivergence(); });
+    add(play, tr("Rescale bug on / off"), QKeySequence(Qt::Key_B),
+        [this] { m_controller->toggleBug(); });
 
     QMenu* presetMenu = menuBar()->addMenu(tr("P&resets"));
     for (const Preset& p : presets()) {
         const QString id = p.id;
-        QAction* a = add(presetMenu, p.title, QKeySequence(), [this, id] { m_controller->applyPreset(id); });
+        QAction* a =
+            add(presetMenu, p.title, QKeySequence(), [this, id] { m_controller->applyPreset(id); });
         a->setToolTip(p.description);
     }
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
     add(view, tr("Lecture mode"), QKeySequence(Qt::Key_F5), [this] { toggleLecture(); });
-    add(view, tr("Full screen"), QKeySequence(Qt::Key_F11), [this] { isFullScreen() ? showNormal() : showFullScreen(); });
-    add(view, tr("Step by step"), QKeySequence(Qt::CTRL | Qt::Key_1), [this] { m_tabs->setCurrentIndex(0); });
-    add(view, tr("Analysis"), QKeySequence(Qt::CTRL | Qt::Key_2), [this] { m_tabs->setCurrentIndex(1); });
+    add(view, tr("Full screen"), QKeySequence(Qt::Key_F11),
+        [this] { isFullScreen() ? showNormal() : showFullScreen(); });
+    add(view, tr("Step by step"), QKeySequence(Qt::CTRL | Qt::Key_1),
+        [this] { m_tabs->setCurrentIndex(0); });
+    add(view, tr("Analysis"), QKeySequence(Qt::CTRL | Qt::Key_2),
+        [this] { m_tabs->setCurrentIndex(1); });
     view->addAction(m_dock->toggleViewAction());
 
     // Only in lecture mode: chapters with the arrow keys, Esc to leave.
-    m_lectureOnly.push_back(add(nullptr, tr("Next chapter"), QKeySequence(Qt::Key_Down), [this] { m_lecture->nextChapter(); }));
-    m_lectureOnly.push_back(add(nullptr, tr("Previous chapter"), QKeySequence(Qt::Key_Up), [this] { m_lecture->previousChapter(); }));
-    m_lectureOnly.push_back(add(nullptr, tr("Leave lecture mode"), QKeySequence(Qt::Key_Escape), [this] { leaveLecture(); }));
-    for (QAction* a : m_lectureOnly) a->setEnabled(false);
+    m_lectureOnly.push_back(add(nullptr, tr("Next chapter"), QKeySequence(Qt::Key_Down),
+                                [this] { m_lecture->nextChapter(); }));
+    m_lectureOnly.push_back(add(nullptr, tr("Previous chapter"), QKeySequence(Qt::Key_Up),
+                                [this] { m_lecture->previousChapter(); }));
+    m_lectureOnly.push_back(add(nullptr, tr("Leave lecture mode"), QKeySequence(Qt::Key_Escape),
+                                [this] { leaveLecture(); }));
+    for (QAction* a : m_lectureOnly)
+        a->setEnabled(false);
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     add(help, tr("Keys"), QKeySequence(Qt::Key_F1), [this] {
-        QMessageBox::information(
-            this, tr("Keys"),
-            tr("Space  play / pause\n← →  one step\nHome End  first / last step\nPgUp PgDn  chapters (lecture: "
-               "clicker)\nB  rescale bug on / off\nG  go to the first wrong step\nF5  lecture mode (Esc leaves, "
-               "↑ ↓ chapters)\nF11  full screen\nCtrl+S  save a screenshot"));
+        QMessageBox::information(this, tr("Keys"),
+                                 tr("Space  play / pause\n← →  one step\nHome End  first / last "
+                                    "step\nPgUp PgDn  chapters (lecture: "
+                                    "clicker)\nB  rescale bug on / off\nG  go to the first wrong "
+                                    "step\nF5  lecture mode (Esc leaves, "
+                                    "↑ ↓ chapters)\nF11  full screen\nCtrl+S  save a screenshot"));
     });
 }
 
-bool MainWindow::isLectureMode() const { return m_stack->currentWidget() == m_lecture; }
+bool MainWindow::isLectureMode() const {
+    return m_stack->currentWidget() == m_lecture;
+}
 
 std::vector<FrameView*> MainWindow::activeViews() const {
     if (isLectureMode()) return m_lecture->frameViews();
@@ -282,19 +307,24 @@ void MainWindow::distributeFrame() {
     if (!frame) return;
     const auto previous = m_shownFrame;
     m_shownFrame = frame;
-    for (FrameView* v : activeViews()) v->setFrame(frame, previous);
+    for (FrameView* v : activeViews())
+        v->setFrame(frame, previous);
     m_animation->stop();
-    const bool forwardByOne = previous && previous->scene == frame->scene && frame->step == previous->step + 1;
+    const bool forwardByOne =
+        previous && previous->scene == frame->scene && frame->step == previous->step + 1;
     const double interval = m_controller->isPlaying() ? 1000.0 / m_controller->speed() : 600.0;
     const int duration = int(std::min(450.0, interval * 0.8));
     if (m_options.transition) {
-        for (FrameView* v : activeViews()) v->setTransition(*m_options.transition);
+        for (FrameView* v : activeViews())
+            v->setTransition(*m_options.transition);
     } else if (forwardByOne && duration >= 40) {
-        for (FrameView* v : activeViews()) v->setTransition(0.0);
+        for (FrameView* v : activeViews())
+            v->setTransition(0.0);
         m_animation->setDuration(duration);
         m_animation->start();
     } else {
-        for (FrameView* v : activeViews()) v->setTransition(1.0);
+        for (FrameView* v : activeViews())
+            v->setTransition(1.0);
     }
 }
 
@@ -331,7 +361,9 @@ void MainWindow::onBusyChanged(bool busy) {
     if (busy) m_progress->setValue(0);
 }
 
-void MainWindow::toggleLecture() { isLectureMode() ? leaveLecture() : enterLecture(0); }
+void MainWindow::toggleLecture() {
+    isLectureMode() ? leaveLecture() : enterLecture(0);
+}
 
 void MainWindow::enterLecture(int chapter) {
     if (isLectureMode()) {
@@ -345,7 +377,8 @@ void MainWindow::enterLecture(int chapter) {
     menuBar()->hide();
     statusBar()->hide();
     m_dock->hide();
-    for (QAction* a : m_lectureOnly) a->setEnabled(true);
+    for (QAction* a : m_lectureOnly)
+        a->setEnabled(true);
     m_shownFrame.reset();
     m_lecture->start(chapter);
     distributeFrame();
@@ -364,7 +397,8 @@ void MainWindow::leaveLecture() {
     menuBar()->show();
     statusBar()->show();
     m_dock->show();
-    for (QAction* a : m_lectureOnly) a->setEnabled(false);
+    for (QAction* a : m_lectureOnly)
+        a->setEnabled(false);
     if (m_options.fullScreen && !m_wasFullScreen) showNormal();
     m_shownFrame.reset();
     m_controller->apply(m_beforeLecture, QString::number(m_stepBeforeLecture));
@@ -382,22 +416,26 @@ bool MainWindow::waitUntilIdle(int timeoutMs) {
     timer.start();
     if (!m_controller->waitUntilIdle(timeoutMs)) return false;
     if (m_tabs->currentWidget() == m_analysis && !isLectureMode())
-        if (!m_analysis->waitForIdle(int(std::max<qint64>(1, timeoutMs - timer.elapsed())))) return false;
+        if (!m_analysis->waitForIdle(int(std::max<qint64>(1, timeoutMs - timer.elapsed()))))
+            return false;
     QApplication::processEvents();
     return true;
 }
 
 void MainWindow::restoreState() {
     QSettings store;
-    if (const QByteArray g = store.value(QStringLiteral("window/geometry")).toByteArray(); !g.isEmpty())
+    if (const QByteArray g = store.value(QStringLiteral("window/geometry")).toByteArray();
+        !g.isEmpty())
         restoreGeometry(g);
-    if (const QByteArray s = store.value(QStringLiteral("window/state")).toByteArray(); !s.isEmpty())
+    if (const QByteArray s = store.value(QStringLiteral("window/state")).toByteArray();
+        !s.isEmpty())
         QMainWindow::restoreState(s);
     m_vertical->restoreState(store.value(QStringLiteral("window/splitVertical")).toByteArray());
     m_top->restoreState(store.value(QStringLiteral("window/splitTop")).toByteArray());
     m_bottom->restoreState(store.value(QStringLiteral("window/splitBottom")).toByteArray());
     m_controller->setSpeed(store.value(QStringLiteral("playback/speed"), 2.0).toDouble());
-    m_controls->backendValuesBox()->setChecked(store.value(QStringLiteral("view/backendValues"), false).toBool());
+    m_controls->backendValuesBox()->setChecked(
+        store.value(QStringLiteral("view/backendValues"), false).toBool());
     m_tabs->setCurrentIndex(store.value(QStringLiteral("view/tab"), 0).toInt() == 1 ? 1 : 0);
 }
 
@@ -422,8 +460,8 @@ void MainWindow::closeEvent(QCloseEvent* event) {
 }
 
 void MainWindow::saveScreenshotInteractively() {
-    const QString file = QFileDialog::getSaveFileName(this, tr("Save a screenshot"), QStringLiteral("flashviz.png"),
-                                                      tr("PNG images (*.png)"));
+    const QString file = QFileDialog::getSaveFileName(
+        this, tr("Save a screenshot"), QStringLiteral("flashviz.png"), tr("PNG images (*.png)"));
     if (file.isEmpty()) return;
     QString error;
     if (!saveScreenshot(*this, file, &error)) QMessageBox::warning(this, tr("Screenshot"), error);

@@ -36,12 +36,12 @@ class TileDetailView;
 struct Frame;
 
 struct StartOptions {
-    QString preset;       // a preset id; empty: the saved settings, or the toy the first time
-    QString step;         // a step number, "end" or "first-rescale"
+    QString preset; // a preset id; empty: the saved settings, or the toy the first time
+    QString step;   // a step number, "end" or "first-rescale"
     bool lecture = false;
-    int chapter = 0;      // lecture chapter, from 0
-    bool restore = true;  // read the saved settings and layout
-    bool save = true;     // save them on close
+    int chapter = 0;        // lecture chapter, from 0
+    bool restore = true;    // read the saved settings and layout
+    bool save = true;       // save them on close
     bool fullScreen = true; // lecture mode takes the whole screen (not when taking a screenshot)
     std::optional<qreal> transition; // hold animations at this point in [0, 1]
     int analysisChart = -1;          // open the analysis page at this chart
@@ -52,7 +52,7 @@ struct StartOptions {
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
-public:
+  public:
     explicit MainWindow(const StartOptions& options = {}, QWidget* parent = nullptr);
     ~MainWindow() override;
 
@@ -76,13 +76,13 @@ public:
     bool waitUntilIdle(int timeoutMs = 120000);
     void saveState() const;
 
-public slots:
+  public slots:
     void toggleLecture();
 
-protected:
+  protected:
     void closeEvent(QCloseEvent* event) override;
 
-private:
+  private:
     void buildUi();
     void buildActions();
     void restoreState();

@@ -20,15 +20,17 @@ void drawValues(QPainter& p, const Theme& th, const QRectF& r, const Matrix& m, 
     if (m.size() == 0) return;
     const qreal cw = r.width() / qreal(m.cols()), ch = r.height() / qreal(m.rows());
     if (cw < 34 * th.scale || ch < 15 * th.scale) return;
-    p.setFont(th.mono(std::clamp(std::min(cw / (4.8 * th.scale), ch / (1.9 * th.scale)), 5.5, 8.5)));
+    p.setFont(
+        th.mono(std::clamp(std::min(cw / (4.8 * th.scale), ch / (1.9 * th.scale)), 5.5, 8.5)));
     for (const Range& rows : rowsShown)
         for (int i = rows.begin; i < rows.end; ++i)
             for (Eigen::Index j = 0; j < m.cols(); ++j) {
                 const double v = m(i, j);
                 const QColor bg = colouring == Colouring::Diverging ? divergingColour(v, scaleMax)
-                                                                     : sequentialColour(v, scaleMax);
+                                                                    : sequentialColour(v, scaleMax);
                 p.setPen(textOn(bg));
-                p.drawText(QRectF(r.left() + cw * qreal(j), r.top() + ch * i, cw, ch), Qt::AlignCenter,
+                p.drawText(QRectF(r.left() + cw * qreal(j), r.top() + ch * i, cw, ch),
+                           Qt::AlignCenter,
                            std::isinf(v) && v < 0 ? QStringLiteral("−∞") : formatValue(v, 2));
             }
 }
@@ -59,22 +61,25 @@ void MatricesView::paintEvent(QPaintEvent*) {
     const qreal titleH = QFontMetricsF(titleFont).height() + 4;
     const QFont noteFont = m_theme.font(8);
     const qreal noteH = 2 * QFontMetricsF(noteFont).height() + 4;
-    const QRectF mats(area.left() + 14 * sc, area.top() + titleH, area.width() - 14 * sc, area.height() - titleH - noteH);
+    const QRectF mats(area.left() + 14 * sc, area.top() + titleH, area.width() - 14 * sc,
+                      area.height() - titleH - noteH);
 
     struct Entry {
         QString title;
         QColor colour;
         int rows, cols;
     };
-    std::vector<Entry> entries = {{QStringLiteral("Q"), m_theme.q, nq, d},
-                                  {QStringLiteral("K"), m_theme.k, nk, d},
-                                  {QStringLiteral("V"), m_theme.v, nk, d},
-                                  {QStringLiteral("O"), m_theme.o, nq, d},
-                                  {flash ? (debugCopy ? tr("S (debug copy in HBM)") : tr("S = scale·QKᵀ")) : tr("S in HBM"),
-                                   m_theme.s, nq, nk}};
+    std::vector<Entry> entries = {
+        {QStringLiteral("Q"), m_theme.q, nq, d},
+        {QStringLiteral("K"), m_theme.k, nk, d},
+        {QStringLiteral("V"), m_theme.v, nk, d},
+        {QStringLiteral("O"), m_theme.o, nq, d},
+        {flash ? (debugCopy ? tr("S (debug copy in HBM)") : tr("S = scale·QKᵀ")) : tr("S in HBM"),
+         m_theme.s, nq, nk}};
     if (!flash) entries.push_back({tr("P in HBM"), m_theme.p, nq, nk});
     std::vector<QSize> shapes;
-    for (const auto& e : entries) shapes.emplace_back(e.cols, e.rows);
+    for (const auto& e : entries)
+        shapes.emplace_back(e.cols, e.rows);
     const std::vector<QRectF> rects = layoutSideBySide(shapes, mats, 16 * sc, 30 * sc);
 
     const int writeScores = scene.writeScoresStep;
@@ -88,33 +93,40 @@ void MatricesView::paintEvent(QPaintEvent*) {
         const QRectF r = rects[i];
         p.setPen(e.colour);
         {
-            // Narrow matrices keep only their name on top; the shape goes underneath the panel note.
+            // Narrow matrices keep only their name on top; the shape goes underneath the panel
+            // note.
             const QString full = QStringLiteral("%1  %2×%3").arg(e.title).arg(e.rows).arg(e.cols);
-            const qreal room = (i + 1 < rects.size() ? rects[i + 1].left() : area.right()) - r.left() - 4;
+            const qreal room =
+                (i + 1 < rects.size() ? rects[i + 1].left() : area.right()) - r.left() - 4;
             const bool fits = QFontMetricsF(titleFont).horizontalAdvance(full) <= room;
-            drawFittedText(p, QRectF(r.left(), area.top(), std::max(room, 10.0), titleH), Qt::AlignLeft | Qt::AlignVCenter,
-                           fits ? full : e.title, titleFont);
+            drawFittedText(p, QRectF(r.left(), area.top(), std::max(room, 10.0), titleH),
+                           Qt::AlignLeft | Qt::AlignVCenter, fits ? full : e.title, titleFont);
         }
         p.fillRect(r, m_theme.background);
         switch (i) {
         case 0:
             drawMatrixImage(p, r, scene.qImage);
-            drawValues(p, m_theme, r, problem.q, Colouring::Diverging, finiteAbsMax(problem.q), allRowsQ);
+            drawValues(p, m_theme, r, problem.q, Colouring::Diverging, finiteAbsMax(problem.q),
+                       allRowsQ);
             break;
         case 1:
             drawMatrixImage(p, r, scene.kImage);
-            drawValues(p, m_theme, r, problem.k, Colouring::Diverging, finiteAbsMax(problem.k), allRowsK);
+            drawValues(p, m_theme, r, problem.k, Colouring::Diverging, finiteAbsMax(problem.k),
+                       allRowsK);
             break;
         case 2:
             drawMatrixImage(p, r, scene.vImage);
-            drawValues(p, m_theme, r, problem.v, Colouring::Diverging, finiteAbsMax(problem.v), allRowsK);
+            drawValues(p, m_theme, r, problem.v, Colouring::Diverging, finiteAbsMax(problem.v),
+                       allRowsK);
             break;
         case 3: {
             const QImage& img = scene.outputImage;
             const qreal iy = qreal(img.height()) / nq;
             for (const Range& rows : oRows)
-                drawMatrixImage(p, rowBand(r, nq, rows), img, QRectF(0, iy * rows.begin, img.width(), iy * rows.size()));
-            drawValues(p, m_theme, r, scene.output, Colouring::Diverging, finiteAbsMax(scene.reference), oRows);
+                drawMatrixImage(p, rowBand(r, nq, rows), img,
+                                QRectF(0, iy * rows.begin, img.width(), iy * rows.size()));
+            drawValues(p, m_theme, r, scene.output, Colouring::Diverging,
+                       finiteAbsMax(scene.reference), oRows);
             // Rows the check found wrong.
             p.setPen(Qt::NoPen);
             p.setBrush(m_theme.bad);
@@ -123,7 +135,8 @@ void MatricesView::paintEvent(QPaintEvent*) {
                 const qreal y = r.top() + rowH * (row + 0.5);
                 const qreal s = std::clamp(rowH * 0.45, 3.0, 7 * sc);
                 QPolygonF tri;
-                tri << QPointF(r.left() - 3, y) << QPointF(r.left() - 3 - 2 * s, y - s) << QPointF(r.left() - 3 - 2 * s, y + s);
+                tri << QPointF(r.left() - 3, y) << QPointF(r.left() - 3 - 2 * s, y - s)
+                    << QPointF(r.left() - 3 - 2 * s, y + s);
                 p.drawPolygon(tri);
             }
             break;
@@ -135,16 +148,21 @@ void MatricesView::paintEvent(QPaintEvent*) {
                 p.setBrush(Qt::NoBrush);
                 p.drawRect(r);
                 if (st.scores.size() > 0) {
-                    const QRectF tile(r.left() + r.width() * info.cols.begin / nk, r.top() + r.height() * info.rows.begin / nq,
-                                      r.width() * info.cols.size() / nk, r.height() * info.rows.size() / nq);
+                    const QRectF tile(r.left() + r.width() * info.cols.begin / nk,
+                                      r.top() + r.height() * info.rows.begin / nq,
+                                      r.width() * info.cols.size() / nk,
+                                      r.height() * info.rows.size() / nq);
                     const double smax = std::max(finiteAbsMax(st.scores), 1e-300);
-                    drawMatrixImage(p, tile, heatmapImage(st.scores, Colouring::Diverging, smax, 512));
-                    drawValues(p, m_theme, tile, st.scores, Colouring::Diverging, smax, {{0, int(st.scores.rows())}});
+                    drawMatrixImage(p, tile,
+                                    heatmapImage(st.scores, Colouring::Diverging, smax, 512));
+                    drawValues(p, m_theme, tile, st.scores, Colouring::Diverging, smax,
+                               {{0, int(st.scores.rows())}});
                     p.setPen(active);
                     p.drawRect(tile);
                 }
                 p.setPen(m_theme.muted);
-                drawFittedText(p, r.adjusted(6, 6, -6, -6), Qt::AlignHCenter | Qt::AlignBottom | Qt::TextWordWrap,
+                drawFittedText(p, r.adjusted(6, 6, -6, -6),
+                               Qt::AlignHCenter | Qt::AlignBottom | Qt::TextWordWrap,
                                tr("never stored"), m_theme.font(9.5, true));
                 break;
             }
@@ -152,13 +170,17 @@ void MatricesView::paintEvent(QPaintEvent*) {
                 const QImage& img = scene.scoresImage;
                 const qreal ix = qreal(img.width()) / nk, iy = qreal(img.height()) / nq;
                 for (const QRect& e2 : storedScoreRegions(scene, info))
-                    drawMatrixImage(p,
-                                    QRectF(r.left() + r.width() * e2.left() / nk, r.top() + r.height() * e2.top() / nq,
-                                           r.width() * e2.width() / nk, r.height() * e2.height() / nq),
-                                    img, QRectF(ix * e2.left(), iy * e2.top(), ix * e2.width(), iy * e2.height()));
+                    drawMatrixImage(
+                        p,
+                        QRectF(r.left() + r.width() * e2.left() / nk,
+                               r.top() + r.height() * e2.top() / nq, r.width() * e2.width() / nk,
+                               r.height() * e2.height() / nq),
+                        img,
+                        QRectF(ix * e2.left(), iy * e2.top(), ix * e2.width(), iy * e2.height()));
             } else if (writeScores >= 0 && info.index >= writeScores) {
                 drawMatrixImage(p, r, scene.scoresImage);
-                drawValues(p, m_theme, r, scene.smallScores, Colouring::Diverging, finiteAbsMax(scene.smallScores),
+                drawValues(p, m_theme, r, scene.smallScores, Colouring::Diverging,
+                           finiteAbsMax(scene.smallScores),
                            scene.smallScores.size() ? allRowsQ : std::vector<Range>{});
             }
             break;
@@ -166,11 +188,13 @@ void MatricesView::paintEvent(QPaintEvent*) {
         case 5:
             if (writeWeights >= 0 && info.index >= writeWeights) {
                 drawMatrixImage(p, r, scene.weightsImage);
-                drawValues(p, m_theme, r, scene.smallWeights, Colouring::Sequential, finiteAbsMax(scene.smallWeights),
+                drawValues(p, m_theme, r, scene.smallWeights, Colouring::Sequential,
+                           finiteAbsMax(scene.smallWeights),
                            scene.smallWeights.size() ? allRowsQ : std::vector<Range>{});
             }
             break;
-        default: break;
+        default:
+            break;
         }
         if (!(flash && !debugCopy && i == 4)) {
             p.setPen(QPen(e.colour, 1.5 * sc));
@@ -196,16 +220,19 @@ void MatricesView::paintEvent(QPaintEvent*) {
     // Notes.
     QString note;
     if (flash && !debugCopy)
-        note = tr("S is never written to HBM: only the current %1 × %2 tile exists, on chip, and is gone after the "
+        note = tr("S is never written to HBM: only the current %1 × %2 tile exists, on chip, and "
+                  "is gone after the "
                   "next. O rows appear as each query block is finished.")
                    .arg(scene.settings.options.blockRows)
                    .arg(scene.settings.options.blockCols);
     else if (debugCopy)
-        note = tr("Debug copy: every score tile is also written to an n × n S in HBM — %1 of extra memory and "
+        note = tr("Debug copy: every score tile is also written to an n × n S in HBM — %1 of extra "
+                  "memory and "
                   "traffic, for nothing the output needs.")
                    .arg(formatBytes(double(nq) * nk * double(kBytesPerElement)));
     else
-        note = tr("Standard attention stores S and P: 2 × %1 in HBM, each written once and read back once.")
+        note = tr("Standard attention stores S and P: 2 × %1 in HBM, each written once and read "
+                  "back once.")
                    .arg(formatBytes(double(nq) * nk * double(kBytesPerElement)));
     if (!scene.check.wrongRows.empty()) note += tr("  Red marks: rows of O the check finds wrong.");
     note = tr("Q, O: %1×%2; K, V: %3×%2.  ").arg(nq).arg(d).arg(nk) + note;

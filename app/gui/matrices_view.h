@@ -8,12 +8,12 @@ namespace flashviz::gui {
 
 class MatricesView : public FrameView {
     Q_OBJECT
-public:
+  public:
     explicit MatricesView(QWidget* parent = nullptr);
     QSize sizeHint() const override { return {640, 360}; }
     QSize minimumSizeHint() const override { return {360, 200}; }
 
-protected:
+  protected:
     void paintEvent(QPaintEvent* event) override;
 };
 

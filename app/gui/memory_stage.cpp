@@ -57,19 +57,24 @@ int kernelOf(StepKind k) {
     switch (k) {
     case StepKind::ReadInputs:
     case StepKind::ComputeScores:
-    case StepKind::WriteScores: return 0;
+    case StepKind::WriteScores:
+        return 0;
     case StepKind::ReadScores:
     case StepKind::ComputeSoftmax:
-    case StepKind::WriteWeights: return 1;
-    default: return 2;
+    case StepKind::WriteWeights:
+        return 1;
+    default:
+        return 2;
     }
 }
 
 void layoutToScale(std::vector<Placed>& items, const QRectF& area, qreal gap, qreal minSide) {
     std::vector<QSize> shapes;
-    for (const auto& it : items) shapes.emplace_back(it.cols, it.rows);
+    for (const auto& it : items)
+        shapes.emplace_back(it.cols, it.rows);
     const std::vector<QRectF> rects = layoutSideBySide(shapes, area, gap, minSide);
-    for (std::size_t i = 0; i < items.size(); ++i) items[i].rect = rects[i];
+    for (std::size_t i = 0; i < items.size(); ++i)
+        items[i].rect = rects[i];
 }
 
 } // namespace
@@ -119,14 +124,16 @@ void MemoryStageView::paintEvent(QPaintEvent*) {
     const QRectF top(area.left(), area.top(), area.width(), area.height() - stripH - 6 * sc);
     const QRectF strip(area.left(), area.bottom() - stripH, area.width(), stripH);
     const QRectF hbmBox(top.left(), top.top(), top.width() * 0.53, top.height());
-    const QRectF chipBox(top.left() + top.width() * 0.64, top.top(), top.width() * 0.36, top.height());
+    const QRectF chipBox(top.left() + top.width() * 0.64, top.top(), top.width() * 0.36,
+                         top.height());
     const QRectF bus(hbmBox.right(), top.top(), chipBox.left() - hbmBox.right(), top.height());
 
     // ---- HBM ------------------------------------------------------------------------------
     const QRectF hbmContent =
         drawPanel(p, hbmBox, m_theme, m_theme.hbm, tr("HBM · off-chip memory"),
                   tr("%1 · %2 to and from the chip")
-                      .arg(formatMemorySize(hw.hbmBytes.value), formatRate(hw.hbmBandwidthBytesPerSecond.value)));
+                      .arg(formatMemorySize(hw.hbmBytes.value),
+                           formatRate(hw.hbmBandwidthBytesPerSecond.value)));
     std::vector<Placed> items;
     items.push_back({Item::Q, QStringLiteral("Q"), nq, d, {}, m_theme.q, false});
     items.push_back({Item::K, QStringLiteral("K"), nk, d, {}, m_theme.k, false});
@@ -135,8 +142,13 @@ void MemoryStageView::paintEvent(QPaintEvent*) {
     const bool debugCopy = flash && scene.settings.options.keepFullScores;
     if (flash) {
         items.push_back({Item::O, QStringLiteral("O"), nq, d, {}, m_theme.o, false});
-        items.push_back({Item::S, debugCopy ? tr("S (debug copy)") : tr("S, P"), nq, nk, {},
-                         m_theme.s, !debugCopy});
+        items.push_back({Item::S,
+                         debugCopy ? tr("S (debug copy)") : tr("S, P"),
+                         nq,
+                         nk,
+                         {},
+                         m_theme.s,
+                         !debugCopy});
     } else {
         items.push_back({Item::S, QStringLiteral("S"), nq, nk, {}, m_theme.s, false});
         items.push_back({Item::P, QStringLiteral("P"), nq, nk, {}, m_theme.p, false});
@@ -144,7 +156,8 @@ void MemoryStageView::paintEvent(QPaintEvent*) {
     }
     const QFont labelFont = m_theme.font(8.5, true);
     const QFont smallFont = m_theme.font(8);
-    const qreal labelH = QFontMetricsF(labelFont).height() + 2 * QFontMetricsF(smallFont).height() + 4;
+    const qreal labelH =
+        QFontMetricsF(labelFont).height() + 2 * QFontMetricsF(smallFont).height() + 4;
     QRectF matrixArea = hbmContent.adjusted(0, 2 * sc, 0, -labelH);
     layoutToScale(items, matrixArea, 12 * sc, 44 * sc);
     auto find = [&](Item which) -> const Placed* {
@@ -164,9 +177,15 @@ void MemoryStageView::paintEvent(QPaintEvent*) {
         p.setBrush(m_theme.panel);
         p.drawRect(r);
         switch (it.item) {
-        case Item::Q: drawMatrixImage(p, r, scene.qImage); break;
-        case Item::K: drawMatrixImage(p, r, scene.kImage); break;
-        case Item::V: drawMatrixImage(p, r, scene.vImage); break;
+        case Item::Q:
+            drawMatrixImage(p, r, scene.qImage);
+            break;
+        case Item::K:
+            drawMatrixImage(p, r, scene.kImage);
+            break;
+        case Item::V:
+            drawMatrixImage(p, r, scene.vImage);
+            break;
         case Item::O: {
             // Only the rows already written back are in HBM.
             if (!flash) {
@@ -187,10 +206,12 @@ void MemoryStageView::paintEvent(QPaintEvent*) {
                 const QImage& img = scene.scoresImage;
                 const qreal ix = qreal(img.width()) / nk, iy = qreal(img.height()) / nq;
                 for (const QRect& e : storedScoreRegions(scene, info))
-                    drawMatrixImage(p,
-                                    QRectF(r.left() + r.width() * e.left() / nk, r.top() + r.height() * e.top() / nq,
-                                           r.width() * e.width() / nk, r.height() * e.height() / nq),
-                                    img, QRectF(ix * e.left(), iy * e.top(), ix * e.width(), iy * e.height()));
+                    drawMatrixImage(
+                        p,
+                        QRectF(r.left() + r.width() * e.left() / nk,
+                               r.top() + r.height() * e.top() / nq, r.width() * e.width() / nk,
+                               r.height() * e.height() / nq),
+                        img, QRectF(ix * e.left(), iy * e.top(), ix * e.width(), iy * e.height()));
             } else if (info.index > writeScores || (info.index == writeScores && !moving)) {
                 drawMatrixImage(p, r, scene.scoresImage);
             } else if (info.index == writeScores) {
@@ -235,7 +256,8 @@ void MemoryStageView::paintEvent(QPaintEvent*) {
         drawFittedText(p, l2, Qt::AlignHCenter | Qt::AlignTop,
                        QStringLiteral("%1×%2").arg(it.rows).arg(it.cols), smallFont);
         drawFittedText(p, l2.translated(0, l2.height()), Qt::AlignHCenter | Qt::AlignTop,
-                       it.ghost ? tr("0 B (std: %1)").arg(formatBytes(2 * bytes)) : formatBytes(bytes),
+                       it.ghost ? tr("0 B (std: %1)").arg(formatBytes(2 * bytes))
+                                : formatBytes(bytes),
                        smallFont);
     }
 
@@ -243,7 +265,8 @@ void MemoryStageView::paintEvent(QPaintEvent*) {
     p.setBrush(Qt::NoBrush);
     p.setPen(activePen);
     if (flash) {
-        if (info.queryBlock >= 0 && find(Item::Q)) p.drawRect(rowBand(find(Item::Q)->rect, nq, info.rows));
+        if (info.queryBlock >= 0 && find(Item::Q))
+            p.drawRect(rowBand(find(Item::Q)->rect, nq, info.rows));
         if (info.keyBlock >= 0) {
             p.drawRect(rowBand(find(Item::K)->rect, nk, info.cols));
             p.drawRect(rowBand(find(Item::V)->rect, nk, info.cols));
@@ -257,29 +280,44 @@ void MemoryStageView::paintEvent(QPaintEvent*) {
             const QRectF sRect = find(Item::S)->rect;
             p.drawRect(QRectF(sRect.left() + sRect.width() * info.cols.begin / nk,
                               sRect.top() + sRect.height() * info.rows.begin / nq,
-                              sRect.width() * info.cols.size() / nk, sRect.height() * info.rows.size() / nq));
+                              sRect.width() * info.cols.size() / nk,
+                              sRect.height() * info.rows.size() / nq));
         }
     } else {
         auto outline = [&](Item which) { p.drawRect(find(which)->rect); };
         switch (info.kind) {
-        case StepKind::ReadInputs: outline(Item::Q); outline(Item::K); outline(Item::V); break;
+        case StepKind::ReadInputs:
+            outline(Item::Q);
+            outline(Item::K);
+            outline(Item::V);
+            break;
         case StepKind::WriteScores:
-        case StepKind::ReadScores: outline(Item::S); break;
-        case StepKind::WriteWeights: outline(Item::P); break;
-        case StepKind::ReadWeights: outline(Item::P); outline(Item::V); break;
-        case StepKind::WriteOutput: outline(Item::O); break;
-        default: break;
+        case StepKind::ReadScores:
+            outline(Item::S);
+            break;
+        case StepKind::WriteWeights:
+            outline(Item::P);
+            break;
+        case StepKind::ReadWeights:
+            outline(Item::P);
+            outline(Item::V);
+            break;
+        case StepKind::WriteOutput:
+            outline(Item::O);
+            break;
+        default:
+            break;
         }
     }
 
     // ---- the chip ---------------------------------------------------------------------------
     const double sramPerSm = hw.sharedMemoryPerSmBytes.value;
-    const QRectF chipContent = drawPanel(
-        p, chipBox, m_theme, m_theme.sram, tr("SRAM · on the chip"),
-        tr("%1 per SM × %2 SMs · %3")
-            .arg(formatBytes(sramPerSm))
-            .arg(int(hw.smCount.value))
-            .arg(formatRate(hw.sramBandwidthBytesPerSecond.value)));
+    const QRectF chipContent =
+        drawPanel(p, chipBox, m_theme, m_theme.sram, tr("SRAM · on the chip"),
+                  tr("%1 per SM × %2 SMs · %3")
+                      .arg(formatBytes(sramPerSm))
+                      .arg(int(hw.smCount.value))
+                      .arg(formatRate(hw.sramBandwidthBytesPerSecond.value)));
     const QFont barFont = m_theme.font(8);
     const qreal barH = QFontMetricsF(barFont).height() + 8 * sc;
     const QRectF slotsArea = chipContent.adjusted(0, 0, 0, -barH - 6 * sc);
@@ -299,8 +337,12 @@ void MemoryStageView::paintEvent(QPaintEvent*) {
     };
     std::vector<QRectF> kernels;
     if (flash) {
-        const int br = std::max(1, info.rows.size() > 0 ? info.rows.size() : std::min(scene.settings.options.blockRows, nq));
-        const int bc = std::max(1, info.cols.size() > 0 ? info.cols.size() : std::min(scene.settings.options.blockCols, nk));
+        const int br =
+            std::max(1, info.rows.size() > 0 ? info.rows.size()
+                                             : std::min(scene.settings.options.blockRows, nq));
+        const int bc =
+            std::max(1, info.cols.size() > 0 ? info.cols.size()
+                                             : std::min(scene.settings.options.blockCols, nk));
         const QFont slotFont = m_theme.font(7.5, true);
         const qreal lh = QFontMetricsF(slotFont).height() + 2;
         const qreal gap = 10 * sc;
@@ -312,7 +354,8 @@ void MemoryStageView::paintEvent(QPaintEvent*) {
                                     (slotsArea.height() - 2 * lh - gap) / tallest);
         auto side = [&](int elements) { return std::max(minSide, elements * unit); };
         qreal y = slotsArea.top();
-        auto row = [&](std::vector<std::tuple<QString, int, int, const QImage*, QColor, bool, bool>> cells) {
+        auto row = [&](std::vector<std::tuple<QString, int, int, const QImage*, QColor, bool, bool>>
+                           cells) {
             qreal x = slotsArea.left(), h = 0;
             for (auto& [name, r, c, img, colour, resident, produced] : cells) {
                 QRectF rr(x, y + lh, side(c), side(r));
@@ -327,20 +370,28 @@ void MemoryStageView::paintEvent(QPaintEvent*) {
         row({{QStringLiteral("Q_i"), br, d, &m_tiles.q, m_theme.q, st.query.size() > 0, false},
              {QStringLiteral("K_j"), bc, d, &m_tiles.k, m_theme.k, st.key.size() > 0, false},
              {QStringLiteral("V_j"), bc, d, &m_tiles.v, m_theme.v, st.value.size() > 0, false}});
-        row({{QStringLiteral("S_ij"), br, bc, &m_tiles.s, m_theme.s, st.scores.size() > 0, k == StepKind::ComputeScores},
-             {QStringLiteral("P_ij"), br, bc, &m_tiles.p, m_theme.p, st.weights.size() > 0, k == StepKind::ComputeWeights},
-             {QStringLiteral("m"), br, 1, &m_tiles.m, m_theme.accent, st.mOld.size() > 0 || st.mNew.size() > 0, k == StepKind::UpdateMax},
-             {QStringLiteral("ℓ"), br, 1, &m_tiles.l, m_theme.accent, st.lOld.size() > 0 || st.lNew.size() > 0, k == StepKind::UpdateSum},
-             {normalised ? QStringLiteral("O_i = acc/ℓ") : QStringLiteral("acc"), br, d, &m_tiles.acc, m_theme.o,
-              st.accOld.size() > 0 || st.accNew.size() > 0, k == StepKind::UpdateOutput || k == StepKind::Normalise}});
+        row({{QStringLiteral("S_ij"), br, bc, &m_tiles.s, m_theme.s, st.scores.size() > 0,
+              k == StepKind::ComputeScores},
+             {QStringLiteral("P_ij"), br, bc, &m_tiles.p, m_theme.p, st.weights.size() > 0,
+              k == StepKind::ComputeWeights},
+             {QStringLiteral("m"), br, 1, &m_tiles.m, m_theme.accent,
+              st.mOld.size() > 0 || st.mNew.size() > 0, k == StepKind::UpdateMax},
+             {QStringLiteral("ℓ"), br, 1, &m_tiles.l, m_theme.accent,
+              st.lOld.size() > 0 || st.lNew.size() > 0, k == StepKind::UpdateSum},
+             {normalised ? QStringLiteral("O_i = acc/ℓ") : QStringLiteral("acc"), br, d,
+              &m_tiles.acc, m_theme.o, st.accOld.size() > 0 || st.accNew.size() > 0,
+              k == StepKind::UpdateOutput || k == StepKind::Normalise}});
         for (const Slot& s : chipSlots) {
-            const bool arriving = moving && isLoad(info.kind) &&
-                                  ((info.kind == StepKind::LoadQuery && s.name == QLatin1String("Q_i")) ||
-                                   (info.kind == StepKind::LoadKeyValue && (s.name == QLatin1String("K_j") || s.name == QLatin1String("V_j"))) ||
-                                   (info.kind == StepKind::LoadRunningState && s.name == QLatin1String("acc")));
+            const bool arriving =
+                moving && isLoad(info.kind) &&
+                ((info.kind == StepKind::LoadQuery && s.name == QLatin1String("Q_i")) ||
+                 (info.kind == StepKind::LoadKeyValue &&
+                  (s.name == QLatin1String("K_j") || s.name == QLatin1String("V_j"))) ||
+                 (info.kind == StepKind::LoadRunningState && s.name == QLatin1String("acc")));
             p.setPen(s.resident ? s.colour : m_theme.muted);
-            drawFittedText(p, QRectF(s.rect.left() - 4, s.rect.top() - lh, s.rect.width() + 40 * sc, lh),
-                           Qt::AlignLeft | Qt::AlignBottom, s.name, slotFont);
+            drawFittedText(
+                p, QRectF(s.rect.left() - 4, s.rect.top() - lh, s.rect.width() + 40 * sc, lh),
+                Qt::AlignLeft | Qt::AlignBottom, s.name, slotFont);
             if (s.resident && !arriving && s.image && !s.image->isNull()) {
                 drawMatrixImage(p, s.rect, *s.image);
                 p.setPen(QPen(s.colour, 1.5 * sc));
@@ -350,7 +401,9 @@ void MemoryStageView::paintEvent(QPaintEvent*) {
             p.setBrush(Qt::NoBrush);
             p.drawRect(s.rect);
             if (s.produced) {
-                p.setPen(QPen(withAlpha(m_theme.accent, int(255 * (0.35 + 0.65 * (1 - std::abs(2 * t - 1))))), 4 * sc));
+                p.setPen(QPen(
+                    withAlpha(m_theme.accent, int(255 * (0.35 + 0.65 * (1 - std::abs(2 * t - 1))))),
+                    4 * sc));
                 p.drawRect(s.rect.adjusted(-3 * sc, -3 * sc, 3 * sc, 3 * sc));
             }
         }
@@ -358,31 +411,37 @@ void MemoryStageView::paintEvent(QPaintEvent*) {
         const QStringList names = {tr("kernel 1 · S = scale·QKᵀ"), tr("kernel 2 · P = softmax(S)"),
                                    tr("kernel 3 · O = PV")};
         const qreal textH = QFontMetricsF(m_theme.font(9.5, true)).height();
-        const qreal h = std::max(textH + 6 * sc, std::min(48 * sc, (slotsArea.height() - 40 * sc) / 3));
+        const qreal h =
+            std::max(textH + 6 * sc, std::min(48 * sc, (slotsArea.height() - 40 * sc) / 3));
         const int active = kernelOf(info.kind);
         for (int i = 0; i < 3; ++i) {
             QRectF r(slotsArea.left(), slotsArea.top() + i * (h + 8 * sc), slotsArea.width(), h);
             kernels.push_back(r);
-            p.setPen(QPen(i == active ? m_theme.accent : withAlpha(m_theme.muted, 150), i == active ? 3 * sc : 1 * sc));
+            p.setPen(QPen(i == active ? m_theme.accent : withAlpha(m_theme.muted, 150),
+                          i == active ? 3 * sc : 1 * sc));
             p.setBrush(i == active ? QBrush(withAlpha(m_theme.accent, 40)) : QBrush(Qt::NoBrush));
             p.drawRoundedRect(r, 5 * sc, 5 * sc);
             p.setPen(i == active ? m_theme.text : m_theme.muted);
-            drawFittedText(p, r.adjusted(8 * sc, 0, -8 * sc, 0), Qt::AlignVCenter | Qt::AlignLeft, names[i],
-                           m_theme.font(9.5, i == active));
+            drawFittedText(p, r.adjusted(8 * sc, 0, -8 * sc, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                           names[i], m_theme.font(9.5, i == active));
         }
         p.setPen(m_theme.muted);
-        drawFittedText(p, QRectF(slotsArea.left(), slotsArea.top() + 3 * (h + 8 * sc), slotsArea.width(), 36 * sc),
+        drawFittedText(p,
+                       QRectF(slotsArea.left(), slotsArea.top() + 3 * (h + 8 * sc),
+                              slotsArea.width(), 36 * sc),
                        Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
                        tr("each kernel writes its whole result to HBM"), m_theme.font(8.5));
     }
 
     // SRAM fill against the per-SM budget.
     {
-        const QRectF bar(chipContent.left(), chipContent.bottom() - barH, chipContent.width(), barH);
+        const QRectF bar(chipContent.left(), chipContent.bottom() - barH, chipContent.width(),
+                         barH);
         const double used = double(st.sramElements) * double(kBytesPerElement);
         const double fraction = sramPerSm > 0 ? used / sramPerSm : 0;
         const qreal textH = QFontMetricsF(barFont).height();
-        const QRectF track(bar.left(), bar.top() + textH + 1, bar.width(), bar.height() - textH - 1);
+        const QRectF track(bar.left(), bar.top() + textH + 1, bar.width(),
+                           bar.height() - textH - 1);
         p.setPen(Qt::NoPen);
         p.setBrush(withAlpha(m_theme.muted, 50));
         p.drawRoundedRect(track, 3, 3);
@@ -397,14 +456,16 @@ void MemoryStageView::paintEvent(QPaintEvent*) {
         if (!flash)
             text = tr("SRAM holds only the GEMMs' tiles; S and P live in HBM");
         else if (over)
-            text = tr("%1 of %2 per SM: too big, the tile spills to HBM").arg(formatBytes(used), formatBytes(sramPerSm));
+            text = tr("%1 of %2 per SM: too big, the tile spills to HBM")
+                       .arg(formatBytes(used), formatBytes(sramPerSm));
         else
             text = tr("SRAM used %1 of %2 per SM (%3 %)")
                        .arg(formatBytes(used), formatBytes(sramPerSm))
                        .arg(fraction * 100, 0, 'f', fraction < 0.1 ? 2 : 1);
         QFont f = barFont;
         f.setBold(over);
-        drawFittedText(p, QRectF(bar.left(), bar.top(), bar.width(), textH), Qt::AlignLeft | Qt::AlignVCenter, text, f);
+        drawFittedText(p, QRectF(bar.left(), bar.top(), bar.width(), textH),
+                       Qt::AlignLeft | Qt::AlignVCenter, text, f);
     }
 
     // ---- the bus -----------------------------------------------------------------------------
@@ -415,7 +476,8 @@ void MemoryStageView::paintEvent(QPaintEvent*) {
     {
         const qreal x0 = bus.left() + 8 * sc, x1 = bus.right() - 8 * sc;
         const qreal yRead = bus.center().y() - 26 * sc, yWrite = bus.center().y() + 26 * sc;
-        auto arrow = [&](qreal y, bool rightwards, bool active, const QString& label, const QString& amount) {
+        auto arrow = [&](qreal y, bool rightwards, bool active, const QString& label,
+                         const QString& amount) {
             const QColor c = active ? m_theme.accent : withAlpha(m_theme.muted, 140);
             QPen pen(c, active ? 5 * sc : 2 * sc);
             if (active) {
@@ -435,14 +497,18 @@ void MemoryStageView::paintEvent(QPaintEvent*) {
             p.setBrush(c);
             p.drawPath(head);
             p.setPen(active ? m_theme.text : m_theme.muted);
-            drawFittedText(p, QRectF(bus.left(), y - 30 * sc, bus.width(), 20 * sc), Qt::AlignCenter, label,
-                           m_theme.font(8.5, active));
+            drawFittedText(p, QRectF(bus.left(), y - 30 * sc, bus.width(), 20 * sc),
+                           Qt::AlignCenter, label, m_theme.font(8.5, active));
             if (active)
-                drawFittedText(p, QRectF(bus.left(), y + 8 * sc, bus.width(), 20 * sc), Qt::AlignCenter,
-                               amount, m_theme.font(8.5, true));
+                drawFittedText(p, QRectF(bus.left(), y + 8 * sc, bus.width(), 20 * sc),
+                               Qt::AlignCenter, amount, m_theme.font(8.5, true));
         };
-        arrow(yRead, true, reading, tr("read"), QStringLiteral("+%1").arg(formatBytes(double(now.hbmReadBytes - before.hbmReadBytes))));
-        arrow(yWrite, false, writing, tr("write"), QStringLiteral("+%1").arg(formatBytes(double(now.hbmWriteBytes - before.hbmWriteBytes))));
+        arrow(
+            yRead, true, reading, tr("read"),
+            QStringLiteral("+%1").arg(formatBytes(double(now.hbmReadBytes - before.hbmReadBytes))));
+        arrow(yWrite, false, writing, tr("write"),
+              QStringLiteral("+%1").arg(
+                  formatBytes(double(now.hbmWriteBytes - before.hbmWriteBytes))));
     }
 
     // ---- tiles in flight ---------------------------------------------------------------------
@@ -464,49 +530,89 @@ void MemoryStageView::paintEvent(QPaintEvent*) {
         };
         switch (info.kind) {
         case StepKind::LoadQuery:
-            moves.push_back({band(Item::Q, nq, info.rows), slotRect(QStringLiteral("Q_i")), scene.qImage,
-                             imageBand(scene.qImage, nq, info.rows), m_theme.q, QStringLiteral("Q_i")});
+            moves.push_back({band(Item::Q, nq, info.rows), slotRect(QStringLiteral("Q_i")),
+                             scene.qImage, imageBand(scene.qImage, nq, info.rows), m_theme.q,
+                             QStringLiteral("Q_i")});
             break;
         case StepKind::LoadKeyValue:
-            moves.push_back({band(Item::K, nk, info.cols), slotRect(QStringLiteral("K_j")), scene.kImage,
-                             imageBand(scene.kImage, nk, info.cols), m_theme.k, QStringLiteral("K_j")});
-            moves.push_back({band(Item::V, nk, info.cols), slotRect(QStringLiteral("V_j")), scene.vImage,
-                             imageBand(scene.vImage, nk, info.cols), m_theme.v, QStringLiteral("V_j")});
+            moves.push_back({band(Item::K, nk, info.cols), slotRect(QStringLiteral("K_j")),
+                             scene.kImage, imageBand(scene.kImage, nk, info.cols), m_theme.k,
+                             QStringLiteral("K_j")});
+            moves.push_back({band(Item::V, nk, info.cols), slotRect(QStringLiteral("V_j")),
+                             scene.vImage, imageBand(scene.vImage, nk, info.cols), m_theme.v,
+                             QStringLiteral("V_j")});
             break;
         case StepKind::LoadRunningState:
-            moves.push_back({band(Item::O, nq, info.rows), slotRect(QStringLiteral("acc")), m_tiles.acc, {},
-                             m_theme.o, QStringLiteral("O_i, m_i, ℓ_i")});
+            moves.push_back({band(Item::O, nq, info.rows),
+                             slotRect(QStringLiteral("acc")),
+                             m_tiles.acc,
+                             {},
+                             m_theme.o,
+                             QStringLiteral("O_i, m_i, ℓ_i")});
             break;
         case StepKind::StoreRunningState:
         case StepKind::StoreOutput: {
             QRectF from = slotRect(QStringLiteral("O_i = acc/ℓ"));
             if (from.isNull()) from = slotRect(QStringLiteral("acc"));
-            moves.push_back({from, band(Item::O, nq, info.rows), m_tiles.acc, {}, m_theme.o,
-                             info.kind == StepKind::StoreOutput ? QStringLiteral("O_i") : QStringLiteral("O_i, m_i, ℓ_i")});
+            moves.push_back({from,
+                             band(Item::O, nq, info.rows),
+                             m_tiles.acc,
+                             {},
+                             m_theme.o,
+                             info.kind == StepKind::StoreOutput ? QStringLiteral("O_i")
+                                                                : QStringLiteral("O_i, m_i, ℓ_i")});
             break;
         }
         case StepKind::InitialiseOutput:
-            moves.push_back({QRectF(chipContent.center(), QSizeF(20 * sc, 20 * sc)), find(Item::O)->rect, {}, {},
-                             m_theme.o, QStringLiteral("O = 0, m = −∞, ℓ = 0")});
+            moves.push_back({QRectF(chipContent.center(), QSizeF(20 * sc, 20 * sc)),
+                             find(Item::O)->rect,
+                             {},
+                             {},
+                             m_theme.o,
+                             QStringLiteral("O = 0, m = −∞, ℓ = 0")});
             break;
         case StepKind::ReadInputs:
             for (Item which : {Item::Q, Item::K, Item::V}) {
                 const Placed* it = find(which);
-                const QImage& img = which == Item::Q ? scene.qImage : which == Item::K ? scene.kImage : scene.vImage;
-                moves.push_back({token(it->rect), token(kernels[0]), img, {}, it->colour, it->name});
+                const QImage& img = which == Item::Q   ? scene.qImage
+                                    : which == Item::K ? scene.kImage
+                                                       : scene.vImage;
+                moves.push_back(
+                    {token(it->rect), token(kernels[0]), img, {}, it->colour, it->name});
             }
             break;
         case StepKind::ReadScores:
-            moves.push_back({token(find(Item::S)->rect), token(kernels[1]), scene.scoresImage, {}, m_theme.s, QStringLiteral("S")});
+            moves.push_back({token(find(Item::S)->rect),
+                             token(kernels[1]),
+                             scene.scoresImage,
+                             {},
+                             m_theme.s,
+                             QStringLiteral("S")});
             break;
         case StepKind::ReadWeights:
-            moves.push_back({token(find(Item::P)->rect), token(kernels[2]), scene.weightsImage, {}, m_theme.p, QStringLiteral("P")});
-            moves.push_back({token(find(Item::V)->rect), token(kernels[2]), scene.vImage, {}, m_theme.v, QStringLiteral("V")});
+            moves.push_back({token(find(Item::P)->rect),
+                             token(kernels[2]),
+                             scene.weightsImage,
+                             {},
+                             m_theme.p,
+                             QStringLiteral("P")});
+            moves.push_back({token(find(Item::V)->rect),
+                             token(kernels[2]),
+                             scene.vImage,
+                             {},
+                             m_theme.v,
+                             QStringLiteral("V")});
             break;
         case StepKind::WriteOutput:
-            moves.push_back({token(kernels[2]), token(find(Item::O)->rect), scene.outputImage, {}, m_theme.o, QStringLiteral("O")});
+            moves.push_back({token(kernels[2]),
+                             token(find(Item::O)->rect),
+                             scene.outputImage,
+                             {},
+                             m_theme.o,
+                             QStringLiteral("O")});
             break;
-        default: break;
+        default:
+            break;
         }
         for (const Movement& mv : moves) {
             if (mv.from.isNull() || mv.to.isNull()) continue;
@@ -525,8 +631,8 @@ void MemoryStageView::paintEvent(QPaintEvent*) {
             p.drawRect(r);
             p.setPen(m_theme.text);
             const QFont f = m_theme.font(9, true);
-            QRectF lr(r.left(), r.top() - QFontMetricsF(f).height() - 2, std::max(r.width(), 120 * sc),
-                      QFontMetricsF(f).height());
+            QRectF lr(r.left(), r.top() - QFontMetricsF(f).height() - 2,
+                      std::max(r.width(), 120 * sc), QFontMetricsF(f).height());
             drawFittedText(p, lr, Qt::AlignLeft | Qt::AlignBottom, mv.label, f);
         }
     }
@@ -544,31 +650,42 @@ void MemoryStageView::paintEvent(QPaintEvent*) {
         p.drawRoundedRect(strip, 6 * sc, 6 * sc);
         const QRectF inner = strip.adjusted(10 * sc, 4 * sc, -10 * sc, -4 * sc);
         const qreal colW = inner.width() / 4;
-        auto counter = [&](int column, const QString& label, const QString& value, const QString& sub, bool active) {
-            const QRectF cell(inner.left() + column * colW, inner.top(), colW - 8 * sc, inner.height());
+        auto counter = [&](int column, const QString& label, const QString& value,
+                           const QString& sub, bool active) {
+            const QRectF cell(inner.left() + column * colW, inner.top(), colW - 8 * sc,
+                              inner.height());
             p.setPen(m_theme.muted);
             drawFittedText(p, QRectF(cell.left(), cell.top(), cell.width(), cell.height() * 0.3),
                            Qt::AlignLeft | Qt::AlignVCenter, label, m_theme.font(8));
             p.setPen(active ? m_theme.accent.darker(m_theme.lecture ? 100 : 130) : m_theme.text);
-            drawFittedText(p, QRectF(cell.left(), cell.top() + cell.height() * 0.28, cell.width(), cell.height() * 0.42),
+            drawFittedText(p,
+                           QRectF(cell.left(), cell.top() + cell.height() * 0.28, cell.width(),
+                                  cell.height() * 0.42),
                            Qt::AlignLeft | Qt::AlignVCenter, value, m_theme.mono(12, true));
             p.setPen(m_theme.muted);
-            drawFittedText(p, QRectF(cell.left(), cell.top() + cell.height() * 0.7, cell.width(), cell.height() * 0.3),
+            drawFittedText(p,
+                           QRectF(cell.left(), cell.top() + cell.height() * 0.7, cell.width(),
+                                  cell.height() * 0.3),
                            Qt::AlignLeft | Qt::AlignVCenter, sub, m_theme.font(7.5));
         };
         const double total = double(scene.totals.hbmBytes());
         counter(0, tr("HBM bytes read"), formatBytes(read),
-                tr("of %1 in the whole run").arg(formatBytes(double(scene.totals.hbmReadBytes))), reading);
+                tr("of %1 in the whole run").arg(formatBytes(double(scene.totals.hbmReadBytes))),
+                reading);
         counter(1, tr("HBM bytes written"), formatBytes(written),
-                tr("of %1 in the whole run").arg(formatBytes(double(scene.totals.hbmWriteBytes))), writing);
+                tr("of %1 in the whole run").arg(formatBytes(double(scene.totals.hbmWriteBytes))),
+                writing);
         counter(2, tr("FLOPs"), formatFlops(flops),
-                tr("of %1 (standard: %2)").arg(formatFlops(double(scene.totals.flops)),
-                                               formatFlops(double(scene.standardTotals.flops))),
+                tr("of %1 (standard: %2)")
+                    .arg(formatFlops(double(scene.totals.flops)),
+                         formatFlops(double(scene.standardTotals.flops))),
                 now.flops > before.flops);
         const double hbmTime = (read + written) / hw.hbmBandwidthBytesPerSecond.value;
         const double flopTime = flops / hw.fp32FlopsPerSecond.value;
-        counter(3, tr("time at %1 / %2").arg(formatRate(hw.hbmBandwidthBytesPerSecond.value),
-                                             formatFlopRate(hw.fp32FlopsPerSecond.value)),
+        counter(3,
+                tr("time at %1 / %2")
+                    .arg(formatRate(hw.hbmBandwidthBytesPerSecond.value),
+                         formatFlopRate(hw.fp32FlopsPerSecond.value)),
                 QStringLiteral("%1 / %2").arg(formatSeconds(hbmTime), formatSeconds(flopTime)),
                 tr("moving bytes / fp32 arithmetic · run total %1 (standard %2)")
                     .arg(formatBytes(total), formatBytes(double(scene.standardTotals.hbmBytes()))),

@@ -10,16 +10,16 @@ namespace flashviz::gui {
 
 class MemoryStageView : public FrameView {
     Q_OBJECT
-public:
+  public:
     explicit MemoryStageView(QWidget* parent = nullptr);
     QSize sizeHint() const override { return {860, 420}; }
     QSize minimumSizeHint() const override { return {480, 300}; }
 
-protected:
+  protected:
     void paintEvent(QPaintEvent* event) override;
     void frameChanged() override;
 
-private:
+  private:
     struct TileImages {
         QImage q, k, v, s, p, m, l, acc;
     };

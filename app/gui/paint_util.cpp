@@ -41,7 +41,8 @@ const QImage& scaledCached(const QImage& image, const QRect& source, const QSize
             if (it != cache.begin()) std::rotate(cache.begin(), it, it + 1);
             return cache.front().second;
         }
-    QImage scaled = image.copy(source).scaled(size, Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
+    QImage scaled =
+        image.copy(source).scaled(size, Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
     cache.insert(cache.begin(), {key, std::move(scaled)});
     if (cache.size() > 48) cache.pop_back();
     return cache.front().second;
@@ -55,7 +56,8 @@ void drawMatrixImage(QPainter& p, const QRectF& target, const QImage& image, con
     const bool reduce = src.width() > target.width() || src.height() > target.height();
     const QRect whole = src.toAlignedRect();
     if (reduce && whole == src.toRect() && src.width() * src.height() > 4096) {
-        const QSize size(std::max(1, int(std::ceil(target.width()))), std::max(1, int(std::ceil(target.height()))));
+        const QSize size(std::max(1, int(std::ceil(target.width()))),
+                         std::max(1, int(std::ceil(target.height()))));
         p.drawImage(QRectF(target.topLeft(), QSizeF(size)), scaledCached(image, whole, size));
         return;
     }
@@ -115,8 +117,8 @@ void drawFittedText(QPainter& p, const QRectF& box, int flags, const QString& te
     p.restore();
 }
 
-std::vector<QRectF> layoutSideBySide(const std::vector<QSize>& shapes, const QRectF& area, qreal gap,
-                                     qreal minSide) {
+std::vector<QRectF> layoutSideBySide(const std::vector<QSize>& shapes, const QRectF& area,
+                                     qreal gap, qreal minSide) {
     std::vector<QRectF> out;
     if (shapes.empty()) return out;
     int maxRows = 1;
@@ -131,8 +133,10 @@ std::vector<QRectF> layoutSideBySide(const std::vector<QSize>& shapes, const QRe
     for (int pass = 0; pass < 3; ++pass) {
         qreal fixed = 0, flexibleCols = 0;
         for (const QSize& s : shapes) {
-            if (s.width() * scale < minSide) fixed += minSide;
-            else flexibleCols += s.width();
+            if (s.width() * scale < minSide)
+                fixed += minSide;
+            else
+                flexibleCols += s.width();
         }
         if (flexibleCols > 0) scale = std::min(scale, (area.width() - gaps - fixed) / flexibleCols);
     }

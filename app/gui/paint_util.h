@@ -34,7 +34,7 @@ QColor withAlpha(QColor c, int alpha);
 
 // Places matrices of the given shapes (width = columns, height = rows) side by side in `area`,
 // to one scale, each at least `minSide` pixels wide and tall.
-std::vector<QRectF> layoutSideBySide(const std::vector<QSize>& shapes, const QRectF& area, qreal gap,
-                                     qreal minSide);
+std::vector<QRectF> layoutSideBySide(const std::vector<QSize>& shapes, const QRectF& area,
+                                     qreal gap, qreal minSide);
 
 } // namespace flashviz::gui

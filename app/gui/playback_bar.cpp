@@ -14,7 +14,8 @@
 
 namespace flashviz::gui {
 
-static QToolButton* makeButton(QWidget* parent, QStyle::StandardPixmap icon, const QString& tip, const char* name) {
+static QToolButton* makeButton(QWidget* parent, QStyle::StandardPixmap icon, const QString& tip,
+                               const char* name) {
     auto* b = new QToolButton(parent);
     b->setIcon(parent->style()->standardIcon(icon));
     b->setIconSize(QSize(22, 22));
@@ -28,10 +29,12 @@ static QToolButton* makeButton(QWidget* parent, QStyle::StandardPixmap icon, con
 
 PlaybackBar::PlaybackBar(Controller* controller, QWidget* parent)
     : QWidget(parent), m_controller(controller) {
-    m_start = makeButton(this, QStyle::SP_MediaSkipBackward, tr("To the first step (Home)"), "toStart");
+    m_start =
+        makeButton(this, QStyle::SP_MediaSkipBackward, tr("To the first step (Home)"), "toStart");
     m_back = makeButton(this, QStyle::SP_MediaSeekBackward, tr("Step back (Left)"), "stepBack");
     m_play = makeButton(this, QStyle::SP_MediaPlay, tr("Play / pause (Space)"), "play");
-    m_forward = makeButton(this, QStyle::SP_MediaSeekForward, tr("Step forward (Right)"), "stepForward");
+    m_forward =
+        makeButton(this, QStyle::SP_MediaSeekForward, tr("Step forward (Right)"), "stepForward");
     m_end = makeButton(this, QStyle::SP_MediaSkipForward, tr("To the last step (End)"), "toEnd");
     m_slider = new QSlider(Qt::Horizontal, this);
     m_slider->setObjectName(QStringLiteral("scrub"));
@@ -43,7 +46,8 @@ PlaybackBar::PlaybackBar(Controller* controller, QWidget* parent)
     m_caption = new QLabel(this);
     m_caption->setObjectName(QStringLiteral("caption"));
     m_caption->setTextFormat(Qt::PlainText);
-    m_caption->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred); // long captions never widen the window
+    m_caption->setSizePolicy(QSizePolicy::Ignored,
+                             QSizePolicy::Preferred); // long captions never widen the window
     m_speed = new QComboBox(this);
     m_speed->setObjectName(QStringLiteral("speed"));
     m_speed->setFocusPolicy(Qt::NoFocus);
@@ -59,7 +63,8 @@ PlaybackBar::PlaybackBar(Controller* controller, QWidget* parent)
 
     auto* row = new QHBoxLayout;
     row->setContentsMargins(0, 0, 0, 0);
-    for (QToolButton* b : {m_start, m_back, m_play, m_forward, m_end}) row->addWidget(b);
+    for (QToolButton* b : {m_start, m_back, m_play, m_forward, m_end})
+        row->addWidget(b);
     row->addWidget(m_slider, 1);
     row->addWidget(m_position);
     row->addWidget(m_speed);
@@ -84,7 +89,8 @@ PlaybackBar::PlaybackBar(Controller* controller, QWidget* parent)
     connect(controller, &Controller::stepChanged, this, &PlaybackBar::onStepChanged);
     connect(controller, &Controller::frameChanged, this, &PlaybackBar::onFrameChanged);
     connect(controller, &Controller::playingChanged, this, [this](bool playing) {
-        m_play->setIcon(style()->standardIcon(playing ? QStyle::SP_MediaPause : QStyle::SP_MediaPlay));
+        m_play->setIcon(
+            style()->standardIcon(playing ? QStyle::SP_MediaPause : QStyle::SP_MediaPlay));
     });
     connect(controller, &Controller::speedChanged, this, [this](double speed) {
         const QSignalBlocker block(m_speed);
@@ -98,13 +104,17 @@ PlaybackBar::PlaybackBar(Controller* controller, QWidget* parent)
 
 void PlaybackBar::applyTheme(const Theme& theme) {
     QFont f = theme.font(10);
-    for (QWidget* w : std::initializer_list<QWidget*>{m_position, m_speed, m_chapters}) w->setFont(f);
+    for (QWidget* w : std::initializer_list<QWidget*>{m_position, m_speed, m_chapters})
+        w->setFont(f);
     const int icon = int(22 * theme.scale);
-    for (QToolButton* b : {m_start, m_back, m_play, m_forward, m_end}) b->setIconSize(QSize(icon, icon));
+    for (QToolButton* b : {m_start, m_back, m_play, m_forward, m_end})
+        b->setIconSize(QSize(icon, icon));
     m_caption->setFont(theme.font(10.5, true));
 }
 
-QString PlaybackBar::caption() const { return m_caption->text(); }
+QString PlaybackBar::caption() const {
+    return m_caption->text();
+}
 
 void PlaybackBar::onSceneChanged() {
     const auto scene = m_controller->scene();
@@ -116,7 +126,8 @@ void PlaybackBar::onSceneChanged() {
     const QSignalBlocker block(m_chapters);
     m_chapters->clear();
     if (!scene) return;
-    for (const Chapter& c : scene->chapters) m_chapters->addItem(c.title, c.step);
+    for (const Chapter& c : scene->chapters)
+        m_chapters->addItem(c.title, c.step);
     onStepChanged(m_controller->step());
 }
 
@@ -143,8 +154,11 @@ void PlaybackBar::onFrameChanged() {
         where = tr("  [query block %1]").arg(info.queryBlock);
     else if (info.keyBlock >= 0)
         where = tr("  [key block %1]").arg(info.keyBlock);
-    QString text = tr("Step %1: %2%3").arg(frame->step).arg(QString::fromStdString(describe(info.kind)), where);
-    if (frame->step == 0 && !m_controller->isPlaying()) text += tr("     (Space plays, → steps, B breaks the rescale)");
+    QString text = tr("Step %1: %2%3")
+                       .arg(frame->step)
+                       .arg(QString::fromStdString(describe(info.kind)), where);
+    if (frame->step == 0 && !m_controller->isPlaying())
+        text += tr("     (Space plays, → steps, B breaks the rescale)");
     m_caption->setText(text);
 }
 

@@ -15,7 +15,7 @@ struct Theme;
 
 class PlaybackBar : public QWidget {
     Q_OBJECT
-public:
+  public:
     explicit PlaybackBar(Controller* controller, QWidget* parent = nullptr);
     void applyTheme(const Theme& theme);
 
@@ -24,7 +24,7 @@ public:
     QComboBox* speeds() const { return m_speed; }
     QString caption() const;
 
-private:
+  private:
     void onSceneChanged();
     void onStepChanged(int step);
     void onFrameChanged();

@@ -26,7 +26,9 @@ const std::vector<BackendAvailability>& backendList() {
     return list;
 }
 
-std::uint64_t blocks(int total, int size) { return std::uint64_t((total + size - 1) / size); }
+std::uint64_t blocks(int total, int size) {
+    return std::uint64_t((total + size - 1) / size);
+}
 
 void step(BuildProgress* progress, int percent, const QString& stage) {
     if (!progress) return;
@@ -52,7 +54,8 @@ std::vector<int> doneSteps(const StepEngine& engine, BuildProgress* progress) {
     if (engine.options().loopOrder == LoopOrder::QueryOuter) {
         for (int i = 0; i < queryBlocks; ++i)
             done[std::size_t(i)] =
-                (i + 1 < engine.outerBlockCount() ? engine.firstStepOfOuterBlock(i + 1) : count) - 1;
+                (i + 1 < engine.outerBlockCount() ? engine.firstStepOfOuterBlock(i + 1) : count) -
+                1;
         return done;
     }
     // Key/value outer: a query block is final after the last key block it sees has visited it.
@@ -71,9 +74,8 @@ std::vector<int> doneSteps(const StepEngine& engine, BuildProgress* progress) {
             if ((++scanned & 0xffff) == 0 && progress && progress->cancelled())
                 throw BuildCancelled{};
             const StepInfo info = engine.info(s);
-            if (info.queryBlock >= 0 &&
-                std::find(queryBlockList.begin(), queryBlockList.end(), info.queryBlock) !=
-                    queryBlockList.end())
+            if (info.queryBlock >= 0 && std::find(queryBlockList.begin(), queryBlockList.end(),
+                                                  info.queryBlock) != queryBlockList.end())
                 done[std::size_t(info.queryBlock)] = s;
         }
     }
@@ -86,7 +88,9 @@ std::vector<Chapter> chaptersOf(const StepEngine& engine) {
     if (engine.algorithm() == Algorithm::Standard) {
         for (int s = 0; s < engine.stepCount(); ++s) {
             switch (engine.info(s).kind) {
-            case StepKind::ReadInputs: out.push_back({QStringLiteral("Read Q, K, V"), s}); break;
+            case StepKind::ReadInputs:
+                out.push_back({QStringLiteral("Read Q, K, V"), s});
+                break;
             case StepKind::ComputeScores:
                 out.push_back({QStringLiteral("Scores S = scale·QKᵀ, written to HBM"), s});
                 break;
@@ -96,7 +100,8 @@ std::vector<Chapter> chaptersOf(const StepEngine& engine) {
             case StepKind::ReadWeights:
                 out.push_back({QStringLiteral("Output: P read back, O = PV"), s});
                 break;
-            default: break;
+            default:
+                break;
             }
         }
         return out;
@@ -107,9 +112,10 @@ std::vector<Chapter> chaptersOf(const StepEngine& engine) {
     const int total = queryOuter ? spec.queries : spec.keys;
     for (int b = 0; b < engine.outerBlockCount(); ++b) {
         const int first = b * size, last = std::min(total, (b + 1) * size) - 1;
-        out.push_back({queryOuter ? QStringLiteral("Query block %1 · rows %2–%3").arg(b).arg(first).arg(last)
-                                  : QStringLiteral("Key block %1 · keys %2–%3").arg(b).arg(first).arg(last),
-                       engine.firstStepOfOuterBlock(b)});
+        out.push_back(
+            {queryOuter ? QStringLiteral("Query block %1 · rows %2–%3").arg(b).arg(first).arg(last)
+                        : QStringLiteral("Key block %1 · keys %2–%3").arg(b).arg(first).arg(last),
+             engine.firstStepOfOuterBlock(b)});
     }
     return out;
 }
@@ -138,13 +144,14 @@ void validateForWindow(const VizSettings& s) {
     validate(s.spec);
     validate(s.options);
     const auto& spec = s.spec;
-    for (auto [value, name] : {std::pair{spec.queries, "n_q (queries)"}, std::pair{spec.keys, "n_k (keys)"}})
+    for (auto [value, name] :
+         {std::pair{spec.queries, "n_q (queries)"}, std::pair{spec.keys, "n_k (keys)"}})
         if (value > kWindowMaxSequence)
-            throw EngineError(ErrorKind::LimitExceeded,
-                              std::string(name) + " = " + std::to_string(value) +
-                                  " is more than the window animates (" +
-                                  std::to_string(kWindowMaxSequence) +
-                                  "); flashviz-cli runs larger problems");
+            throw EngineError(ErrorKind::LimitExceeded, std::string(name) + " = " +
+                                                            std::to_string(value) +
+                                                            " is more than the window animates (" +
+                                                            std::to_string(kWindowMaxSequence) +
+                                                            "); flashviz-cli runs larger problems");
     if (s.algorithm == Algorithm::Flash) {
         const std::uint64_t tiles =
             blocks(spec.queries, s.options.blockRows) * blocks(spec.keys, s.options.blockCols);
@@ -173,8 +180,8 @@ double frameCost(const Scene& scene, int step) {
     if (!scene.isFlash() || step < 0 || step >= scene.stepCount()) return 0;
     const StepInfo info = scene.engine->info(step);
     if (info.queryBlock < 0) return 0;
-    const int keyBlocks = info.keyBlock >= 0 ? info.keyBlock + 1
-                                              : scene.engine->visibleKeyBlocks(info.queryBlock);
+    const int keyBlocks =
+        info.keyBlock >= 0 ? info.keyBlock + 1 : scene.engine->visibleKeyBlocks(info.queryBlock);
     const double keys = double(keyBlocks) * scene.settings.options.blockCols;
     const double cost = 4.0 * info.rows.size() * keys * scene.settings.spec.headDim;
     return scene.correctEngine ? 2 * cost : cost;
@@ -195,8 +202,8 @@ std::shared_ptr<const Scene> buildScene(const VizSettings& settings, BuildProgre
     step(progress, 5, QStringLiteral("Laying out the steps"));
     scene->engine = std::make_shared<StepEngine>(problem, settings.algorithm, settings.options);
     if (settings.hasBug() && settings.algorithm == Algorithm::Flash)
-        scene->correctEngine =
-            std::make_shared<StepEngine>(problem, settings.algorithm, withoutBugs(settings.options));
+        scene->correctEngine = std::make_shared<StepEngine>(problem, settings.algorithm,
+                                                            withoutBugs(settings.options));
 
     step(progress, 10, QStringLiteral("Ordinary attention, for the check"));
     scene->reference = referenceAttention(problem);
@@ -242,8 +249,8 @@ std::shared_ptr<const Scene> buildScene(const VizSettings& settings, BuildProgre
             const Matrix cpuOutput = scene->output;
             try {
                 scene->output = backend->standard(problem);
-                scene->cpuCheck = compareOutputs(cpuOutput, scene->reference,
-                                                 defaultTolerance(spec.precision));
+                scene->cpuCheck =
+                    compareOutputs(cpuOutput, scene->reference, defaultTolerance(spec.precision));
             } catch (const EngineError& e) {
                 scene->backendNote = QStringLiteral("%1 refused (%2); the CPU computed instead")
                                          .arg(chosenName, QString::fromStdString(e.what()));
@@ -251,7 +258,8 @@ std::shared_ptr<const Scene> buildScene(const VizSettings& settings, BuildProgre
             }
         }
     }
-    scene->check = compareOutputs(scene->output, scene->reference, defaultTolerance(spec.precision));
+    scene->check =
+        compareOutputs(scene->output, scene->reference, defaultTolerance(spec.precision));
 
     step(progress, 65, QStringLiteral("Drawing the matrices"));
     scene->qImage = heatmapImage(problem.q, Colouring::Diverging, finiteAbsMax(problem.q));
@@ -261,11 +269,13 @@ std::shared_ptr<const Scene> buildScene(const VizSettings& settings, BuildProgre
     scene->outputImage = heatmapImage(scene->output, Colouring::Diverging, outputScale);
     if (fullScores.size() > 0) {
         step(progress, 72, QStringLiteral("Drawing the n × n scores"));
-        scene->scoresImage = heatmapImage(fullScores, Colouring::Diverging, finiteAbsMax(fullScores), kLargeImageSide);
+        scene->scoresImage = heatmapImage(fullScores, Colouring::Diverging,
+                                          finiteAbsMax(fullScores), kLargeImageSide);
     }
     if (fullWeights.size() > 0) {
         step(progress, 78, QStringLiteral("Drawing the n × n weights"));
-        scene->weightsImage = heatmapImage(fullWeights, Colouring::Sequential, finiteAbsMax(fullWeights), kLargeImageSide);
+        scene->weightsImage = heatmapImage(fullWeights, Colouring::Sequential,
+                                           finiteAbsMax(fullWeights), kLargeImageSide);
     }
     fullScores = Matrix();
     fullWeights = Matrix();
@@ -277,14 +287,19 @@ std::shared_ptr<const Scene> buildScene(const VizSettings& settings, BuildProgre
             std::uint64_t(std::min(settings.options.blockRows, spec.queries)) *
             std::uint64_t(spec.headDim + 3);
         if (spec.queries > kTraceMaxSequence || spec.keys > kTraceMaxSequence) {
-            scene->traceNote = QStringLiteral("per-tile traces are recorded up to n = %1").arg(kTraceMaxSequence);
+            scene->traceNote =
+                QStringLiteral("per-tile traces are recorded up to n = %1").arg(kTraceMaxSequence);
         } else if (traceValues > kTraceMaxValues) {
-            scene->traceNote = QStringLiteral("a per-tile trace would hold %1 values; larger blocks keep it smaller")
-                                   .arg(formatCount(traceValues));
+            scene->traceNote =
+                QStringLiteral(
+                    "a per-tile trace would hold %1 values; larger blocks keep it smaller")
+                    .arg(formatCount(traceValues));
         } else {
-            step(progress, 82, QStringLiteral("Recording the %1's per-tile values").arg(scene->backendName));
+            step(progress, 82,
+                 QStringLiteral("Recording the %1's per-tile values").arg(scene->backendName));
             try {
-                scene->trace = std::make_shared<FlashTrace>(backend->trace(problem, settings.options));
+                scene->trace =
+                    std::make_shared<FlashTrace>(backend->trace(problem, settings.options));
             } catch (const EngineError& e) {
                 scene->traceNote = QString::fromStdString(e.what());
             }
@@ -318,7 +333,8 @@ std::vector<Range> finishedRowRuns(const Scene& scene, int stepIndex, bool arriv
     int runStart = -1;
     for (int b = 0; b <= blockTotal; ++b) {
         const int doneAt = b < blockTotal ? scene.blockDoneStep[std::size_t(b)] : 0;
-        const bool done = b < blockTotal && stepIndex >= doneAt && !(arriving && stepIndex == doneAt);
+        const bool done =
+            b < blockTotal && stepIndex >= doneAt && !(arriving && stepIndex == doneAt);
         if (done && runStart < 0) runStart = b * br;
         if (!done && runStart >= 0) {
             runs.push_back({runStart, std::min(rows, b * br)});
@@ -340,17 +356,19 @@ std::vector<QRect> storedScoreRegions(const Scene& scene, const StepInfo& info) 
         return out;
     }
     // A tile's scores are copied out when they are computed.
-    const bool tileWritten = info.keyBlock >= 0 && info.queryBlock >= 0 &&
-                             info.kind != StepKind::LoadKeyValue && info.kind != StepKind::LoadQuery &&
-                             info.kind != StepKind::LoadRunningState;
+    const bool tileWritten =
+        info.keyBlock >= 0 && info.queryBlock >= 0 && info.kind != StepKind::LoadKeyValue &&
+        info.kind != StepKind::LoadQuery && info.kind != StepKind::LoadRunningState;
     if (scene.settings.options.loopOrder == LoopOrder::QueryOuter) {
         if (info.queryBlock < 0) return out;
         add(0, info.rows.begin, 0, nk);
-        const int colEnd = info.keyBlock >= 0 ? (tileWritten ? info.cols.end : info.cols.begin) : nk;
+        const int colEnd =
+            info.keyBlock >= 0 ? (tileWritten ? info.cols.end : info.cols.begin) : nk;
         add(info.rows.begin, info.rows.end, 0, colEnd);
     } else if (info.keyBlock >= 0) {
         add(0, nq, 0, info.cols.begin);
-        const int rowEnd = info.queryBlock >= 0 ? (tileWritten ? info.rows.end : info.rows.begin) : 0;
+        const int rowEnd =
+            info.queryBlock >= 0 ? (tileWritten ? info.rows.end : info.rows.begin) : 0;
         add(0, rowEnd, info.cols.begin, info.cols.end);
     }
     return out;
@@ -363,16 +381,20 @@ std::shared_ptr<const Frame> makeFrame(const std::shared_ptr<const Scene>& scene
     // With a bug switched on, the correct run of the same step is replayed alongside, on another
     // core when it is worth it.
     QFuture<StepState> correct;
-    const bool withCorrect = scene->correctEngine && frame->step < scene->correctEngine->stepCount();
+    const bool withCorrect =
+        scene->correctEngine && frame->step < scene->correctEngine->stepCount();
     // Only off the GUI thread: waiting there for another core would block the interface.
     const bool parallel = withCorrect && frameCost(*scene, frame->step) > 4e6 &&
                           QThread::currentThread() != QCoreApplication::instance()->thread();
     if (parallel)
-        correct = QtConcurrent::run([engine = scene->correctEngine, step = frame->step] { return engine->state(step); });
+        correct = QtConcurrent::run(
+            [engine = scene->correctEngine, step = frame->step] { return engine->state(step); });
     frame->state = scene->engine->state(frame->step);
     if (frame->step > 0) frame->before = scene->engine->countersThrough(frame->step - 1);
-    if (parallel) frame->correct = correct.result();
-    else if (withCorrect) frame->correct = scene->correctEngine->state(frame->step);
+    if (parallel)
+        frame->correct = correct.result();
+    else if (withCorrect)
+        frame->correct = scene->correctEngine->state(frame->step);
     const StepInfo& info = frame->state.info;
     if (scene->trace && info.queryBlock >= 0) {
         int keyBlock = -1;

@@ -42,11 +42,11 @@ struct Scene {
     HardwareProfile hardware;
     std::shared_ptr<const StepEngine> engine;        // the run shown, with its switches
     std::shared_ptr<const StepEngine> correctEngine; // the same run without the bug switches
-    Matrix reference;          // ordinary attention, double precision
-    Matrix output;             // what the chosen backend computed
-    CheckReport check;         // output against the reference
-    QString backendName;       // the backend that produced `output`
-    QString backendNote;       // why the CPU stood in, when the chosen backend refused
+    Matrix reference;                                // ordinary attention, double precision
+    Matrix output;                                   // what the chosen backend computed
+    CheckReport check;                               // output against the reference
+    QString backendName;                             // the backend that produced `output`
+    QString backendNote;                 // why the CPU stood in, when the chosen backend refused
     std::optional<CheckReport> cpuCheck; // the CPU engine's output, when another backend ran
     std::shared_ptr<const FlashTrace> trace; // per-tile values the backend recorded
     QString traceNote;                       // why there is no trace
@@ -80,7 +80,7 @@ struct Frame {
 
 // Reports progress from a build and asks whether to stop.
 class BuildProgress {
-public:
+  public:
     virtual ~BuildProgress() = default;
     virtual void report(int percent, const QString& stage) = 0;
     virtual bool cancelled() const = 0;

@@ -29,8 +29,8 @@ VizSettings toySettings() {
 namespace {
 
 [[noreturn]] void unknown(const char* field, const QString& value) {
-    throw EngineError(ErrorKind::InvalidArgument, std::string("Unknown ") + field + " '" +
-                                                      value.toStdString() + "'");
+    throw EngineError(ErrorKind::InvalidArgument,
+                      std::string("Unknown ") + field + " '" + value.toStdString() + "'");
 }
 
 int readInt(const QJsonObject& json, const char* key, int fallback) {
@@ -55,7 +55,7 @@ QString readString(const QJsonObject& json, const char* key) {
 VizSettings settingsFromJson(const QJsonObject& json, const VizSettings& base) {
     VizSettings s = base;
     s.spec.queries = readInt(json, "queries", s.spec.queries);
-    s.spec.keys = json.contains(QLatin1String("keys")) ? readInt(json, "keys", s.spec.keys)
+    s.spec.keys = json.contains(QLatin1String("keys"))      ? readInt(json, "keys", s.spec.keys)
                   : json.contains(QLatin1String("queries")) ? s.spec.queries
                                                             : s.spec.keys;
     s.spec.headDim = readInt(json, "headDim", s.spec.headDim);
@@ -87,7 +87,8 @@ VizSettings settingsFromJson(const QJsonObject& json, const VizSettings& base) {
         if (!algorithm) unknown("algorithm", a);
         s.algorithm = *algorithm;
     }
-    if (const QString h = readString(json, "hardware"); !h.isEmpty()) s.hardwareId = h.toStdString();
+    if (const QString h = readString(json, "hardware"); !h.isEmpty())
+        s.hardwareId = h.toStdString();
     if (const QString b = readString(json, "backend"); !b.isEmpty()) {
         const auto kind = parseBackendKind(b.toStdString());
         if (!kind) unknown("backend", b);
@@ -118,8 +119,9 @@ QJsonObject settingsToJson(const VizSettings& s) {
 }
 
 void saveSettings(QSettings& store, const VizSettings& settings) {
-    store.setValue(QStringLiteral("run/settings"),
-                   QString::fromUtf8(QJsonDocument(settingsToJson(settings)).toJson(QJsonDocument::Compact)));
+    store.setValue(
+        QStringLiteral("run/settings"),
+        QString::fromUtf8(QJsonDocument(settingsToJson(settings)).toJson(QJsonDocument::Compact)));
 }
 
 std::optional<VizSettings> loadSettings(QSettings& store) {
@@ -162,7 +164,9 @@ QString describeSettings(const VizSettings& s) {
     text += QStringLiteral(" · d %1").arg(s.spec.headDim);
     if (s.algorithm == Algorithm::Flash)
         text += QStringLiteral(" · %1×%2 tiles").arg(s.options.blockRows).arg(s.options.blockCols);
-    text += QStringLiteral(" · %1 · seed %2").arg(QLatin1String(toString(s.spec.pattern))).arg(s.spec.seed);
+    text += QStringLiteral(" · %1 · seed %2")
+                .arg(QLatin1String(toString(s.spec.pattern)))
+                .arg(s.spec.seed);
     if (s.spec.causal) text += QStringLiteral(" · causal");
     if (s.spec.precision == Precision::Float) text += QStringLiteral(" · fp32");
     return text;
@@ -172,10 +176,12 @@ static std::vector<Preset> loadPresets() {
     std::vector<Preset> out;
     QFile file(QStringLiteral(":/flashviz/presets.json"));
     if (!file.open(QIODevice::ReadOnly)) {
-        out.push_back({QStringLiteral("toy"), QStringLiteral("Explainer toy"), {}, toySettings(), {}});
+        out.push_back(
+            {QStringLiteral("toy"), QStringLiteral("Explainer toy"), {}, toySettings(), {}});
         return out;
     }
-    const QJsonArray list = QJsonDocument::fromJson(file.readAll()).object().value(QStringLiteral("presets")).toArray();
+    const QJsonArray list =
+        QJsonDocument::fromJson(file.readAll()).object().value(QStringLiteral("presets")).toArray();
     for (const QJsonValue& item : list) {
         const QJsonObject o = item.toObject();
         Preset p;
@@ -183,7 +189,8 @@ static std::vector<Preset> loadPresets() {
         p.title = o.value(QStringLiteral("title")).toString();
         p.description = o.value(QStringLiteral("description")).toString();
         p.step = o.value(QStringLiteral("step")).toVariant().toString();
-        p.settings = settingsFromJson(o.value(QStringLiteral("settings")).toObject(), toySettings());
+        p.settings =
+            settingsFromJson(o.value(QStringLiteral("settings")).toObject(), toySettings());
         out.push_back(std::move(p));
     }
     return out;

@@ -122,9 +122,13 @@ QRgb sequentialRgb(double value, double max) {
     return tables().sequential[int(std::lround(t * kLutSize))];
 }
 
-QColor divergingColour(double value, double absMax) { return QColor::fromRgb(divergingRgb(value, absMax)); }
+QColor divergingColour(double value, double absMax) {
+    return QColor::fromRgb(divergingRgb(value, absMax));
+}
 
-QColor sequentialColour(double value, double max) { return QColor::fromRgb(sequentialRgb(value, max)); }
+QColor sequentialColour(double value, double max) {
+    return QColor::fromRgb(sequentialRgb(value, max));
+}
 
 QColor textOn(const QColor& background) {
     const double luma =

@@ -12,13 +12,13 @@ struct Theme {
     QColor panel;      // a view's own surface
     QColor border;
     QColor text;
-    QColor muted;      // secondary labels
-    QColor accent;     // the active step, the current line
-    QColor changed;    // values that changed at this step
+    QColor muted;   // secondary labels
+    QColor accent;  // the active step, the current line
+    QColor changed; // values that changed at this step
     QColor good;
     QColor bad;
-    QColor hbm;        // off-chip memory
-    QColor sram;       // on-chip memory
+    QColor hbm;  // off-chip memory
+    QColor sram; // on-chip memory
     QColor q, k, v, o, s, p;
     qreal scale = 1.0; // multiplies every font size
     bool lecture = false;

@@ -28,8 +28,8 @@ void drawGrid(QPainter& p, const Theme& th, const QRectF& box, const QString& ti
     const QFont titleFont = th.font(9.5, true);
     const qreal titleH = QFontMetricsF(titleFont).height() + 2;
     p.setPen(active ? th.accent.darker(th.lecture ? 100 : 125) : th.text);
-    drawFittedText(p, QRectF(box.left(), box.top(), box.width(), titleH), Qt::AlignLeft | Qt::AlignVCenter,
-                   title, titleFont);
+    drawFittedText(p, QRectF(box.left(), box.top(), box.width(), titleH),
+                   Qt::AlignLeft | Qt::AlignVCenter, title, titleFont);
     const QFont labelFont = th.font(7.5);
     const qreal labelW = QFontMetricsF(labelFont).horizontalAdvance(QStringLiteral("0000")) + 2;
     const qreal labelH = QFontMetricsF(labelFont).height();
@@ -48,7 +48,8 @@ void drawGrid(QPainter& p, const Theme& th, const QRectF& box, const QString& ti
     const qreal cell = std::min(area.width() / cols, area.height() / rows);
     const QRectF grid(area.left(), area.top(), cell * cols, cell * rows);
     const QFont valueFont = th.mono(std::clamp(cell / (4.6 * sc), 5.5, 9.5));
-    const bool values = cell >= 28; // the value font follows the cell size, so this holds at any scale
+    const bool values =
+        cell >= 28; // the value font follows the cell size, so this holds at any scale
     const int digits = cell >= 46 * sc ? 3 : 2;
     const bool labels = cell >= 10 * sc;
     if (!values) {
@@ -69,7 +70,7 @@ void drawGrid(QPainter& p, const Theme& th, const QRectF& box, const QString& ti
             const double v = m(r, c);
             if (values) {
                 const QColor bg = colouring == Colouring::Diverging ? divergingColour(v, scaleMax)
-                                                                     : sequentialColour(v, scaleMax);
+                                                                    : sequentialColour(v, scaleMax);
                 p.fillRect(rc, bg);
                 p.setPen(QPen(withAlpha(th.border, 120), 0.5));
                 p.setBrush(Qt::NoBrush);
@@ -77,7 +78,8 @@ void drawGrid(QPainter& p, const Theme& th, const QRectF& box, const QString& ti
                 p.setPen(textOn(bg));
                 p.setFont(valueFont);
                 const bool masked = std::isinf(v) && v < 0;
-                p.drawText(rc, Qt::AlignCenter, masked ? QStringLiteral("−∞") : formatValue(v, digits));
+                p.drawText(rc, Qt::AlignCenter,
+                           masked ? QStringLiteral("−∞") : formatValue(v, digits));
             }
             if (c == maxCol && cell >= 6 * sc) {
                 p.setPen(QPen(th.text, std::max(1.5, 2 * sc)));
@@ -88,16 +90,16 @@ void drawGrid(QPainter& p, const Theme& th, const QRectF& box, const QString& ti
         if (labels) {
             p.setPen(th.muted);
             p.setFont(labelFont);
-            p.drawText(QRectF(box.left(), grid.top() + r * cell, labelW - 3, cell), Qt::AlignRight | Qt::AlignVCenter,
-                       QString::number(rowStart + r));
+            p.drawText(QRectF(box.left(), grid.top() + r * cell, labelW - 3, cell),
+                       Qt::AlignRight | Qt::AlignVCenter, QString::number(rowStart + r));
         }
     }
     if (labels) {
         p.setPen(th.muted);
         p.setFont(labelFont);
         for (int c = 0; c < cols; ++c)
-            p.drawText(QRectF(grid.left() + c * cell, grid.top() - labelH, cell, labelH), Qt::AlignCenter,
-                       QString::number(colStart + c));
+            p.drawText(QRectF(grid.left() + c * cell, grid.top() - labelH, cell, labelH),
+                       Qt::AlignCenter, QString::number(colStart + c));
     }
     p.setPen(QPen(active ? th.accent : th.border, active ? 2.5 * sc : 1));
     p.setBrush(Qt::NoBrush);
@@ -108,7 +110,8 @@ QString rowValues(const Matrix& m, int row, int limit) {
     if (m.size() == 0 || row >= m.rows()) return QStringLiteral("—");
     QStringList parts;
     const int cols = int(m.cols());
-    for (int c = 0; c < std::min(cols, limit); ++c) parts << formatValue(m(row, c), 3);
+    for (int c = 0; c < std::min(cols, limit); ++c)
+        parts << formatValue(m(row, c), 3);
     QString text = parts.join(QStringLiteral("  "));
     if (cols > limit) text += QStringLiteral("  …");
     return text;
@@ -155,20 +158,31 @@ void TileDetailView::paintEvent(QPaintEvent*) {
     if (!scene.isFlash())
         head = tr("Standard attention: whole n × n matrices, no running statistics");
     else if (info.queryBlock < 0)
-        head = tr("Key block %1 · keys %2–%3 on chip").arg(info.keyBlock).arg(info.cols.begin).arg(info.cols.end - 1);
+        head = tr("Key block %1 · keys %2–%3 on chip")
+                   .arg(info.keyBlock)
+                   .arg(info.cols.begin)
+                   .arg(info.cols.end - 1);
     else if (info.keyBlock >= 0)
         head = tr("Tile (%1, %2) · query rows %3–%4 × keys %5–%6")
-                   .arg(info.queryBlock).arg(info.keyBlock)
-                   .arg(info.rows.begin).arg(info.rows.end - 1)
-                   .arg(info.cols.begin).arg(info.cols.end - 1);
+                   .arg(info.queryBlock)
+                   .arg(info.keyBlock)
+                   .arg(info.rows.begin)
+                   .arg(info.rows.end - 1)
+                   .arg(info.cols.begin)
+                   .arg(info.cols.end - 1);
     else
-        head = tr("Query block %1 · rows %2–%3").arg(info.queryBlock).arg(info.rows.begin).arg(info.rows.end - 1);
+        head = tr("Query block %1 · rows %2–%3")
+                   .arg(info.queryBlock)
+                   .arg(info.rows.begin)
+                   .arg(info.rows.end - 1);
     p.setPen(m_theme.text);
-    drawFittedText(p, QRectF(area.left(), area.top(), area.width() * 0.7, headH), Qt::AlignLeft | Qt::AlignVCenter,
-                   head, headFont);
+    drawFittedText(p, QRectF(area.left(), area.top(), area.width() * 0.7, headH),
+                   Qt::AlignLeft | Qt::AlignVCenter, head, headFont);
     p.setPen(m_theme.accent.darker(m_theme.lecture ? 100 : 125));
-    drawFittedText(p, QRectF(area.left() + area.width() * 0.7, area.top(), area.width() * 0.3, headH),
-                   Qt::AlignRight | Qt::AlignVCenter, QString::fromLatin1(toString(info.kind)), m_theme.font(9.5, true));
+    drawFittedText(p,
+                   QRectF(area.left() + area.width() * 0.7, area.top(), area.width() * 0.3, headH),
+                   Qt::AlignRight | Qt::AlignVCenter, QString::fromLatin1(toString(info.kind)),
+                   m_theme.font(9.5, true));
 
     // ---- table geometry (decides how much room the grids get) ------------------------------
     const bool flash = scene.isFlash();
@@ -185,25 +199,33 @@ void TileDetailView::paintEvent(QPaintEvent*) {
     const qreal rowH = lineH + smallH + (bug ? smallH : 0) + 4 * sc;
     const qreal tableHeadH = 2 * QFontMetricsF(m_theme.font(8.5, true)).height() + 6 * sc;
     const bool traceNote = m_showBackend && !scene.trace && !scene.traceNote.isEmpty();
-    const qreal noteH = (tileRows > shownRows || bug || backend || traceNote) ? smallH * (bug && backend ? 2 : 1) + 6 * sc : 0;
+    const qreal noteH = (tileRows > shownRows || bug || backend || traceNote)
+                            ? smallH * (bug && backend ? 2 : 1) + 6 * sc
+                            : 0;
     const qreal tableH = hasRows ? tableHeadH + shownRows * rowH + noteH : 0;
     // Wide (lecture): grids on the left, the table beside them. Otherwise the grids take what they
     // need on top (cells up to a readable size) and the table the rest below.
     const bool wide = area.width() > 2.1 * area.height();
     int gridRows = 4;
-    if (flash && st.scores.size() > 0) gridRows = int(st.scores.rows());
-    else if (flash && info.queryBlock >= 0) gridRows = info.rows.size();
-    else if (!flash && scene.smallScores.size() > 0) gridRows = int(scene.smallScores.rows());
+    if (flash && st.scores.size() > 0)
+        gridRows = int(st.scores.rows());
+    else if (flash && info.queryBlock >= 0)
+        gridRows = info.rows.size();
+    else if (!flash && scene.smallScores.size() > 0)
+        gridRows = int(scene.smallScores.rows());
     QRectF gridArea;
     QRectF tableArea;
     if (wide) {
         const qreal gw = hasRows ? area.width() * 0.4 : area.width();
         gridArea = QRectF(area.left(), area.top() + headH, gw, area.height() - headH);
-        tableArea = QRectF(area.left() + gw + 18 * sc, area.top() + headH, area.width() - gw - 18 * sc, tableH);
+        tableArea = QRectF(area.left() + gw + 18 * sc, area.top() + headH,
+                           area.width() - gw - 18 * sc, tableH);
     } else {
         const qreal gridNeed = QFontMetricsF(m_theme.font(9.5, true)).height() +
-                               QFontMetricsF(m_theme.font(7.5)).height() + std::min(gridRows, 12) * 52 * sc + 6 * sc;
-        const qreal gridH = std::max(90 * sc, std::min(gridNeed, area.height() - headH - tableH - 8 * sc));
+                               QFontMetricsF(m_theme.font(7.5)).height() +
+                               std::min(gridRows, 12) * 52 * sc + 6 * sc;
+        const qreal gridH =
+            std::max(90 * sc, std::min(gridNeed, area.height() - headH - tableH - 8 * sc));
         gridArea = QRectF(area.left(), area.top() + headH, area.width(), gridH);
         tableArea = QRectF(area.left(), gridArea.bottom() + 8 * sc, area.width(), tableH);
     }
@@ -220,7 +242,9 @@ void TileDetailView::paintEvent(QPaintEvent*) {
     } else {
         static const Matrix none;
         const int phase = int(info.kind);
-        scores = phase >= int(StepKind::WriteScores) || info.kind == StepKind::ComputeScores ? &scene.smallScores : &none;
+        scores = phase >= int(StepKind::WriteScores) || info.kind == StepKind::ComputeScores
+                     ? &scene.smallScores
+                     : &none;
         weights = phase >= int(StepKind::ComputeSoftmax) ? &scene.smallWeights : &none;
         if (scene.smallScores.size() == 0) {
             // Too many values to print: the whole matrices as images, once computed.
@@ -228,14 +252,18 @@ void TileDetailView::paintEvent(QPaintEvent*) {
             const QFont titleFont = m_theme.font(9.5, true);
             const qreal titleH = QFontMetricsF(titleFont).height() + 4;
             const bool haveS = scores != &none, haveP = weights != &none;
-            const QString titles[2] = {tr("S = scale · Q Kᵀ  (%1 × %2, written to HBM)").arg(scene.settings.spec.queries).arg(scene.settings.spec.keys),
+            const QString titles[2] = {tr("S = scale · Q Kᵀ  (%1 × %2, written to HBM)")
+                                           .arg(scene.settings.spec.queries)
+                                           .arg(scene.settings.spec.keys),
                                        tr("P = softmax(S)  (written to HBM)")};
-            const QImage* images[2] = {haveS ? &scene.scoresImage : nullptr, haveP ? &scene.weightsImage : nullptr};
+            const QImage* images[2] = {haveS ? &scene.scoresImage : nullptr,
+                                       haveP ? &scene.weightsImage : nullptr};
             for (int i = 0; i < 2; ++i) {
-                const QRectF box(gridArea.left() + i * (half + 16 * sc), gridArea.top(), half, gridArea.height());
+                const QRectF box(gridArea.left() + i * (half + 16 * sc), gridArea.top(), half,
+                                 gridArea.height());
                 p.setPen(m_theme.text);
-                drawFittedText(p, QRectF(box.left(), box.top(), box.width(), titleH), Qt::AlignLeft | Qt::AlignVCenter,
-                               titles[i], titleFont);
+                drawFittedText(p, QRectF(box.left(), box.top(), box.width(), titleH),
+                               Qt::AlignLeft | Qt::AlignVCenter, titles[i], titleFont);
                 const qreal side = std::min(box.width(), box.height() - titleH);
                 const QRectF r(box.left(), box.top() + titleH, side, side);
                 if (images[i]) {
@@ -248,7 +276,8 @@ void TileDetailView::paintEvent(QPaintEvent*) {
                 p.drawRect(r);
                 if (!images[i]) {
                     p.setPen(m_theme.muted);
-                    drawFittedText(p, r, Qt::AlignCenter, tr("not computed yet"), m_theme.font(8.5));
+                    drawFittedText(p, r, Qt::AlignCenter, tr("not computed yet"),
+                                   m_theme.font(8.5));
                 }
             }
             scores = weights = nullptr;
@@ -257,19 +286,24 @@ void TileDetailView::paintEvent(QPaintEvent*) {
     if (scores && weights) {
         const qreal half = (gridArea.width() - 16 * sc) / 2;
         const bool runningMax = scene.settings.options.runningMax;
-        const QString sTitle = flash ? tr("S = scale · Q_i K_jᵀ  (on chip only)") : tr("S = scale · Q Kᵀ  (written to HBM)");
-        const QString pTitle = flash ? (runningMax ? tr("P = exp(S − m_new)  (unnormalised)") : tr("P = exp(S)  (no max subtracted)"))
+        const QString sTitle = flash ? tr("S = scale · Q_i K_jᵀ  (on chip only)")
+                                     : tr("S = scale · Q Kᵀ  (written to HBM)");
+        const QString pTitle = flash ? (runningMax ? tr("P = exp(S − m_new)  (unnormalised)")
+                                                   : tr("P = exp(S)  (no max subtracted)"))
                                      : tr("P = softmax(S)  (written to HBM)");
         const bool sActive = info.kind == StepKind::ComputeScores;
-        const bool pActive = info.kind == StepKind::ComputeWeights || info.kind == StepKind::ComputeSoftmax;
-        drawGrid(p, m_theme, QRectF(gridArea.left(), gridArea.top(), half, gridArea.height()), sTitle,
-                 flash ? tr("the tile is computed at 'compute-scores'") : tr("not computed yet"), *scores,
-                 Colouring::Diverging, std::max(finiteAbsMax(*scores), 1e-300), rowStart, colStart, sActive,
-                 info.kind == StepKind::UpdateMax);
+        const bool pActive =
+            info.kind == StepKind::ComputeWeights || info.kind == StepKind::ComputeSoftmax;
+        drawGrid(p, m_theme, QRectF(gridArea.left(), gridArea.top(), half, gridArea.height()),
+                 sTitle,
+                 flash ? tr("the tile is computed at 'compute-scores'") : tr("not computed yet"),
+                 *scores, Colouring::Diverging, std::max(finiteAbsMax(*scores), 1e-300), rowStart,
+                 colStart, sActive, info.kind == StepKind::UpdateMax);
         const double pMax = flash && runningMax ? 1.0 : std::max(finiteAbsMax(*weights), 1e-300);
-        drawGrid(p, m_theme, QRectF(gridArea.left() + half + 16 * sc, gridArea.top(), half, gridArea.height()), pTitle,
-                 flash ? tr("P appears at 'compute-weights'") : tr("not computed yet"), *weights,
-                 Colouring::Sequential, pMax, rowStart, colStart, pActive, false);
+        drawGrid(p, m_theme,
+                 QRectF(gridArea.left() + half + 16 * sc, gridArea.top(), half, gridArea.height()),
+                 pTitle, flash ? tr("P appears at 'compute-weights'") : tr("not computed yet"),
+                 *weights, Colouring::Sequential, pMax, rowStart, colStart, pActive, false);
     }
     if (!hasRows) return;
 
@@ -278,7 +312,8 @@ void TileDetailView::paintEvent(QPaintEvent*) {
     const StepKind k = info.kind;
     const bool normalised = st.output.size() > 0;
     const StepState* correct = bug ? &*m_frame->correct : nullptr;
-    const TileTrace* trace = backend ? m_frame->trace : nullptr; // its values, once this tile is updated
+    const TileTrace* trace =
+        backend ? m_frame->trace : nullptr; // its values, once this tile is updated
     const int d = scene.settings.spec.headDim;
     const int shownValues = std::min(d, 4);
     const QString backendName = scene.backendName;
@@ -292,13 +327,16 @@ void TileDetailView::paintEvent(QPaintEvent*) {
         {tr("row"), 0.5, false},
         {tr("m\nmax so far"), 1.2, k == StepKind::UpdateMax},
         {tr("ℓ\nsum so far"), 1.35, k == StepKind::UpdateSum},
-        {tr("e^(m_old−m_new)\ncorrection"), 1.5, k == StepKind::UpdateSum || k == StepKind::UpdateOutput},
+        {tr("e^(m_old−m_new)\ncorrection"), 1.5,
+         k == StepKind::UpdateSum || k == StepKind::UpdateOutput},
         {tr("acc\nO before ÷ ℓ"), 0.5 + 0.58 * shownValues, k == StepKind::UpdateOutput},
-        {tr("O = acc / ℓ\nthe output row"), 0.5 + 0.58 * shownValues, k == StepKind::Normalise || k == StepKind::StoreOutput},
+        {tr("O = acc / ℓ\nthe output row"), 0.5 + 0.58 * shownValues,
+         k == StepKind::Normalise || k == StepKind::StoreOutput},
     };
     if (backend) columns.push_back({tr("%1\nrecorded").arg(backendName), 1.6, false});
     qreal totalWeight = 0;
-    for (const auto& c : columns) totalWeight += c.weight;
+    for (const auto& c : columns)
+        totalWeight += c.weight;
     std::vector<QRectF> colRects;
     qreal x = table.left();
     for (const auto& c : columns) {
@@ -331,16 +369,18 @@ void TileDetailView::paintEvent(QPaintEvent*) {
     };
     for (int i = 0; i < shownRows; ++i) {
         const qreal y = table.top() + tableHeadH + i * rowH;
-        if (i % 2 == 1) p.fillRect(QRectF(table.left(), y, table.width(), rowH), withAlpha(m_theme.border, 40));
+        if (i % 2 == 1)
+            p.fillRect(QRectF(table.left(), y, table.width(), rowH), withAlpha(m_theme.border, 40));
         const bool wrongRow = std::find(scene.check.wrongRows.begin(), scene.check.wrongRows.end(),
                                         info.rows.begin + i) != scene.check.wrongRows.end();
-        auto cell = [&](std::size_t c, const QString& now, const QString& was, bool changed, bool wrong,
-                        const QString& right) {
+        auto cell = [&](std::size_t c, const QString& now, const QString& was, bool changed,
+                        bool wrong, const QString& right) {
             const QRectF r(colRects[c].left() + 2, y + 1, colRects[c].width() - 4, rowH - 2);
             if (changed) p.fillRect(r, m_theme.changed);
             p.setPen(wrong ? m_theme.bad : m_theme.text);
-            drawFittedText(p, QRectF(r.left() + 3, r.top(), r.width() - 6, lineH), Qt::AlignLeft | Qt::AlignVCenter,
-                           now, m_theme.mono(8.5, changed || wrong));
+            drawFittedText(p, QRectF(r.left() + 3, r.top(), r.width() - 6, lineH),
+                           Qt::AlignLeft | Qt::AlignVCenter, now,
+                           m_theme.mono(8.5, changed || wrong));
             if (!was.isEmpty()) {
                 p.setPen(m_theme.muted);
                 drawFittedText(p, QRectF(r.left() + 3, r.top() + lineH, r.width() - 6, smallH),
@@ -348,24 +388,31 @@ void TileDetailView::paintEvent(QPaintEvent*) {
             }
             if (!right.isEmpty()) {
                 p.setPen(m_theme.good);
-                drawFittedText(p, QRectF(r.left() + 3, r.top() + lineH + smallH, r.width() - 6, smallH),
-                               Qt::AlignLeft | Qt::AlignVCenter, right, m_theme.mono(7.5, true));
+                drawFittedText(
+                    p, QRectF(r.left() + 3, r.top() + lineH + smallH, r.width() - 6, smallH),
+                    Qt::AlignLeft | Qt::AlignVCenter, right, m_theme.mono(7.5, true));
             }
         };
         // row
         p.setPen(wrongRow ? m_theme.bad : m_theme.muted);
-        drawFittedText(p, QRectF(colRects[0].left() + 4, y, colRects[0].width() - 6, lineH), Qt::AlignLeft | Qt::AlignVCenter,
-                       wrongRow ? QStringLiteral("%1 ✗").arg(info.rows.begin + i) : QString::number(info.rows.begin + i),
+        drawFittedText(p, QRectF(colRects[0].left() + 4, y, colRects[0].width() - 6, lineH),
+                       Qt::AlignLeft | Qt::AlignVCenter,
+                       wrongRow ? QStringLiteral("%1 ✗").arg(info.rows.begin + i)
+                                : QString::number(info.rows.begin + i),
                        m_theme.mono(8.5, true));
         // m
         {
             const auto mNew = vec(st.mNew, i), mOld = vec(st.mOld, i);
             const bool rose = mNew && mOld && *mNew > *mOld && k == StepKind::UpdateMax;
-            const auto cm = correct ? vec(correct->mNew.size() ? correct->mNew : correct->mOld, i) : std::nullopt;
+            const auto cm = correct ? vec(correct->mNew.size() ? correct->mNew : correct->mOld, i)
+                                    : std::nullopt;
             const auto shown = mNew ? mNew : mOld;
             const bool wrong = cm && shown && differs(*cm, *shown);
-            cell(1, shown ? formatValue(*shown) + (rose ? QStringLiteral(" ↑") : QString()) : QStringLiteral("—"),
-                 mOld && mNew && differs(*mOld, *mNew) ? tr("was %1").arg(formatValue(*mOld)) : QString(),
+            cell(1,
+                 shown ? formatValue(*shown) + (rose ? QStringLiteral(" ↑") : QString())
+                       : QStringLiteral("—"),
+                 mOld && mNew && differs(*mOld, *mNew) ? tr("was %1").arg(formatValue(*mOld))
+                                                       : QString(),
                  rose, wrong, wrong ? tr("correct %1").arg(formatValue(*cm)) : QString());
         }
         // l
@@ -373,11 +420,13 @@ void TileDetailView::paintEvent(QPaintEvent*) {
             const auto lNew = vec(st.lNew, i), lOld = vec(st.lOld, i);
             const auto shown = lNew ? lNew : lOld;
             const bool changed = k == StepKind::UpdateSum && lNew && lOld && differs(*lNew, *lOld);
-            const auto cl = correct ? vec(correct->lNew.size() ? correct->lNew : correct->lOld, i) : std::nullopt;
+            const auto cl = correct ? vec(correct->lNew.size() ? correct->lNew : correct->lOld, i)
+                                    : std::nullopt;
             const bool wrong = cl && shown && differs(*cl, *shown);
             cell(2, shown ? formatValue(*shown) : QStringLiteral("—"),
-                 lOld && lNew && differs(*lOld, *lNew) ? tr("was %1").arg(formatValue(*lOld)) : QString(), changed,
-                 wrong, wrong ? tr("correct %1").arg(formatValue(*cl)) : QString());
+                 lOld && lNew && differs(*lOld, *lNew) ? tr("was %1").arg(formatValue(*lOld))
+                                                       : QString(),
+                 changed, wrong, wrong ? tr("correct %1").arg(formatValue(*cl)) : QString());
         }
         // correction
         {
@@ -388,62 +437,83 @@ void TileDetailView::paintEvent(QPaintEvent*) {
             QString note;
             const auto mOld = vec(st.mOld, i);
             const bool firstBlock = mOld && std::isinf(*mOld) && *mOld < 0; // nothing summed yet
-            if (c) note = firstBlock ? tr("first block: nothing to rescale") : rescaled ? tr("rescaled") : tr("max unchanged");
+            if (c)
+                note = firstBlock ? tr("first block: nothing to rescale")
+                       : rescaled ? tr("rescaled")
+                                  : tr("max unchanged");
             if (skipped) note = tr("skipped (bug)");
             cell(3, c ? formatValue(*c) : QStringLiteral("—"), note,
-                 rescaled && !firstBlock && (k == StepKind::UpdateSum || k == StepKind::UpdateOutput), skipped,
-                 skipped ? tr("correct %1").arg(formatValue(*cc)) : QString());
+                 rescaled && !firstBlock &&
+                     (k == StepKind::UpdateSum || k == StepKind::UpdateOutput),
+                 skipped, skipped ? tr("correct %1").arg(formatValue(*cc)) : QString());
         }
         // acc
         {
             const Matrix& accNew = st.accNew.size() ? st.accNew : st.accOld;
             const bool changed = k == StepKind::UpdateOutput && rowDiffers(st.accNew, st.accOld, i);
-            const Matrix* cAcc = correct ? (correct->accNew.size() ? &correct->accNew : &correct->accOld) : nullptr;
+            const Matrix* cAcc =
+                correct ? (correct->accNew.size() ? &correct->accNew : &correct->accOld) : nullptr;
             const bool wrong = cAcc && rowDiffers(*cAcc, accNew, i);
             cell(4, rowValues(accNew, i, shownValues),
-                 changed ? tr("was %1").arg(rowValues(st.accOld, i, shownValues)) : QString(), changed, wrong,
+                 changed ? tr("was %1").arg(rowValues(st.accOld, i, shownValues)) : QString(),
+                 changed, wrong,
                  wrong ? tr("correct %1").arg(rowValues(*cAcc, i, shownValues)) : QString());
         }
         // O
         {
-            const bool wrong = correct && correct->output.size() && rowDiffers(correct->output, st.output, i);
+            const bool wrong =
+                correct && correct->output.size() && rowDiffers(correct->output, st.output, i);
             cell(5, normalised ? rowValues(st.output, i, shownValues) : QStringLiteral("—"),
-                 normalised ? tr("divided by ℓ = %1").arg(formatValue(st.lNew.size() ? st.lNew(i) : st.lOld(i)))
+                 normalised ? tr("divided by ℓ = %1")
+                                  .arg(formatValue(st.lNew.size() ? st.lNew(i) : st.lOld(i)))
                             : tr("after the last key block"),
                  normalised && k == StepKind::Normalise, wrong,
-                 wrong ? tr("correct %1").arg(rowValues(correct->output, i, shownValues)) : QString());
+                 wrong ? tr("correct %1").arg(rowValues(correct->output, i, shownValues))
+                       : QString());
         }
         // backend
         if (backend && !(trace && i < trace->mNew.size())) {
-            cell(columns.size() - 1, QStringLiteral("—"), tr("recorded after 'update-output'"), false, false, QString());
+            cell(columns.size() - 1, QStringLiteral("—"), tr("recorded after 'update-output'"),
+                 false, false, QString());
         } else if (trace && i < trace->mNew.size()) {
             const bool tileDone = k == StepKind::UpdateOutput || k == StepKind::Normalise ||
                                   k == StepKind::StoreOutput || k == StepKind::StoreRunningState;
             const Matrix& acc = st.accNew.size() ? st.accNew : st.accOld;
             double delta = 0;
-            if (tileDone && acc.rows() == trace->accNew.rows() && acc.cols() == trace->accNew.cols()) {
+            if (tileDone && acc.rows() == trace->accNew.rows() &&
+                acc.cols() == trace->accNew.cols()) {
                 delta = (acc.row(i) - trace->accNew.row(i)).cwiseAbs().maxCoeff();
-                if (st.mNew.size() > i) delta = std::max(delta, std::abs(st.mNew(i) - trace->mNew(i)));
-                if (st.lNew.size() > i) delta = std::max(delta, std::abs(st.lNew(i) - trace->lNew(i)));
+                if (st.mNew.size() > i)
+                    delta = std::max(delta, std::abs(st.mNew(i) - trace->mNew(i)));
+                if (st.lNew.size() > i)
+                    delta = std::max(delta, std::abs(st.lNew(i) - trace->lNew(i)));
             }
             cell(columns.size() - 1,
-                 QStringLiteral("m %1  ℓ %2").arg(formatValue(trace->mNew(i), 3), formatValue(trace->lNew(i), 3)),
-                 tileDone ? tr("max |Δ| vs CPU %1").arg(formatValue(delta, 2)) : QString(), false, false, QString());
+                 QStringLiteral("m %1  ℓ %2")
+                     .arg(formatValue(trace->mNew(i), 3), formatValue(trace->lNew(i), 3)),
+                 tileDone ? tr("max |Δ| vs CPU %1").arg(formatValue(delta, 2)) : QString(), false,
+                 false, QString());
         }
     }
     // Notes under the table.
     QStringList notes;
-    if (tileRows > shownRows) notes << tr("showing %1 of the tile's %2 rows").arg(shownRows).arg(tileRows);
+    if (tileRows > shownRows)
+        notes << tr("showing %1 of the tile's %2 rows").arg(shownRows).arg(tileRows);
     if (bug)
-        notes << (scene.settings.options.rescale ? tr("green: the correct run at this same step (running max kept)")
-                                                 : tr("green: the correct run at this same step (rescale applied)"));
-    if (backend) notes << tr("%1 column: what the %1 backend recorded after this tile's update").arg(backendName);
-    else if (m_showBackend && !scene.traceNote.isEmpty()) notes << tr("no backend trace: %1").arg(scene.traceNote);
+        notes << (scene.settings.options.rescale
+                      ? tr("green: the correct run at this same step (running max kept)")
+                      : tr("green: the correct run at this same step (rescale applied)"));
+    if (backend)
+        notes << tr("%1 column: what the %1 backend recorded after this tile's update")
+                     .arg(backendName);
+    else if (m_showBackend && !scene.traceNote.isEmpty())
+        notes << tr("no backend trace: %1").arg(scene.traceNote);
     if (!notes.isEmpty()) {
         p.setPen(m_theme.muted);
-        drawFittedText(p, QRectF(table.left() + 4, table.bottom() - noteH + 2, table.width() - 8, noteH - 2),
-                       Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap, notes.join(QStringLiteral(" · ")),
-                       m_theme.font(7.5));
+        drawFittedText(
+            p, QRectF(table.left() + 4, table.bottom() - noteH + 2, table.width() - 8, noteH - 2),
+            Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap, notes.join(QStringLiteral(" · ")),
+            m_theme.font(7.5));
     }
 }
 

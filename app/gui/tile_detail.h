@@ -9,7 +9,7 @@ namespace flashviz::gui {
 
 class TileDetailView : public FrameView {
     Q_OBJECT
-public:
+  public:
     explicit TileDetailView(QWidget* parent = nullptr);
     QSize sizeHint() const override { return {640, 400}; }
     QSize minimumSizeHint() const override { return {360, 220}; }
@@ -20,10 +20,10 @@ public:
     // The most query rows listed in the table.
     void setMaxRows(int rows);
 
-protected:
+  protected:
     void paintEvent(QPaintEvent* event) override;
 
-private:
+  private:
     bool m_showBackend = false;
     int m_maxRows = 8;
 };

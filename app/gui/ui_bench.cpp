@@ -12,10 +12,10 @@
 #include <QTimer>
 
 #include <algorithm>
-#include <ctime>
-#include <thread>
 #include <cstdio>
+#include <ctime>
 #include <random>
+#include <thread>
 #include <vector>
 
 using namespace flashviz;
@@ -51,7 +51,7 @@ double percentile(std::vector<double> v, double q) {
 
 // Watches the GUI thread: a 1 ms timer notes the longest gap between its ticks.
 class StallMeter {
-public:
+  public:
     StallMeter() {
         m_timer.setTimerType(Qt::PreciseTimer);
         m_timer.setInterval(1);
@@ -72,7 +72,7 @@ public:
         return m_longest;
     }
 
-private:
+  private:
     QTimer m_timer;
     QElapsedTimer m_clock;
     double m_last = 0;
@@ -81,13 +81,13 @@ private:
 
 struct Row {
     QString name;
-    std::vector<double> build, buildStall, stepMedian, stepP95, stepMax, frameMedian, paintMedian, sequentialMedian,
-        sequentialMax, playStall, frameCpu, paintCpu;
+    std::vector<double> build, buildStall, stepMedian, stepP95, stepMax, frameMedian, paintMedian,
+        sequentialMedian, sequentialMax, playStall, frameCpu, paintCpu;
     int steps = 0;
 };
 
-void runOnce(MainWindow& window, const QString& name, const VizSettings& settings, int jumps, Row& row,
-             std::mt19937& rng) {
+void runOnce(MainWindow& window, const QString& name, const VizSettings& settings, int jumps,
+             Row& row, std::mt19937& rng) {
     Controller& c = *window.controller();
     StallMeter meter;
     // Start from the toy so that every repeat builds the scene from scratch.
@@ -151,7 +151,8 @@ void runOnce(MainWindow& window, const QString& name, const VizSettings& setting
         sequential.push_back(double(timer.nsecsElapsed()) * 1e-6);
     }
     row.sequentialMedian.push_back(median(sequential));
-    row.sequentialMax.push_back(sequential.empty() ? 0 : *std::max_element(sequential.begin(), sequential.end()));
+    row.sequentialMax.push_back(
+        sequential.empty() ? 0 : *std::max_element(sequential.begin(), sequential.end()));
     row.stepMedian.push_back(median(times));
     row.stepP95.push_back(percentile(times, 0.95));
     row.stepMax.push_back(*std::max_element(times.begin(), times.end()));
@@ -164,7 +165,8 @@ void runOnce(MainWindow& window, const QString& name, const VizSettings& setting
     c.play();
     QElapsedTimer play;
     play.start();
-    while (play.elapsed() < 2000) QApplication::processEvents(QEventLoop::AllEvents, 5);
+    while (play.elapsed() < 2000)
+        QApplication::processEvents(QEventLoop::AllEvents, 5);
     c.pause();
     row.playStall.push_back(meter.stop());
 }
@@ -172,7 +174,8 @@ void runOnce(MainWindow& window, const QString& name, const VizSettings& setting
 } // namespace
 
 int main(int argc, char** argv) {
-    qputenv("QT_QPA_PLATFORM", qgetenv("QT_QPA_PLATFORM").isEmpty() ? QByteArray("offscreen") : qgetenv("QT_QPA_PLATFORM"));
+    qputenv("QT_QPA_PLATFORM", qgetenv("QT_QPA_PLATFORM").isEmpty() ? QByteArray("offscreen")
+                                                                    : qgetenv("QT_QPA_PLATFORM"));
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("FlashViz"));
     QApplication::setApplicationName(QStringLiteral("flashviz-ui-bench"));
@@ -221,25 +224,35 @@ int main(int argc, char** argv) {
     for (const Config& config : configs) {
         Row row;
         row.name = config.name;
-        for (int r = 0; r < repeats; ++r) runOnce(window, config.name, config.settings, jumps, row, rng);
+        for (int r = 0; r < repeats; ++r)
+            runOnce(window, config.name, config.settings, jumps, row, rng);
         rows.push_back(row);
     }
-    std::printf("flashviz-ui-bench: medians over %d repeats, %d random step jumps each (times in ms)\n", repeats, jumps);
-    std::printf("%-28s %7s %8s %7s | %8s %8s %8s | %8s %8s | %7s %7s | %7s\n", "", "", "build", "build",
-                "jump", "jump", "jump", "next", "next", "frame", "paint", "play");
-    std::printf("%-28s %7s %8s %7s | %8s %8s %8s | %8s %8s | %7s %7s | %7s\n", "configuration", "steps", "time",
-                "stall", "median", "p95", "max", "median", "max", "cpu", "cpu", "stall");
+    std::printf(
+        "flashviz-ui-bench: medians over %d repeats, %d random step jumps each (times in ms)\n",
+        repeats, jumps);
+    std::printf("%-28s %7s %8s %7s | %8s %8s %8s | %8s %8s | %7s %7s | %7s\n", "", "", "build",
+                "build", "jump", "jump", "jump", "next", "next", "frame", "paint", "play");
+    std::printf("%-28s %7s %8s %7s | %8s %8s %8s | %8s %8s | %7s %7s | %7s\n", "configuration",
+                "steps", "time", "stall", "median", "p95", "max", "median", "max", "cpu", "cpu",
+                "stall");
     for (const Row& r : rows)
-        std::printf("%-28s %7d %8.1f %7.1f | %8.2f %8.2f %8.2f | %8.2f %8.2f | %7.2f %7.2f | %7.1f\n", qPrintable(r.name),
-                    r.steps, median(r.build), median(r.buildStall), median(r.stepMedian), median(r.stepP95),
-                    median(r.stepMax), median(r.sequentialMedian), median(r.sequentialMax), median(r.frameCpu),
-                    median(r.paintCpu), median(r.playStall));
-    std::printf("jump: wall time from setStep(random step) to the repainted window; next: the same for one step "
-                "forward (arrow key, playback);\nframe cpu: one thread's CPU time to compute a frame (both runs "
-                "with a bug on); paint cpu: the GUI thread's CPU time to repaint the whole window;\nstalls: the "
-                "longest gap of a 1 ms GUI-thread timer while a scene builds / while playing at 30 steps/s\n");
+        std::printf(
+            "%-28s %7d %8.1f %7.1f | %8.2f %8.2f %8.2f | %8.2f %8.2f | %7.2f %7.2f | %7.1f\n",
+            qPrintable(r.name), r.steps, median(r.build), median(r.buildStall),
+            median(r.stepMedian), median(r.stepP95), median(r.stepMax), median(r.sequentialMedian),
+            median(r.sequentialMax), median(r.frameCpu), median(r.paintCpu), median(r.playStall));
+    std::printf("jump: wall time from setStep(random step) to the repainted window; next: the same "
+                "for one step "
+                "forward (arrow key, playback);\nframe cpu: one thread's CPU time to compute a "
+                "frame (both runs "
+                "with a bug on); paint cpu: the GUI thread's CPU time to repaint the whole "
+                "window;\nstalls: the "
+                "longest gap of a 1 ms GUI-thread timer while a scene builds / while playing at 30 "
+                "steps/s\n");
     std::printf("machine: %u hardware threads; load average before %s, after %s\n",
-                std::thread::hardware_concurrency(), qPrintable(loadBefore), qPrintable(loadAverage()));
+                std::thread::hardware_concurrency(), qPrintable(loadBefore),
+                qPrintable(loadAverage()));
     std::printf("targets: step switch <= 16 ms; GUI thread never blocked > 50 ms\n");
     return 0;
 }

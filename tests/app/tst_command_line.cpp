@@ -11,7 +11,7 @@ using namespace flashviz::gui;
 
 class TestCommandLine : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void parses_data();
     void parses();
     void refuses_data();
@@ -28,12 +28,19 @@ void TestCommandLine::parses_data() {
     QTest::addColumn<bool>("lecture");
     QTest::addColumn<int>("chapter");
     QTest::addColumn<bool>("restore");
-    QTest::newRow("nothing") << QStringList{} << "" << "" << false << 0 << true;
-    QTest::newRow("preset and step") << QStringList{"--preset", "bug-bites", "--step", "12"} << "bug-bites" << "12" << false << 0 << true;
-    QTest::newRow("first-rescale") << QStringList{"--step", "first-rescale"} << "" << "first-rescale" << false << 0 << true;
-    QTest::newRow("lecture") << QStringList{"--lecture"} << "" << "" << true << 0 << true;
-    QTest::newRow("chapter implies lecture") << QStringList{"--chapter", "6"} << "" << "" << true << 5 << true;
-    QTest::newRow("screenshot leaves no trace") << QStringList{"--screenshot", "x.png"} << "" << "" << false << 0 << false;
+    QTest::newRow("nothing") << QStringList{} << ""
+                             << "" << false << 0 << true;
+    QTest::newRow("preset and step")
+        << QStringList{"--preset", "bug-bites", "--step", "12"} << "bug-bites"
+        << "12" << false << 0 << true;
+    QTest::newRow("first-rescale") << QStringList{"--step", "first-rescale"} << ""
+                                   << "first-rescale" << false << 0 << true;
+    QTest::newRow("lecture") << QStringList{"--lecture"} << ""
+                             << "" << true << 0 << true;
+    QTest::newRow("chapter implies lecture") << QStringList{"--chapter", "6"} << ""
+                                             << "" << true << 5 << true;
+    QTest::newRow("screenshot leaves no trace") << QStringList{"--screenshot", "x.png"} << ""
+                                                << "" << false << 0 << false;
 }
 
 void TestCommandLine::parses() {
@@ -73,8 +80,10 @@ void TestCommandLine::screenshotWritesAPng_data() {
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QSize>("size");
     QTest::newRow("toy") << QStringList{} << QSize(1920, 1080);
-    QTest::newRow("bug, small window") << QStringList{"--preset", "bug-bites", "--size", "1280x800"} << QSize(1280, 800);
-    QTest::newRow("lecture") << QStringList{"--lecture", "--chapter", "4", "--step", "11"} << QSize(1920, 1080);
+    QTest::newRow("bug, small window")
+        << QStringList{"--preset", "bug-bites", "--size", "1280x800"} << QSize(1280, 800);
+    QTest::newRow("lecture") << QStringList{"--lecture", "--chapter", "4", "--step", "11"}
+                             << QSize(1920, 1080);
 }
 
 void TestCommandLine::screenshotWritesAPng() {
@@ -84,7 +93,9 @@ void TestCommandLine::screenshotWritesAPng() {
     const QString file = dir.filePath(QStringLiteral("shot.png"));
     QProcess process;
     process.start(QStringLiteral(FLASHVIZ_EXECUTABLE),
-                  QStringList{QStringLiteral("--screenshot"), file, QStringLiteral("-platform"), QStringLiteral("offscreen")} + args);
+                  QStringList{QStringLiteral("--screenshot"), file, QStringLiteral("-platform"),
+                              QStringLiteral("offscreen")} +
+                      args);
     QVERIFY(process.waitForFinished(120000));
     QVERIFY2(process.exitCode() == 0, process.readAllStandardError().constData());
     const QImage image(file);
@@ -93,14 +104,16 @@ void TestCommandLine::screenshotWritesAPng() {
     // Not a blank image: a real window has many colours.
     QSet<QRgb> colours;
     for (int y = 0; y < image.height(); y += 7)
-        for (int x = 0; x < image.width(); x += 7) colours.insert(image.pixel(x, y));
+        for (int x = 0; x < image.width(); x += 7)
+            colours.insert(image.pixel(x, y));
     QVERIFY(colours.size() > 50);
 }
 
 void TestCommandLine::unknownPresetFailsTheProcess() {
     QProcess process;
     process.start(QStringLiteral(FLASHVIZ_EXECUTABLE),
-                  {QStringLiteral("--preset"), QStringLiteral("nope"), QStringLiteral("-platform"), QStringLiteral("offscreen")});
+                  {QStringLiteral("--preset"), QStringLiteral("nope"), QStringLiteral("-platform"),
+                   QStringLiteral("offscreen")});
     QVERIFY(process.waitForFinished(60000));
     QCOMPARE(process.exitCode(), 2);
     QVERIFY(process.readAllStandardError().contains("bug-bites"));

@@ -24,8 +24,9 @@ bool sameMatrix(const Matrix& a, const Matrix& b) {
 
 bool sameState(const StepState& a, const StepState& b) {
     return a.info == b.info && a.counters == b.counters && a.sramElements == b.sramElements &&
-           sameMatrix(a.query, b.query) && sameMatrix(a.key, b.key) && sameMatrix(a.value, b.value) &&
-           sameMatrix(a.scores, b.scores) && sameMatrix(a.weights, b.weights) && sameMatrix(a.mOld, b.mOld) &&
+           sameMatrix(a.query, b.query) && sameMatrix(a.key, b.key) &&
+           sameMatrix(a.value, b.value) && sameMatrix(a.scores, b.scores) &&
+           sameMatrix(a.weights, b.weights) && sameMatrix(a.mOld, b.mOld) &&
            sameMatrix(a.mNew, b.mNew) && sameMatrix(a.lOld, b.lOld) && sameMatrix(a.lNew, b.lNew) &&
            sameMatrix(a.correction, b.correction) && sameMatrix(a.accOld, b.accOld) &&
            sameMatrix(a.accNew, b.accNew) && sameMatrix(a.output, b.output);
@@ -41,7 +42,7 @@ VizSettings withPattern(InputPattern pattern) {
 
 class TestController : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void opensNothingUntilApplied();
     void toyScene();
     void frameIsTheEngineState();
@@ -88,7 +89,8 @@ void TestController::toyScene() {
 void TestController::frameIsTheEngineState() {
     Controller c;
     c.apply(toySettings());
-    const StepEngine engine(makeProblem(toySettings().spec), Algorithm::Flash, toySettings().options);
+    const StepEngine engine(makeProblem(toySettings().spec), Algorithm::Flash,
+                            toySettings().options);
     for (int step : {0, 5, 11, 13, 29}) {
         c.setStep(step);
         QVERIFY(c.waitUntilIdle());
@@ -215,12 +217,18 @@ void TestController::refusesInvalidSettings_data() {
     QTest::addColumn<int>("block");
     QTest::addColumn<QString>("hardware");
     QTest::addColumn<QString>("words");
-    QTest::newRow("n = 0") << 0 << 4 << 4 << "a100-40gb" << "at least 1";
-    QTest::newRow("d = 0") << 8 << 0 << 4 << "a100-40gb" << "at least 1";
-    QTest::newRow("Br = 0") << 8 << 4 << 0 << "a100-40gb" << "at least 1";
-    QTest::newRow("too long for the window") << 20000 << 4 << 64 << "a100-40gb" << "16384";
-    QTest::newRow("too many tiles") << 16384 << 4 << 2 << "a100-40gb" << "tiles";
-    QTest::newRow("unknown GPU") << 8 << 4 << 4 << "z80" << "z80";
+    QTest::newRow("n = 0") << 0 << 4 << 4 << "a100-40gb"
+                           << "at least 1";
+    QTest::newRow("d = 0") << 8 << 0 << 4 << "a100-40gb"
+                           << "at least 1";
+    QTest::newRow("Br = 0") << 8 << 4 << 0 << "a100-40gb"
+                            << "at least 1";
+    QTest::newRow("too long for the window") << 20000 << 4 << 64 << "a100-40gb"
+                                             << "16384";
+    QTest::newRow("too many tiles") << 16384 << 4 << 2 << "a100-40gb"
+                                    << "tiles";
+    QTest::newRow("unknown GPU") << 8 << 4 << 4 << "z80"
+                                 << "z80";
 }
 
 void TestController::refusesInvalidSettings() {

@@ -13,7 +13,7 @@ using namespace flashviz::gui;
 
 class TestLecture : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void initTestCase();
     void chaptersFollowTheExplainer();
     void everyChapterBuildsAndFillsItsNarrative();
@@ -22,7 +22,7 @@ private slots:
     void seedsAreFixedPerChapter();
     void escapeLeavesAndRestores();
 
-private:
+  private:
     static StartOptions fresh() {
         StartOptions o;
         o.restore = false;
@@ -40,10 +40,12 @@ void TestLecture::initTestCase() {
 void TestLecture::chaptersFollowTheExplainer() {
     const auto& chapters = lectureChapters();
     QCOMPARE(int(chapters.size()), 7);
-    const QStringList ids = {QStringLiteral("memory"), QStringLiteral("standard"), QStringLiteral("online"),
-                             QStringLiteral("tiles"), QStringLiteral("traffic"), QStringLiteral("bug"),
+    const QStringList ids = {QStringLiteral("memory"),  QStringLiteral("standard"),
+                             QStringLiteral("online"),  QStringLiteral("tiles"),
+                             QStringLiteral("traffic"), QStringLiteral("bug"),
                              QStringLiteral("summary")};
-    for (int i = 0; i < 7; ++i) QCOMPARE(chapters[std::size_t(i)].id, ids[i]);
+    for (int i = 0; i < 7; ++i)
+        QCOMPARE(chapters[std::size_t(i)].id, ids[i]);
     QCOMPARE(chapters[1].settings.algorithm, Algorithm::Standard);
     QVERIFY(!chapters[5].settings.options.rescale);
 }
@@ -51,10 +53,12 @@ void TestLecture::chaptersFollowTheExplainer() {
 void TestLecture::everyChapterBuildsAndFillsItsNarrative() {
     Controller c;
     for (const LectureChapter& chapter : lectureChapters()) {
-        QVERIFY2(c.apply(chapter.settings), qPrintable(chapter.id + QStringLiteral(": ") + c.lastRefusal()));
+        QVERIFY2(c.apply(chapter.settings),
+                 qPrintable(chapter.id + QStringLiteral(": ") + c.lastRefusal()));
         QVERIFY(c.waitUntilIdle());
         const QString text = fillNarrative(chapter.narrative, *c.scene());
-        QVERIFY2(!text.contains(QLatin1Char('{')), qPrintable(chapter.id + QStringLiteral(": ") + text));
+        QVERIFY2(!text.contains(QLatin1Char('{')),
+                 qPrintable(chapter.id + QStringLiteral(": ") + text));
         QVERIFY(!resolveBeats(chapter, *c.scene()).empty());
         QCOMPARE(chapter.views.size(), 2);
     }

@@ -24,7 +24,7 @@ using namespace flashviz::gui;
 
 class TestWindow : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void initTestCase();
     void init();
     void opensOnTheToy();
@@ -37,7 +37,7 @@ private slots:
     void settingsPersist();
     void largeProblemStaysResponsive();
 
-private:
+  private:
     static StartOptions fresh() {
         StartOptions o;
         o.restore = false;
@@ -57,7 +57,9 @@ void TestWindow::initTestCase() {
     QApplication::setApplicationName(QStringLiteral("tst_window"));
 }
 
-void TestWindow::init() { QSettings().clear(); }
+void TestWindow::init() {
+    QSettings().clear();
+}
 
 void TestWindow::opensOnTheToy() {
     MainWindow w; // reads the (empty) saved settings: the first run opens on the toy
@@ -131,7 +133,8 @@ void TestWindow::invalidInputIsRefusedAndStateKept() {
     const auto scene = c->scene();
     QVERIFY(w.controls()->refusalText().isEmpty());
     w.controls()->queriesBox()->setValue(0);
-    QVERIFY2(w.controls()->refusalText().contains(QStringLiteral("at least 1")), qPrintable(w.controls()->refusalText()));
+    QVERIFY2(w.controls()->refusalText().contains(QStringLiteral("at least 1")),
+             qPrintable(w.controls()->refusalText()));
     QCOMPARE(w.controls()->queriesBox()->value(), 8); // the control shows the settings in force
     QCOMPARE(c->scene(), scene);
     QCOMPARE(c->step(), 9);
@@ -246,7 +249,8 @@ void TestWindow::largeProblemStaysResponsive() {
         w.controller()->setStep(step);
         QVERIFY(w.controller()->waitUntilIdle());
         w.repaint();
-        QVERIFY2(t.elapsed() < 250, qPrintable(QStringLiteral("step %1 took %2 ms").arg(step).arg(t.elapsed())));
+        QVERIFY2(t.elapsed() < 250,
+                 qPrintable(QStringLiteral("step %1 took %2 ms").arg(step).arg(t.elapsed())));
     }
 }
 
