@@ -5,6 +5,7 @@
 #include "code_panel.h"
 #include "controller.h"
 #include "controls_panel.h"
+#include "gpu_bench/gpu_benchmark_view.h"
 #include "lecture.h"
 #include "matrices_view.h"
 #include "memory_stage.h"
@@ -36,6 +37,16 @@
 #include <cmath>
 
 namespace flashviz::gui {
+
+GpuBenchmarkView* MainWindow::gpuBenchmark() {
+    if (!m_gpuBenchmark) {
+        m_gpuBenchmark = new GpuBenchmarkView;
+        m_gpuBenchmark->setObjectName(QStringLiteral("gpuBenchmark"));
+        m_gpuBenchmarkPage->layout()->setContentsMargins(0, 0, 0, 0);
+        m_gpuBenchmarkPage->layout()->addWidget(m_gpuBenchmark);
+    }
+    return m_gpuBenchmark;
+}
 
 MainWindow::MainWindow(const StartOptions& options, QWidget* parent)
     : QMainWindow(parent), m_options(options), m_controller(new Controller(this)) {
@@ -142,7 +153,16 @@ void MainWindow::buildUi() {
     m_tabs->setFocusPolicy(Qt::NoFocus);
     m_tabs->addTab(m_vertical, tr("Step by step"));
     m_tabs->addTab(m_analysis, tr("Analysis"));
-    connect(m_tabs, &QTabWidget::currentChanged, this, [this] { updateAnalysisSettings(); });
+    // The GPU benchmark page asks the CUDA runtime about the device when it is made, which can
+    // take a moment on a GPU machine: it is made the first time its tab is opened.
+    m_gpuBenchmarkPage = new QWidget;
+    m_gpuBenchmarkPage->setObjectName(QStringLiteral("gpuBenchmarkPage"));
+    new QVBoxLayout(m_gpuBenchmarkPage);
+    m_tabs->addTab(m_gpuBenchmarkPage, tr("GPU benchmark"));
+    connect(m_tabs, &QTabWidget::currentChanged, this, [this] {
+        updateAnalysisSettings();
+        if (m_tabs->currentWidget() == m_gpuBenchmarkPage) gpuBenchmark();
+    });
 
     m_playback = new PlaybackBar(m_controller);
     m_playback->applyTheme(theme);

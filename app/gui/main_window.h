@@ -23,6 +23,7 @@ class QVariantAnimation;
 namespace flashviz::gui {
 
 class AnalysisView;
+class GpuBenchmarkView;
 class CheckPanel;
 class CodePanel;
 class Controller;
@@ -66,6 +67,7 @@ class MainWindow : public QMainWindow {
     ControlsPanel* controls() const { return m_controls; }
     LectureView* lecture() const { return m_lecture; }
     AnalysisView* analysis() const { return m_analysis; }
+    GpuBenchmarkView* gpuBenchmark(); // made on first use
     QTabWidget* tabs() const { return m_tabs; }
 
     bool isLectureMode() const;
@@ -107,6 +109,8 @@ class MainWindow : public QMainWindow {
     ControlsPanel* m_controls = nullptr;
     LectureView* m_lecture = nullptr;
     AnalysisView* m_analysis = nullptr;
+    QWidget* m_gpuBenchmarkPage = nullptr;
+    GpuBenchmarkView* m_gpuBenchmark = nullptr;
     QDockWidget* m_dock = nullptr;
     QSplitter* m_vertical = nullptr;
     QSplitter* m_top = nullptr;
