@@ -179,8 +179,7 @@ void CheckPanel::paintEvent(QPaintEvent*) {
                     v = INFINITY;
                 else
                     v = std::max(v, x);
-                bad = bad || std::find(check.wrongRows.begin(), check.wrongRows.end(), r) !=
-                                 check.wrongRows.end();
+                bad = bad || scene.isRowWrong(r);
                 done = done && scene.rowFinished(r, info.index);
                 current =
                     current || (info.queryBlock >= 0 && r >= info.rows.begin && r < info.rows.end);

@@ -131,13 +131,28 @@ void MatricesView::paintEvent(QPaintEvent*) {
             p.setPen(Qt::NoPen);
             p.setBrush(m_theme.bad);
             const qreal rowH = r.height() / nq;
-            for (int row : scene.check.wrongRows) {
-                const qreal y = r.top() + rowH * (row + 0.5);
-                const qreal s = std::clamp(rowH * 0.45, 3.0, 7 * sc);
-                QPolygonF tri;
-                tri << QPointF(r.left() - 3, y) << QPointF(r.left() - 3 - 2 * s, y - s)
-                    << QPointF(r.left() - 3 - 2 * s, y + s);
-                p.drawPolygon(tri);
+            if (rowH >= 6) {
+                for (int row : scene.check.wrongRows) {
+                    const qreal y = r.top() + rowH * (row + 0.5);
+                    const qreal s = std::clamp(rowH * 0.45, 3.0, 7 * sc);
+                    QPolygonF tri;
+                    tri << QPointF(r.left() - 3, y) << QPointF(r.left() - 3 - 2 * s, y - s)
+                        << QPointF(r.left() - 3 - 2 * s, y + s);
+                    p.drawPolygon(tri);
+                }
+            } else {
+                // Too many rows for a mark each: one red strip per run of wrong rows.
+                for (int row = 0; row < nq;) {
+                    if (!scene.isRowWrong(row)) {
+                        ++row;
+                        continue;
+                    }
+                    const int start = row;
+                    while (row < nq && scene.isRowWrong(row))
+                        ++row;
+                    p.drawRect(QRectF(r.left() - 9 * sc, r.top() + rowH * start, 6 * sc,
+                                      std::max(1.0, rowH * (row - start))));
+                }
             }
             break;
         }

@@ -106,14 +106,19 @@ void drawFittedText(QPainter& p, const QRectF& box, int flags, const QString& te
         p.restore();
         return;
     }
-    while (size > minPointSize && QFontMetricsF(font).horizontalAdvance(text) > box.width()) {
+    // Measure once; shrink (and elide) only when the text does not fit.
+    qreal width = QFontMetricsF(font).horizontalAdvance(text);
+    while (size > minPointSize && width > box.width()) {
         size -= 0.5;
         font.setPointSizeF(size);
+        width = QFontMetricsF(font).horizontalAdvance(text);
     }
     p.save();
     p.setFont(font);
-    const QString shown = QFontMetricsF(font).elidedText(text, Qt::ElideRight, box.width());
-    p.drawText(box, flags, shown);
+    p.drawText(box, flags,
+               width > box.width()
+                   ? QFontMetricsF(font).elidedText(text, Qt::ElideRight, box.width())
+                   : text);
     p.restore();
 }
 

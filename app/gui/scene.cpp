@@ -260,6 +260,9 @@ std::shared_ptr<const Scene> buildScene(const VizSettings& settings, BuildProgre
     }
     scene->check =
         compareOutputs(scene->output, scene->reference, defaultTolerance(spec.precision));
+    scene->wrongRow.assign(std::size_t(spec.queries), 0);
+    for (int row : scene->check.wrongRows)
+        scene->wrongRow[std::size_t(row)] = 1;
 
     step(progress, 65, QStringLiteral("Drawing the matrices"));
     scene->qImage = heatmapImage(problem.q, Colouring::Diverging, finiteAbsMax(problem.q));

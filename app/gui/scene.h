@@ -45,7 +45,8 @@ struct Scene {
     Matrix reference;                                // ordinary attention, double precision
     Matrix output;                                   // what the chosen backend computed
     CheckReport check;                               // output against the reference
-    QString backendName;                             // the backend that produced `output`
+    std::vector<char> wrongRow;          // per query row: the check finds it wrong (quick lookups)
+    QString backendName;                 // the backend that produced `output`
     QString backendNote;                 // why the CPU stood in, when the chosen backend refused
     std::optional<CheckReport> cpuCheck; // the CPU engine's output, when another backend ran
     std::shared_ptr<const FlashTrace> trace; // per-tile values the backend recorded
@@ -67,6 +68,9 @@ struct Scene {
     int queryBlockOfRow(int row) const;
     bool rowFinished(int row, int step) const;
     int chapterOf(int step) const;
+    bool isRowWrong(int row) const {
+        return row >= 0 && row < int(wrongRow.size()) && wrongRow[std::size_t(row)];
+    }
 };
 
 struct Frame {

@@ -7,15 +7,26 @@
 
 namespace flashviz::gui {
 
+// The system fonts, asked for once: views ask for fonts many times per paint.
+static const QFont& generalFont() {
+    static const QFont f = QFontDatabase::systemFont(QFontDatabase::GeneralFont);
+    return f;
+}
+
+static const QFont& fixedFont() {
+    static const QFont f = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+    return f;
+}
+
 QFont Theme::font(qreal pointSize, bool bold) const {
-    QFont f = QFontDatabase::systemFont(QFontDatabase::GeneralFont);
+    QFont f = generalFont();
     f.setPointSizeF(pointSize * scale);
     f.setBold(bold);
     return f;
 }
 
 QFont Theme::mono(qreal pointSize, bool bold) const {
-    QFont f = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+    QFont f = fixedFont();
     f.setPointSizeF(pointSize * scale);
     f.setBold(bold);
     return f;

@@ -371,8 +371,7 @@ void TileDetailView::paintEvent(QPaintEvent*) {
         const qreal y = table.top() + tableHeadH + i * rowH;
         if (i % 2 == 1)
             p.fillRect(QRectF(table.left(), y, table.width(), rowH), withAlpha(m_theme.border, 40));
-        const bool wrongRow = std::find(scene.check.wrongRows.begin(), scene.check.wrongRows.end(),
-                                        info.rows.begin + i) != scene.check.wrongRows.end();
+        const bool wrongRow = scene.isRowWrong(info.rows.begin + i);
         auto cell = [&](std::size_t c, const QString& now, const QString& was, bool changed,
                         bool wrong, const QString& right) {
             const QRectF r(colRects[c].left() + 2, y + 1, colRects[c].width() - 4, rowH - 2);
