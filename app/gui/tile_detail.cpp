@@ -327,10 +327,10 @@ void TileDetailView::paintEvent(QPaintEvent*) {
         {tr("row"), 0.5, false},
         {tr("m\nmax so far"), 1.2, k == StepKind::UpdateMax},
         {tr("ℓ\nsum so far"), 1.35, k == StepKind::UpdateSum},
-        {tr("e^(m_old−m_new)\ncorrection"), 1.5,
+        {tr("e^(m_old−m_new)\ncorrection"), 1.8,
          k == StepKind::UpdateSum || k == StepKind::UpdateOutput},
         {tr("acc\nO before ÷ ℓ"), 0.5 + 0.58 * shownValues, k == StepKind::UpdateOutput},
-        {tr("O = acc / ℓ\nthe output row"), 0.5 + 0.58 * shownValues,
+        {tr("O = acc / ℓ\nthe output row"), 0.4 + 0.5 * shownValues,
          k == StepKind::Normalise || k == StepKind::StoreOutput},
     };
     if (backend) columns.push_back({tr("%1\nrecorded").arg(backendName), 1.6, false});
