@@ -87,6 +87,7 @@ std::vector<GpuBenchPoint> runGpuBenchmark(const GpuBenchRequest& request,
 #if FLASHVIZ_HAVE_CUDA
     return cuda::runBenchmark(request, progress);
 #else
+    (void)progress;
     return {}; // unreachable: never available without CUDA
 #endif
 }
