@@ -2,10 +2,3 @@
 # the charts. Set FLASHVIZ_ANALYSIS_SHOTS=<folder> to also write every chart as a PNG there.
 # (tests/core already has a tst_analysis for the engine's side, hence the gui_ prefix.)
 flashviz_add_test(tst_gui_analysis SOURCES ${CMAKE_CURRENT_LIST_DIR}/tst_analysis.cpp LIBS flashviz_gui_analysis)
-# The test builds engine vectors itself: compile it for the engine's instruction set (see
-# tests/core/CMakeLists.txt for why, and for GCC's false -Wuninitialized under AVX-512).
-if(FLASHVIZ_NATIVE_ARCH)
-  target_compile_options(tst_gui_analysis PRIVATE
-    $<$<COMPILE_LANGUAGE:CXX>:-march=native>
-    $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<CXX_COMPILER_ID:GNU>>:-Wno-uninitialized>)
-endif()
