@@ -106,17 +106,17 @@ void MatricesView::paintEvent(QPaintEvent*) {
         switch (i) {
         case 0:
             drawMatrixImage(p, r, scene.qImage);
-            drawValues(p, m_theme, r, problem.q, Colouring::Diverging, finiteAbsMax(problem.q),
+            drawValues(p, m_theme, r, problem.q, Colouring::Diverging, scene.qScale,
                        allRowsQ);
             break;
         case 1:
             drawMatrixImage(p, r, scene.kImage);
-            drawValues(p, m_theme, r, problem.k, Colouring::Diverging, finiteAbsMax(problem.k),
+            drawValues(p, m_theme, r, problem.k, Colouring::Diverging, scene.kScale,
                        allRowsK);
             break;
         case 2:
             drawMatrixImage(p, r, scene.vImage);
-            drawValues(p, m_theme, r, problem.v, Colouring::Diverging, finiteAbsMax(problem.v),
+            drawValues(p, m_theme, r, problem.v, Colouring::Diverging, scene.vScale,
                        allRowsK);
             break;
         case 3: {
@@ -125,8 +125,8 @@ void MatricesView::paintEvent(QPaintEvent*) {
             for (const Range& rows : oRows)
                 drawMatrixImage(p, rowBand(r, nq, rows), img,
                                 QRectF(0, iy * rows.begin, img.width(), iy * rows.size()));
-            drawValues(p, m_theme, r, scene.output, Colouring::Diverging,
-                       finiteAbsMax(scene.reference), oRows);
+            drawValues(p, m_theme, r, scene.output, Colouring::Diverging, scene.outputScale,
+                       oRows);
             // Rows the check found wrong.
             p.setPen(Qt::NoPen);
             p.setBrush(m_theme.bad);

@@ -265,11 +265,14 @@ std::shared_ptr<const Scene> buildScene(const VizSettings& settings, BuildProgre
         scene->wrongRow[std::size_t(row)] = 1;
 
     step(progress, 65, QStringLiteral("Drawing the matrices"));
-    scene->qImage = heatmapImage(problem.q, Colouring::Diverging, finiteAbsMax(problem.q));
-    scene->kImage = heatmapImage(problem.k, Colouring::Diverging, finiteAbsMax(problem.k));
-    scene->vImage = heatmapImage(problem.v, Colouring::Diverging, finiteAbsMax(problem.v));
-    const double outputScale = std::max(finiteAbsMax(scene->reference), 1e-300);
-    scene->outputImage = heatmapImage(scene->output, Colouring::Diverging, outputScale);
+    scene->qScale = finiteAbsMax(problem.q);
+    scene->kScale = finiteAbsMax(problem.k);
+    scene->vScale = finiteAbsMax(problem.v);
+    scene->outputScale = std::max(finiteAbsMax(scene->reference), 1e-300);
+    scene->qImage = heatmapImage(problem.q, Colouring::Diverging, scene->qScale);
+    scene->kImage = heatmapImage(problem.k, Colouring::Diverging, scene->kScale);
+    scene->vImage = heatmapImage(problem.v, Colouring::Diverging, scene->vScale);
+    scene->outputImage = heatmapImage(scene->output, Colouring::Diverging, scene->outputScale);
     if (fullScores.size() > 0) {
         step(progress, 72, QStringLiteral("Drawing the n × n scores"));
         scene->scoresImage = heatmapImage(fullScores, Colouring::Diverging,

@@ -56,6 +56,9 @@ struct Scene {
     Counters totals;                // the whole run
     Counters standardTotals;        // standard attention on the same sizes, for comparison
     QImage qImage, kImage, vImage, outputImage;
+    // Colour scales of those images (largest finite |value|), found once per scene so that a
+    // repaint of an n = 4096 problem does not scan a million values again.
+    double qScale = 0, kScale = 0, vScale = 0, outputScale = 0;
     QImage scoresImage, weightsImage; // the stored S and P (standard, or the debug copy of S)
     Matrix smallScores, smallWeights; // standard attention's S and P kept as numbers when small
     std::vector<Chapter> chapters;
