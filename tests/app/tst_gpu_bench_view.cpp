@@ -13,11 +13,16 @@
 #include <QFile>
 #include <QLabel>
 #include <QLineSeries>
+#include <QProgressBar>
 #include <QPushButton>
+#include <QRegularExpression>
+#include <QSignalSpy>
 #include <QStandardPaths>
 #include <QtTest>
 
 #include <nlohmann/json.hpp>
+
+#include <cmath>
 
 using namespace flashviz;
 using namespace flashviz::gui;
@@ -69,6 +74,7 @@ class TestGpuBenchView : public QObject {
     void initTestCase();
     void init();
     void withoutGpuRunIsOffAndSaysWhy();
+    void onAGpuRunsShowsSavesAndCancels();
     void noSavedResultsSaysWhereTheyWouldBe();
     void savedResultsAreDrawnAsMeasured();
     void jsonRoundTrip();
@@ -114,6 +120,64 @@ void TestGpuBenchView::withoutGpuRunIsOffAndSaysWhy() {
     } catch (const EngineError& error) {
         QCOMPARE(error.kind(), ErrorKind::Unsupported);
     }
+}
+
+// The real thing, on a machine with an NVIDIA GPU: a small run measures every point with
+// progress, draws and saves it; a second, longer run cancelled after its first point stops
+// early, saves nothing and leaves the first run's charts on screen.
+void TestGpuBenchView::onAGpuRunsShowsSavesAndCancels() {
+    const GpuBenchAvailability here = gpuBenchmarkAvailability();
+    if (!here.available)
+        QSKIP(qPrintable(QStringLiteral("needs a usable NVIDIA GPU: %1")
+                             .arg(QString::fromStdString(here.reason))));
+    GpuBenchmarkView view;
+    view.setResultsPath(QDir::temp().filePath(QStringLiteral("flashviz-gpu-bench-test.json")));
+    QFile::remove(view.resultsPath());
+    QVERIFY(view.canRun());
+    GpuBenchRequest small;
+    small.sizes = {1024, 2048};
+    small.variants = {kGpuBenchStandardFp32, kGpuBenchFlashFp32, kGpuBenchFlashFp16};
+    small.repeats = 2;
+    view.setRequest(small);
+    QSignalSpy shown(&view, &GpuBenchmarkView::resultsShown);
+    auto* progress = view.findChild<QProgressBar*>(QStringLiteral("gpuBenchProgress"));
+    QVERIFY(progress);
+    view.run();
+    QVERIFY(view.isBusy());
+    QCOMPARE(progress->maximum(), 6);
+    QVERIFY(view.waitForIdle(120000));
+    QVERIFY2(view.errorText().isEmpty(), qPrintable(view.errorText()));
+    QCOMPARE(shown.count(), 1);
+    QVERIFY(view.shownRecord().has_value());
+    const GpuBenchRecord first = *view.shownRecord();
+    QCOMPARE(first.device, QString::fromStdString(here.deviceName));
+    QCOMPARE(int(first.points.size()), 6);
+    for (const GpuBenchPoint& point : first.points) {
+        QVERIFY2(point.measured(), point.note.c_str());
+        QVERIFY(point.tflops > 0 && std::isfinite(point.tflops));
+    }
+    QVERIFY(seriesOf(view.chart(GpuBenchmarkView::ThroughputChart), kGpuBenchFlashFp16));
+    QVERIFY(QFile::exists(view.resultsPath()));
+
+    GpuBenchRequest longer = small;
+    longer.sizes = {1024, 2048, 4096, 8192, 16384};
+    longer.repeats = 10;
+    view.setRequest(longer);
+    view.run();
+    QVERIFY(view.isBusy());
+    QTRY_VERIFY_WITH_TIMEOUT(progress->value() >= 1, 60000);
+    view.cancel();
+    QVERIFY(view.waitForIdle(120000));
+    auto* message = view.findChild<QLabel*>(QStringLiteral("gpuBenchMessage"));
+    QVERIFY(message);
+    const QRegularExpressionMatch stopped =
+        QRegularExpression(QStringLiteral("^Stopped after (\\d+) of (\\d+) points")).match(message->text());
+    QVERIFY2(stopped.hasMatch(), qPrintable(message->text()));
+    QCOMPARE(stopped.captured(2).toInt(), 15);
+    QVERIFY(stopped.captured(1).toInt() >= 1 && stopped.captured(1).toInt() < 15);
+    QCOMPARE(shown.count(), 1);
+    QCOMPARE(view.shownRecord()->points.size(), first.points.size());
+    QFile::remove(view.resultsPath());
 }
 
 void TestGpuBenchView::noSavedResultsSaysWhereTheyWouldBe() {
