@@ -4,6 +4,7 @@
 #include "paint_util.h"
 
 #include <QFontMetricsF>
+#include <QImage>
 #include <QPainter>
 #include <QPushButton>
 
@@ -168,6 +169,36 @@ void CheckPanel::paintEvent(QPaintEvent*) {
         const qreal tolY =
             bars.bottom() - bars.height() * (std::log10(check.tolerance) - lo) / (hi - lo);
         p.drawLine(QPointF(bars.left(), tolY), QPointF(bars.right(), tolY));
+        // The bars are put into one image, pixel by pixel, and drawn with a single call. Painted
+        // one by one they cost milliseconds with a bug on: hundreds of tall translucent
+        // rectangles, each of which Qt's raster engine splits across its paint threads.
+        const qreal dpr = devicePixelRatioF();
+        const QRect px = QRectF(bars.topLeft() * dpr, bars.size() * dpr).toAlignedRect();
+        QImage image(px.size(), QImage::Format_ARGB32_Premultiplied);
+        image.fill(Qt::transparent);
+        auto xOf = [&](qreal x) {
+            return std::clamp(int(std::lround(x * dpr)) - px.left(), 0, px.width());
+        };
+        auto yOf = [&](qreal y) {
+            return std::clamp(int(std::lround(y * dpr)) - px.top(), 0, px.height());
+        };
+        // Source-over, as QPainter::fillRect would blend a translucent colour.
+        auto fill = [&](const QRectF& r, const QColor& colour) {
+            const QRgb src = qPremultiply(colour.rgba());
+            const int inverse = 255 - qAlpha(src);
+            const int x0 = xOf(r.left()), y0 = yOf(r.top());
+            const int x1 = std::min(px.width(), std::max(x0 + 1, xOf(r.right())));
+            const int y1 = std::min(px.height(), std::max(y0 + 1, yOf(r.bottom())));
+            for (int y = y0; y < y1; ++y) {
+                auto* line = reinterpret_cast<QRgb*>(image.scanLine(y));
+                for (int x = x0; x < x1; ++x) {
+                    const QRgb dst = line[x];
+                    auto over = [&](int s, int d) { return s + (d * inverse + 127) / 255; };
+                    line[x] = qRgba(over(qRed(src), qRed(dst)), over(qGreen(src), qGreen(dst)),
+                                    over(qBlue(src), qBlue(dst)), over(qAlpha(src), qAlpha(dst)));
+                }
+            }
+        };
         for (int c = 0; c < columns; ++c) {
             const int r0 = int(qint64(c) * rows / columns),
                       r1 = int(qint64(c + 1) * rows / columns);
@@ -193,10 +224,12 @@ void CheckPanel::paintEvent(QPaintEvent*) {
             const QRectF bar(bars.left() + c * bw + (bw > 4 ? 1 : 0), bars.bottom() - h,
                              std::max(1.0, bw - (bw > 4 ? 2 : 0)), h);
             if (current)
-                p.fillRect(QRectF(bar.left(), bars.top(), bar.width(), bars.height()),
-                           withAlpha(m_theme.accent, 45));
-            p.fillRect(bar, colour);
+                fill(QRectF(bar.left(), bars.top(), bar.width(), bars.height()),
+                     withAlpha(m_theme.accent, 45));
+            fill(bar, colour);
         }
+        image.setDevicePixelRatio(dpr);
+        p.drawImage(QPointF(px.topLeft()) / dpr, image);
     }
 
     if (divergence) {
