@@ -7,13 +7,13 @@
 #include "core/errors.h"
 #include "core/flash.h"
 
-#include <QCoreApplication>
 #include <QElapsedTimer>
-#include <QThread>
-#include <QtConcurrent/QtConcurrent>
+#include <QThreadPool>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <future>
 #include <map>
 
 namespace flashviz::gui {
@@ -35,6 +35,39 @@ void step(BuildProgress* progress, int percent, const QString& stage) {
     if (progress->cancelled()) throw BuildCancelled{};
     progress->report(percent, stage);
 }
+
+// A job started on a pool thread when one is free at once. The caller, once its own share of the
+// work is done, takes the job over if no thread has begun it yet (pool busy, core taken by another
+// program), so it never waits for a queue: at worst it does the job itself, as without a thread.
+template <class T> class SideTask {
+  public:
+    template <class Job>
+    explicit SideTask(Job job) : m_shared(std::make_shared<Shared>(std::move(job))) {
+        m_result = m_shared->task.get_future();
+        QThreadPool::globalInstance()->tryStart([shared = m_shared] { shared->claimAndRun(); });
+    }
+    SideTask(const SideTask&) = delete;
+    SideTask& operator=(const SideTask&) = delete;
+    // Unless taken, the job is dropped when no thread has begun it.
+    ~SideTask() { m_shared->claimed.exchange(true); }
+
+    T take() {
+        m_shared->claimAndRun();
+        return m_result.get();
+    }
+
+  private:
+    struct Shared {
+        template <class Job> explicit Shared(Job job) : task(std::move(job)) {}
+        void claimAndRun() {
+            if (!claimed.exchange(true)) task();
+        }
+        std::packaged_task<T()> task;
+        std::atomic<bool> claimed{false};
+    };
+    std::shared_ptr<Shared> m_shared;
+    std::future<T> m_result;
+};
 
 FlashOptions withoutBugs(FlashOptions options) {
     options.rescale = true;
@@ -385,20 +418,17 @@ std::shared_ptr<const Frame> makeFrame(const std::shared_ptr<const Scene>& scene
     frame->scene = scene;
     frame->step = std::clamp(stepIndex, 0, scene->stepCount() - 1);
     // With a bug switched on, the correct run of the same step is replayed alongside, on another
-    // core when it is worth it.
-    QFuture<StepState> correct;
+    // core when it is worth it (on the GUI thread too: it waits no longer than doing both itself).
     const bool withCorrect =
         scene->correctEngine && frame->step < scene->correctEngine->stepCount();
-    // Only off the GUI thread: waiting there for another core would block the interface.
-    const bool parallel = withCorrect && frameCost(*scene, frame->step) > 4e6 &&
-                          QThread::currentThread() != QCoreApplication::instance()->thread();
-    if (parallel)
-        correct = QtConcurrent::run(
+    std::optional<SideTask<StepState>> correct;
+    if (withCorrect && frameCost(*scene, frame->step) > kParallelFrameFlops)
+        correct.emplace(
             [engine = scene->correctEngine, step = frame->step] { return engine->state(step); });
     frame->state = scene->engine->state(frame->step);
     if (frame->step > 0) frame->before = scene->engine->countersThrough(frame->step - 1);
-    if (parallel)
-        frame->correct = correct.result();
+    if (correct)
+        frame->correct = correct->take();
     else if (withCorrect)
         frame->correct = scene->correctEngine->state(frame->step);
     const StepInfo& info = frame->state.info;

@@ -106,6 +106,9 @@ std::shared_ptr<const Scene> buildScene(const VizSettings& settings, BuildProgre
 // on a worker thread) and of what computing one frame costs.
 double buildCost(const VizSettings& settings);
 double frameCost(const Scene& scene, int step);
+// With a bug switched on, frames costing more than this compute the correct run's state on a
+// second core while the calling thread computes the buggy run's.
+inline constexpr double kParallelFrameFlops = 4e6;
 
 // Runs of query rows whose output is final in HBM at `step` (`arriving` leaves out the block
 // being written at this very step, while its animation runs).

@@ -53,6 +53,8 @@ class TestController : public QObject {
     void chaptersJump();
     void bugFailsAndRecovers();
     void bugHidesWhenTheMaximumComesFirst();
+    void bugFrameHoldsBothRuns_data();
+    void bugFrameHoldsBothRuns();
     void noRunningMaxOverflows();
     void refusesInvalidSettings_data();
     void refusesInvalidSettings();
@@ -200,6 +202,50 @@ void TestController::bugHidesWhenTheMaximumComesFirst() {
     QVERIFY(!scene->settings.options.rescale);
     QVERIFY(scene->check.passed());
     QVERIFY(!scene->firstRescaleStep.has_value());
+}
+
+void TestController::bugFrameHoldsBothRuns_data() {
+    QTest::addColumn<bool>("onWorker");
+    QTest::newRow("frames on the GUI thread") << false;
+    QTest::newRow("frames on a worker") << true;
+}
+
+// With the bug on and tiles large enough, a frame's two runs are computed on two threads: the
+// values shown must still be exactly the buggy run's and, beside them, the correct run's.
+void TestController::bugFrameHoldsBothRuns() {
+    QFETCH(bool, onWorker);
+    VizSettings s = withPattern(InputPattern::LateMaximum);
+    s.spec.queries = s.spec.keys = 512;
+    s.spec.headDim = 64;
+    s.options.blockRows = s.options.blockCols = 64;
+    s.options.rescale = false;
+    Controller c;
+    if (onWorker) c.setInlineLimits(4e6, 0); // every frame is computed off the GUI thread
+    QVERIFY(c.apply(s));
+    QVERIFY(c.waitUntilIdle());
+    const auto scene = c.scene();
+    QVERIFY(!scene->check.passed());
+    const Problem problem = makeProblem(s.spec);
+    const StepEngine buggy(problem, Algorithm::Flash, s.options);
+    FlashOptions fixed = s.options;
+    fixed.rescale = true;
+    const StepEngine correct(problem, Algorithm::Flash, fixed);
+    QCOMPARE(c.stepCount(), buggy.stepCount());
+    int parallel = 0, differing = 0;
+    for (int step = 0; step < c.stepCount(); step += 7) {
+        c.setStep(step);
+        QVERIFY(c.waitUntilIdle());
+        const auto frame = c.frame();
+        QCOMPARE(frame->step, step);
+        QVERIFY(frame->correct.has_value());
+        QVERIFY2(sameState(frame->state, buggy.state(step)), qPrintable(QString::number(step)));
+        QVERIFY2(sameState(*frame->correct, correct.state(step)),
+                 qPrintable(QString::number(step)));
+        if (frameCost(*scene, step) > kParallelFrameFlops) ++parallel;
+        if (!sameState(frame->state, *frame->correct)) ++differing;
+    }
+    QVERIFY2(parallel > 20, qPrintable(QString::number(parallel)));   // two threads were used
+    QVERIFY2(differing > 20, qPrintable(QString::number(differing))); // the runs differ there
 }
 
 void TestController::noRunningMaxOverflows() {
