@@ -186,8 +186,10 @@ int main(int argc, char** argv) {
     QApplication::setOrganizationName(QStringLiteral("FlashViz"));
     QApplication::setApplicationName(QStringLiteral("flashviz-ui-bench"));
     int repeats = 3, jumps = 60, n = 4096;
+    QString only; // --only TEXT: just the configurations whose name contains TEXT (to profile one)
     const QStringList args = QApplication::arguments();
     for (int i = 1; i + 1 < args.size(); ++i) {
+        if (args[i] == QLatin1String("--only")) only = args[i + 1];
         if (args[i] == QLatin1String("--repeats")) repeats = std::max(1, args[i + 1].toInt());
         if (args[i] == QLatin1String("--jumps")) jumps = std::max(1, args[i + 1].toInt());
         if (args[i] == QLatin1String("--n")) n = std::max(8, args[i + 1].toInt());
@@ -228,6 +230,7 @@ int main(int argc, char** argv) {
     std::mt19937 rng(7);
     std::vector<Row> rows;
     for (const Config& config : configs) {
+        if (!only.isEmpty() && !config.name.contains(only)) continue;
         Row row;
         row.name = config.name;
         for (int r = 0; r < repeats; ++r)
@@ -248,14 +251,15 @@ int main(int argc, char** argv) {
             qPrintable(r.name), r.steps, median(r.build), median(r.buildStall),
             median(r.stepMedian), median(r.stepP95), median(r.stepMax), median(r.sequentialMedian),
             median(r.sequentialMax), median(r.frameCpu), median(r.paintCpu), median(r.playStall));
-    std::printf("jump: wall time from setStep(random step) to the repainted window; next: the same "
-                "for one step "
-                "forward (arrow key, playback);\nframe cpu: one thread's CPU time to compute a "
-                "frame (both runs "
-                "with a bug on); gui cpu: the GUI thread's CPU time for the whole step (any frame "
-                "computed there, events, the repaint);\nstalls: the "
-                "longest gap of a 1 ms GUI-thread timer while a scene builds / while playing at 30 "
-                "steps/s\n");
+    std::printf(
+        "jump: wall time from setStep(random step) to the repainted window; next: the same "
+        "for one step "
+        "forward (arrow key, playback);\nframe cpu: the calling thread's CPU time to "
+        "compute a frame (with a bug on, the correct run's state goes to a second core "
+        "when one is free); gui cpu: the GUI thread's CPU time for the whole step (any frame "
+        "computed there, events, the repaint);\nstalls: the "
+        "longest gap of a 1 ms GUI-thread timer while a scene builds / while playing at 30 "
+        "steps/s\n");
     std::printf("machine: %u hardware threads; load average before %s, after %s\n",
                 std::thread::hardware_concurrency(), qPrintable(loadBefore),
                 qPrintable(loadAverage()));
