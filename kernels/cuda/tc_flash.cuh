@@ -23,20 +23,27 @@
 
 namespace flashviz::cuda::tc {
 
-template <int D_, int Warps_, int MT_, int BC_, bool QInRegs_, int MinBlocks_>
+template <int D_, int Warps_, int MT_, int BC_, bool QInRegs_, int MinBlocks_, bool SkipRescale_>
 struct TcTile {
     static constexpr int D = D_;
     static constexpr int kWarps = Warps_;
     static constexpr int MT = MT_; // 16-row mma tiles per warp
-    static constexpr int BC = BC_;
+    static constexpr int BC = BC_; // keys per tile
     static constexpr bool QInRegs = QInRegs_;
+    // Q's A fragments when they stay in registers (a placeholder otherwise).
+    using QFragments = std::uint32_t[QInRegs ? MT : 1][QInRegs ? D / 16 : 1][4];
     static constexpr int kMinBlocks = MinBlocks_;
+    // Skip O's rescale when no row maximum of the warp changed (see onlineSoftmax). Measured
+    // per variant: a gain only where registers are tightest (TC_NOTES.md, v2).
+    static constexpr bool kSkipRescale = SkipRescale_;
     static constexpr int kThreads = kWarps * 32;
     static constexpr int BR = kWarps * 16 * MT;
     static constexpr int kChunks = D / 8; // 16-byte chunks per row
     static constexpr int kQBytes = BR * D * 2;
     static constexpr int kKVBytes = BC * D * 2;
-    static constexpr int kSharedBytes = kQBytes + 4 * kKVBytes; // Q, K x 2, V x 2
+    // Q, K x 2, V x 2, and slack to align the start to kAlign (see tcFlashKernel).
+    static constexpr int kAlign = 256;
+    static constexpr int kSharedBytes = kQBytes + 4 * kKVBytes + kAlign;
     static_assert(D % 64 == 0 && BC % 16 == 0, "tile shape");
     static_assert((BR * kChunks) % kThreads == 0 && (BC * kChunks) % kThreads == 0, "tile loads");
 };
@@ -97,18 +104,155 @@ __device__ __forceinline__ void copyAsync16(std::uint32_t shared, const void* gl
 }
 
 // Rows [0, Rows) of a tile into swizzled shared memory; rows at or past `validRows` are zeros.
+// Thread t copies chunk t % kChunks of rows t / kChunks + i x kRowsPerPass: its shared offsets
+// differ by immediates (kRowsPerPass is a multiple of 8, so the swizzle term stays the same) and
+// its global address by one stride, so no per-copy address needs a register of its own.
 template <class Tile, int Rows>
 __device__ __forceinline__ void loadTile(std::uint32_t shared, const char* global,
                                          std::int64_t rowBytes, int validRows, int tid) {
-    constexpr int kPerThread = Rows * Tile::kChunks / Tile::kThreads;
+    constexpr int kRowsPerPass = Tile::kThreads / Tile::kChunks;
+    static_assert(kRowsPerPass % 8 == 0 && Rows % kRowsPerPass == 0, "tile loads");
+    const int row = tid / Tile::kChunks, chunk = tid % Tile::kChunks;
+    const std::uint32_t target = shared + std::uint32_t(row * Tile::D * 2 + ((chunk ^ (row & 7)) << 4));
+    const char* source = global + row * rowBytes + chunk * 16;
 #pragma unroll
-    for (int i = 0; i < kPerThread; ++i) {
-        const int index = tid + i * Tile::kThreads;
-        const int row = index / Tile::kChunks;
-        const int chunk = index % Tile::kChunks;
-        const bool valid = row < validRows;
-        const char* source = global + (valid ? row : 0) * rowBytes + chunk * 16;
-        copyAsync16(shared + row * (Tile::D * 2) + ((chunk ^ (row & 7)) << 4), source, valid);
+    for (int i = 0; i < Rows / kRowsPerPass; ++i) {
+        const bool valid = row + i * kRowsPerPass < validRows;
+        copyAsync16(target + std::uint32_t(i * kRowsPerPass * Tile::D * 2),
+                    valid ? source + i * kRowsPerPass * rowBytes : global, valid);
+    }
+}
+
+// Hides a value's origin from the compiler, so addresses derived from it are recomputed inside
+// the key loop (one XOR each) instead of being hoisted out of it into registers that the
+// accumulators need.
+__device__ __forceinline__ std::uint32_t opaque(std::uint32_t x) {
+    asm volatile("" : "+r"(x));
+    return x;
+}
+
+// S = Q K^T for one warp's 16 x MT rows and the tile's BC keys; Q from registers or shared memory.
+template <class Tile, class El>
+__device__ __forceinline__ void scores(float (&s)[Tile::MT][Tile::BC / 8][4], std::uint32_t qAddress,
+                                       std::uint32_t kAddress,
+                                       [[maybe_unused]] const typename Tile::QFragments& qFrag) {
+    constexpr int MT = Tile::MT, BC = Tile::BC, kRowBytes = Tile::D * 2;
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < BC / 8; ++nt)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) s[mt][nt][e] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < Tile::D / 16; ++kk) {
+        std::uint32_t a[MT][4];
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+            if constexpr (Tile::QInRegs) {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) a[mt][e] = qFrag[mt][kk][e];
+            } else {
+                ldmatrixX4((qAddress ^ (kk << 5)) + mt * 16 * kRowBytes, a[mt]);
+            }
+        }
+#pragma unroll
+        for (int np = 0; np < BC / 16; ++np) {
+            std::uint32_t b[4];
+            ldmatrixX4((kAddress ^ (kk << 5)) + np * 16 * kRowBytes, b);
+#pragma unroll
+            for (int mt = 0; mt < MT; ++mt) {
+                El::mma(s[mt][2 * np], a[mt], b[0], b[1]);
+                El::mma(s[mt][2 * np + 1], a[mt], b[2], b[3]);
+            }
+        }
+    }
+}
+
+// Largest of v[First, First + N) as a balanced tree (short dependency chain).
+template <int First, int N, int Size>
+__device__ __forceinline__ float treeMax(const float (&v)[Size]) {
+    if constexpr (N == 1) return v[First];
+    else return fmaxf(treeMax<First, N / 2>(v), treeMax<First + N / 2, N - N / 2>(v));
+}
+
+// Online softmax on the S accumulators (each row lives in the 4 lanes of one quad): new row
+// maxima, P = exp(S - m) in place, l and O rescaled by exp(m_old - m_new). Once the maxima
+// settle, most tiles change none of a warp's row maxima: every correction is then exactly 1, and
+// with kSkipRescale the multiplications of O are skipped (one warp-uniform branch per tile, the
+// same result).
+template <class Tile>
+__device__ __forceinline__ void onlineSoftmax(float (&s)[Tile::MT][Tile::BC / 8][4],
+                                              float (&rowMax)[Tile::MT][2], float (&rowSum)[Tile::MT][2],
+                                              float (&acc)[Tile::MT][Tile::D / 8][4], float scaleLog2) {
+    constexpr int kPerRow = Tile::BC / 4; // values of one row in one thread
+    float correction[Tile::MT][2];
+    bool rescale = false;
+#pragma unroll
+    for (int mt = 0; mt < Tile::MT; ++mt)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            float row[kPerRow];
+#pragma unroll
+            for (int nt = 0; nt < Tile::BC / 8; ++nt) {
+                row[2 * nt] = s[mt][nt][2 * h];
+                row[2 * nt + 1] = s[mt][nt][2 * h + 1];
+            }
+            float mx = fmaxf(rowMax[mt][h], treeMax<0, kPerRow>(row));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+            // A row that has seen no key yet keeps m = -inf; subtract 0 instead, p = 0.
+            const float mScaled = mx == -INFINITY ? 0.f : mx * scaleLog2;
+            correction[mt][h] = detail::exp2Approx(rowMax[mt][h] * scaleLog2 - mScaled);
+            rescale = rescale || correction[mt][h] != 1.f;
+            rowMax[mt][h] = mx;
+            float sum[2] = {0.f, 0.f}; // two chains: half the dependent additions
+#pragma unroll
+            for (int nt = 0; nt < Tile::BC / 8; ++nt)
+#pragma unroll
+                for (int e = 2 * h; e < 2 * h + 2; ++e) {
+                    const float pe = detail::exp2Approx(fmaf(s[mt][nt][e], scaleLog2, -mScaled));
+                    s[mt][nt][e] = pe;
+                    sum[e & 1] += pe;
+                }
+            rowSum[mt][h] = rowSum[mt][h] * correction[mt][h] + (sum[0] + sum[1]);
+        }
+    if (!Tile::kSkipRescale || __any_sync(0xffffffffu, rescale)) {
+#pragma unroll
+        for (int mt = 0; mt < Tile::MT; ++mt)
+#pragma unroll
+            for (int dt = 0; dt < Tile::D / 8; ++dt)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) acc[mt][dt][e] *= correction[mt][e >> 1];
+    }
+}
+
+// O += P V for the tile's keys: the S accumulators of key columns 16kj .. 16kj + 15 are, rounded,
+// exactly the A fragment of k-step kj.
+template <class Tile, class El>
+__device__ __forceinline__ void accumulatePV(float (&acc)[Tile::MT][Tile::D / 8][4],
+                                             const float (&s)[Tile::MT][Tile::BC / 8][4],
+                                             std::uint32_t vAddress) {
+    constexpr int MT = Tile::MT, kRowBytes = Tile::D * 2;
+#pragma unroll
+    for (int kj = 0; kj < Tile::BC / 16; ++kj) {
+        std::uint32_t a[MT][4];
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+            a[mt][0] = El::pack(s[mt][2 * kj][0], s[mt][2 * kj][1]);
+            a[mt][1] = El::pack(s[mt][2 * kj][2], s[mt][2 * kj][3]);
+            a[mt][2] = El::pack(s[mt][2 * kj + 1][0], s[mt][2 * kj + 1][1]);
+            a[mt][3] = El::pack(s[mt][2 * kj + 1][2], s[mt][2 * kj + 1][3]);
+        }
+#pragma unroll
+        for (int dp = 0; dp < Tile::D / 16; ++dp) {
+            std::uint32_t b[4];
+            ldmatrixX4Trans((vAddress ^ (dp << 5)) + kj * 16 * kRowBytes, b);
+#pragma unroll
+            for (int mt = 0; mt < MT; ++mt) {
+                El::mma(acc[mt][2 * dp], a[mt], b[0], b[1]);
+                El::mma(acc[mt][2 * dp + 1], a[mt], b[2], b[3]);
+            }
+        }
     }
 }
 
@@ -117,7 +261,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) tcFlashKerne
     constexpr int D = Tile::D, BC = Tile::BC, BR = Tile::BR, MT = Tile::MT;
     constexpr int kRowBytes = D * 2;
     using El = Element<E>;
-    extern __shared__ __align__(128) unsigned char shared[];
+    extern __shared__ __align__(16) unsigned char shared[];
 
     // Blocks of the last query rows start first: under a causal mask they see the most keys.
     const int queryBlock = int(gridDim.x) - 1 - int(blockIdx.x);
@@ -142,24 +286,30 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) tcFlashKerne
         tiles = lastKey < 0 ? 0 : min(tiles, lastKey / BC + 1);
     }
 
-    const std::uint32_t sQ = static_cast<std::uint32_t>(__cvta_generic_to_shared(shared));
+    // The tiles start on a kAlign (>= one row) boundary, so inside a row the swizzled chunk bits
+    // of an address can be flipped by XOR: chunk c ^ s of k-step kk is (c ^ s) ^ 2kk.
+    static_assert(Tile::kAlign % kRowBytes == 0, "alignment");
+    const std::uint32_t sQ =
+        (static_cast<std::uint32_t>(__cvta_generic_to_shared(shared)) + Tile::kAlign - 1) &
+        ~std::uint32_t(Tile::kAlign - 1);
     // K buffers at sK0 and sK0 + kKVBytes, V buffers at sV0 and sV0 + kKVBytes.
     const std::uint32_t sK0 = sQ + Tile::kQBytes;
     const std::uint32_t sV0 = sQ + Tile::kQBytes + 2 * Tile::kKVBytes;
 
-    // Per-lane ldmatrix offsets. Every fragment row index is (lane & 7) plus a multiple of 8,
-    // so the swizzle term is lane & 7 throughout.
+    // Per-lane ldmatrix addresses of k-step 0 (Q, K) or d-step 0 (V); step kk is lane ^ kk x 32
+    // (two chunks per step), further 16-row blocks an immediate offset. Every fragment row index
+    // is (lane & 7) plus a multiple of 8, so the swizzle term is lane & 7 throughout.
     const int swz = lane & 7;
     const int warpRow = warp * 16 * MT;
     // Q (A operand): matrices (rows 0-7 | 8-15) x (k 0-7 | 8-15), row-major order of x4.
-    const std::uint32_t qLaneRow = std::uint32_t((warpRow + (lane & 7) + ((lane >> 3) & 1) * 8) * kRowBytes);
-    const int qLaneChunk = lane >> 4;
+    const std::uint32_t qLane = sQ + std::uint32_t((warpRow + (lane & 7) + ((lane >> 3) & 1) * 8) * kRowBytes +
+                                                   (((lane >> 4) ^ swz) << 4));
     // K (B operand, S = Q K^T): matrices (keys 0-7, k 0-7), (keys 0-7, k 8-15), (keys 8-15, ...).
-    const std::uint32_t kLaneRow = std::uint32_t(((lane & 7) + (lane >> 4) * 8) * kRowBytes);
-    const int kLaneChunk = (lane >> 3) & 1;
+    const std::uint32_t kLane = std::uint32_t(((lane & 7) + (lane >> 4) * 8) * kRowBytes +
+                                              ((((lane >> 3) & 1) ^ swz) << 4));
     // V (B operand of O = P V, transposed): (keys 0-7, d 0-7), (keys 8-15, d 0-7), (keys 0-7, d 8-15)...
-    const std::uint32_t vLaneRow = std::uint32_t(((lane & 7) + ((lane >> 3) & 1) * 8) * kRowBytes);
-    const int vLaneChunk = lane >> 4;
+    const std::uint32_t vLane = std::uint32_t(((lane & 7) + ((lane >> 3) & 1) * 8) * kRowBytes +
+                                              (((lane >> 4) ^ swz) << 4));
 
     float acc[MT][D / 8][4];
     float rowMax[MT][2], rowSum[MT][2];
@@ -183,7 +333,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) tcFlashKerne
         loadTile<Tile, BC>(sV0, vGlobal, vRow, nk, tid);
         detail::copyAsyncCommit();
 
-        [[maybe_unused]] std::uint32_t qFrag[Tile::QInRegs ? MT : 1][Tile::QInRegs ? D / 16 : 1][4];
+        typename Tile::QFragments qFrag;
         if constexpr (Tile::QInRegs) {
             detail::copyAsyncWait<1>();
             __syncthreads();
@@ -191,14 +341,14 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) tcFlashKerne
             for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
                 for (int kk = 0; kk < D / 16; ++kk)
-                    ldmatrixX4(sQ + qLaneRow + mt * 16 * kRowBytes + (((2 * kk + qLaneChunk) ^ swz) << 4),
-                               qFrag[mt][kk]);
+                    ldmatrixX4((qLane ^ (kk << 5)) + mt * 16 * kRowBytes, qFrag[mt][kk]);
         }
 
         for (int j = 0; j < tiles; ++j) {
             const int buffer = j & 1;
-            const std::uint32_t sK = sK0 + std::uint32_t(buffer) * Tile::kKVBytes;
-            const std::uint32_t sV = sV0 + std::uint32_t(buffer) * Tile::kKVBytes;
+            const std::uint32_t kAddress = sK0 + std::uint32_t(buffer) * Tile::kKVBytes + kLane;
+            const std::uint32_t vAddress = sV0 + std::uint32_t(buffer) * Tile::kKVBytes + vLane;
+            [[maybe_unused]] const std::uint32_t qAddress = opaque(qLane);
             const std::uint32_t sKNext = sK0 + std::uint32_t(buffer ^ 1) * Tile::kKVBytes;
             const std::uint32_t sVNext = sV0 + std::uint32_t(buffer ^ 1) * Tile::kKVBytes;
             detail::copyAsyncWait<1>(); // K[j] (and Q) landed; V[j] may still be in flight
@@ -214,41 +364,8 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) tcFlashKerne
                 detail::copyAsyncCommit();
             }
 
-            // S = Q K^T for this warp's rows and the tile's BC keys.
             float s[MT][BC / 8][4];
-#pragma unroll
-            for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-                for (int nt = 0; nt < BC / 8; ++nt)
-#pragma unroll
-                    for (int e = 0; e < 4; ++e) s[mt][nt][e] = 0.f;
-#pragma unroll
-            for (int kk = 0; kk < D / 16; ++kk) {
-                std::uint32_t a[MT][4];
-#pragma unroll
-                for (int mt = 0; mt < MT; ++mt) {
-                    if constexpr (Tile::QInRegs) {
-#pragma unroll
-                        for (int e = 0; e < 4; ++e) a[mt][e] = qFrag[mt][kk][e];
-                    } else {
-                        ldmatrixX4(sQ + qLaneRow + mt * 16 * kRowBytes +
-                                       (((2 * kk + qLaneChunk) ^ swz) << 4),
-                                   a[mt]);
-                    }
-                }
-#pragma unroll
-                for (int np = 0; np < BC / 16; ++np) {
-                    std::uint32_t b[4];
-                    ldmatrixX4(sK + kLaneRow + np * 16 * kRowBytes +
-                                   (((2 * kk + kLaneChunk) ^ swz) << 4),
-                               b);
-#pragma unroll
-                    for (int mt = 0; mt < MT; ++mt) {
-                        El::mma(s[mt][2 * np], a[mt], b[0], b[1]);
-                        El::mma(s[mt][2 * np + 1], a[mt], b[2], b[3]);
-                    }
-                }
-            }
+            scores<Tile, El>(s, qAddress, kAddress, qFrag);
 
             // Keys past the end, and under the causal mask keys past the diagonal, get -inf.
             const int key0 = j * BC;
@@ -267,66 +384,11 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) tcFlashKerne
                         }
             }
 
-            // Online softmax on the accumulators: each row lives in the 4 lanes of one quad.
-#pragma unroll
-            for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-                for (int h = 0; h < 2; ++h) {
-                    float mx = rowMax[mt][h];
-#pragma unroll
-                    for (int nt = 0; nt < BC / 8; ++nt)
-                        mx = fmaxf(mx, fmaxf(s[mt][nt][2 * h], s[mt][nt][2 * h + 1]));
-                    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-                    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-                    // A row that has seen no key yet keeps m = -inf; subtract 0 instead, p = 0.
-                    const float mScaled = mx == -INFINITY ? 0.f : mx * scaleLog2;
-                    const float correction = detail::exp2Approx(rowMax[mt][h] * scaleLog2 - mScaled);
-                    rowMax[mt][h] = mx;
-                    float sum = 0.f;
-#pragma unroll
-                    for (int nt = 0; nt < BC / 8; ++nt)
-#pragma unroll
-                        for (int e = 2 * h; e < 2 * h + 2; ++e) {
-                            const float pe = detail::exp2Approx(fmaf(s[mt][nt][e], scaleLog2, -mScaled));
-                            s[mt][nt][e] = pe;
-                            sum += pe;
-                        }
-                    rowSum[mt][h] = rowSum[mt][h] * correction + sum;
-#pragma unroll
-                    for (int dt = 0; dt < D / 8; ++dt) {
-                        acc[mt][dt][2 * h] *= correction;
-                        acc[mt][dt][2 * h + 1] *= correction;
-                    }
-                }
+            onlineSoftmax<Tile>(s, rowMax, rowSum, acc, scaleLog2);
 
             detail::copyAsyncWait<2>(); // V[j] landed (K[j + 1], V[j + 1] may be in flight)
             __syncthreads();
-
-            // O += P V: the S accumulators of key columns 16kj .. 16kj + 15 are, rounded,
-            // exactly the A fragment of k-step kj.
-#pragma unroll
-            for (int kj = 0; kj < BC / 16; ++kj) {
-                std::uint32_t a[MT][4];
-#pragma unroll
-                for (int mt = 0; mt < MT; ++mt) {
-                    a[mt][0] = El::pack(s[mt][2 * kj][0], s[mt][2 * kj][1]);
-                    a[mt][1] = El::pack(s[mt][2 * kj][2], s[mt][2 * kj][3]);
-                    a[mt][2] = El::pack(s[mt][2 * kj + 1][0], s[mt][2 * kj + 1][1]);
-                    a[mt][3] = El::pack(s[mt][2 * kj + 1][2], s[mt][2 * kj + 1][3]);
-                }
-#pragma unroll
-                for (int dp = 0; dp < D / 16; ++dp) {
-                    std::uint32_t b[4];
-                    ldmatrixX4Trans(sV + vLaneRow + kj * 16 * kRowBytes +
-                                        (((2 * dp + vLaneChunk) ^ swz) << 4),
-                                    b);
-#pragma unroll
-                    for (int mt = 0; mt < MT; ++mt) {
-                        El::mma(acc[mt][2 * dp], a[mt], b[0], b[1]);
-                        El::mma(acc[mt][2 * dp + 1], a[mt], b[2], b[3]);
-                    }
-                }
-            }
+            accumulatePV<Tile, El>(acc, s, vAddress);
         }
         detail::copyAsyncWait<0>();
     }

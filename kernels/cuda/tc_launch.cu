@@ -43,13 +43,14 @@ void launchTile(const TcParams& p) {
                  : launchTyped<Tile, TcElement::Bf16, false>(p);
 }
 
-template <int D, int Warps, int MT, int BC, bool QInRegs, int MinBlocks>
+template <int D, int Warps, int MT, int BC, bool QInRegs, int MinBlocks, bool SkipRescale = false>
 TcVariant variant(int id) {
-    using Tile = tc::TcTile<D, Warps, MT, BC, QInRegs, MinBlocks>;
+    using Tile = tc::TcTile<D, Warps, MT, BC, QInRegs, MinBlocks, SkipRescale>;
     TcKernelInfo info;
     info.id = id;
     info.name = "tc_d" + std::to_string(D) + "_br" + std::to_string(Tile::BR) + "_bc" +
-                std::to_string(BC) + "_w" + std::to_string(Warps) + (QInRegs ? "_qreg" : "_qsmem");
+                std::to_string(BC) + "_w" + std::to_string(Warps) + (QInRegs ? "_qreg" : "_qsmem") +
+                (SkipRescale ? "_skip" : "");
     info.headDim = D;
     info.blockRows = Tile::BR;
     info.blockCols = BC;
@@ -64,10 +65,13 @@ const std::vector<TcVariant>& variants() {
     static const std::vector<TcVariant> all = [] {
         std::vector<TcVariant> v;
         int id = 0;
-        v.push_back(variant<64, 4, 2, 64, true, 2>(id++));    // BR 128, 64 KiB
-        v.push_back(variant<64, 4, 1, 128, true, 2>(id++));   // BR 64, 72 KiB
-        v.push_back(variant<128, 4, 2, 32, false, 1>(id++));  // BR 128, 64 KiB
-        v.push_back(variant<128, 4, 1, 64, true, 2>(id++));   // BR 64, 80 KiB
+        // In order of preference per d (the first that fits is the default); H200 figures of
+        // each in kernels/bench/TC_NOTES.md.
+        v.push_back(variant<64, 4, 2, 64, true, 2>(id++));          // BR 128, 64 KiB
+        v.push_back(variant<64, 4, 1, 128, true, 2>(id++));         // BR 64, 72 KiB
+        v.push_back(variant<128, 4, 2, 64, false, 2, true>(id++));  // BR 128, 96 KiB
+        v.push_back(variant<128, 8, 2, 64, false, 1>(id++));        // BR 256, 128 KiB
+        v.push_back(variant<128, 4, 2, 32, false, 2>(id++));        // BR 128, 64 KiB
         return v;
     }();
     return all;
