@@ -12,7 +12,8 @@ namespace flashviz::cuda {
 
 struct TcKernelInfo {
     int id = 0;
-    std::string name; // "tc_d64_br64_bc128_w4_qreg": d, query rows and keys per tile, warps, Q
+    std::string name; // "tc_d128_br128_bc64_w4_qsmem_skip": d, query rows and keys per tile,
+                      // warps, where Q lives, and whether unchanged rescales are skipped
     int headDim = 0;
     int blockRows = 0;
     int blockCols = 0;
