@@ -253,6 +253,19 @@ int main(int argc, char** argv) {
                                 formatBytes(scratch).c_str());
                 }
 
+                // A flash output (in `result`) against the baseline's, or at least counted for
+                // non-finite values when the baseline did not fit.
+                auto checkResult = [&](Row& r) {
+                    if (haveReference) {
+                        r.diff = compare(result, reference);
+                        r.checked = true;
+                    } else {
+                        std::size_t bad = 0;
+                        for (float x : result) bad += !std::isfinite(x);
+                        r.diff.nonFinite = bad;
+                    }
+                };
+
                 // Flash: the default variant for d, or every variant.
                 std::vector<FastKernelInfo> kernels;
                 const FastKernelInfo* chosen = defaultFastKernel(d);
@@ -276,14 +289,7 @@ int main(int argc, char** argv) {
                     r.peakBytes = double(before) - double(freeBytes()) + double(m.bytes() + l.bytes());
                     r.scratchBytes = double(m.bytes() + l.bytes());
                     o.download(result.data(), elements);
-                    if (haveReference) {
-                        r.diff = compare(result, reference);
-                        r.checked = true;
-                    } else {
-                        std::size_t bad = 0;
-                        for (float x : result) bad += !std::isfinite(x);
-                        r.diff.nonFinite = bad;
-                    }
+                    checkResult(r);
                     r.t = timeIt([&] { launchFlashFast(p, info.id); }, opt.repeats);
                     r.tflops = flops / (r.t.medianMs * 1e-3) / 1e12;
                     if (haveReference) r.ratioVsBaseline = base.t.medianMs / r.t.medianMs;
@@ -296,20 +302,9 @@ int main(int argc, char** argv) {
                     for (const auto& info : tcKernels()) {
                         if (info.headDim != d || info.sharedBytes > maxSharedBytesPerBlock()) continue;
                         if (!opt.allVariants && !(tcDefault && info.id == tcDefault->id)) continue;
-                        TcParams tp;
-                        tp.q = b.q.get();
-                        tp.k = b.k.get();
-                        tp.v = b.v.get();
-                        tp.o = b.o.get();
-                        tp.batch = batch;
-                        tp.heads = heads;
-                        tp.queries = n;
-                        tp.keys = n;
-                        tp.headDim = d;
-                        tp.scale = p.scale;
-                        tp.causal = opt.causal;
-                        tp.element = b.type;
-                        setTcDenseStrides(tp, false);
+                        const TcParams tp =
+                            denseSelfAttentionParams(b.q.get(), b.k.get(), b.v.get(), b.o.get(),
+                                                     batch, heads, n, d, p.scale, opt.causal, b.type);
                         Row r{d, n, batch, heads, std::string("tc-") + typeName + "-" + info.name,
                               {}, 0, 0, 0, 0, {}, false};
                         const std::size_t before = freeBytes();
@@ -319,14 +314,7 @@ int main(int argc, char** argv) {
                         r.peakBytes = double(before) - double(freeBytes());
                         convertTcToFloat(b.o.get(), o.get(), elements, b.type);
                         o.download(result.data(), elements);
-                        if (haveReference) {
-                            r.diff = compare(result, reference);
-                            r.checked = true;
-                        } else {
-                            std::size_t bad = 0;
-                            for (float x : result) bad += !std::isfinite(x);
-                            r.diff.nonFinite = bad;
-                        }
+                        checkResult(r);
                         r.t = timeIt([&] { launchTcFlash(tp, info.id); }, opt.repeats);
                         r.tflops = flops / (r.t.medianMs * 1e-3) / 1e12;
                         if (haveReference) r.ratioVsBaseline = base.t.medianMs / r.t.medianMs;

@@ -126,20 +126,9 @@ std::vector<GpuBenchPoint> runBenchmark(const GpuBenchRequest& request,
                     point.note =
                         "no tensor-core kernel for d = " + std::to_string(d) + " fits this GPU";
                 } else {
-                    TcParams tp;
-                    tp.q = b.q.get();
-                    tp.k = b.k.get();
-                    tp.v = b.v.get();
-                    tp.o = b.o.get();
-                    tp.batch = batch;
-                    tp.heads = heads;
-                    tp.queries = n;
-                    tp.keys = n;
-                    tp.headDim = d;
-                    tp.scale = p.scale;
-                    tp.causal = request.causal;
-                    tp.element = b.element;
-                    setTcDenseStrides(tp, false);
+                    const TcParams tp =
+                        denseSelfAttentionParams(b.q.get(), b.k.get(), b.v.get(), b.o.get(), batch,
+                                                 heads, n, d, p.scale, request.causal, b.element);
                     timing = timeIt([&] { launchTcFlash(tp, kernel->id); }, request.repeats);
                 }
             }

@@ -171,6 +171,26 @@ void setTcDenseStrides(TcParams& p, bool sequenceMajor) {
     set(p.queries, p.oRowStride, p.oHeadStride, p.oBatchStride);
 }
 
+TcParams denseSelfAttentionParams(const void* q, const void* k, const void* v, void* o, int batch,
+                                  int heads, int n, int headDim, float scale, bool causal,
+                                  TcElement element) {
+    TcParams p;
+    p.q = q;
+    p.k = k;
+    p.v = v;
+    p.o = o;
+    p.batch = batch;
+    p.heads = heads;
+    p.queries = n;
+    p.keys = n;
+    p.headDim = headDim;
+    p.scale = scale;
+    p.causal = causal;
+    p.element = element;
+    setTcDenseStrides(p, false);
+    return p;
+}
+
 void launchTcFlash(const TcParams& p, int kernelId) {
     checkTcParams(p);
     const TcVariant* chosen = nullptr;
