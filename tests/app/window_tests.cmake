@@ -5,3 +5,5 @@ endforeach()
 # The command-line test runs the real executable for --screenshot.
 target_compile_definitions(tst_command_line PRIVATE FLASHVIZ_EXECUTABLE="$<TARGET_FILE:flashviz>")
 add_dependencies(tst_command_line flashviz)
+# The scenes with the CUDA backend chosen (skips without a usable GPU).
+flashviz_add_test(tst_gpu_scene SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/tst_gpu_scene.cpp LIBS flashviz_gui_lib)

@@ -1,0 +1,147 @@
+// The window's scenes with the CUDA backend chosen (issue 4, "In the app"): the output and the
+// per-tile values a frame shows are the GPU's, the CPU's run is checked beside them, the rescale
+// bug fails on the GPU as it does on the CPU, and a configuration the kernel refuses falls back
+// to the CPU with a note. Needs a usable NVIDIA GPU; skips with the reason without one.
+#include "scene.h"
+#include "settings.h"
+
+#include "kernels/backend_registry.h"
+
+#include <QtTest>
+
+#include <cmath>
+
+using namespace flashviz;
+using namespace flashviz::gui;
+
+namespace {
+
+// Why the CUDA backend cannot run here; empty when it can.
+QString cudaUnavailableReason() {
+    for (const BackendAvailability& b : listBackends())
+        if (b.kind == BackendKind::Cuda)
+            return b.available ? QString() : QString::fromStdString(b.reason);
+    return QStringLiteral("built without CUDA");
+}
+
+#define REQUIRE_CUDA()                                                                             \
+    do {                                                                                           \
+        const QString why_ = cudaUnavailableReason();                                              \
+        if (!why_.isEmpty()) QSKIP(qPrintable(QStringLiteral("needs the CUDA backend: ") + why_)); \
+    } while (false)
+
+VizSettings onTheGpu(VizSettings s) {
+    s.backend = BackendKind::Cuda;
+    return s;
+}
+
+// Largest |a - b| relative to the largest |b| (1 when b is all zero).
+double relativeDiff(const Matrix& a, const Matrix& b) {
+    const double scale = std::max(1.0, b.cwiseAbs().maxCoeff());
+    return (a - b).cwiseAbs().maxCoeff() / scale;
+}
+
+// Every step whose frame carries the backend's record of a tile: the GPU's m, l, correction and
+// O accumulator against the CPU step engine's state of the same step. Returns how many steps
+// were compared.
+int compareTraceWithSteps(const std::shared_ptr<const Scene>& scene, double tolerance) {
+    int compared = 0;
+    for (int step = 0; step < scene->stepCount(); ++step) {
+        const auto frame = makeFrame(scene, step);
+        if (!frame->trace || frame->state.mNew.size() == 0) continue;
+        const TileTrace& gpu = *frame->trace;
+        const StepState& cpu = frame->state;
+        if (gpu.mNew.size() != cpu.mNew.size()) {
+            qWarning("step %d: trace has %d rows, the step %d", step, int(gpu.mNew.size()),
+                     int(cpu.mNew.size()));
+            return -1;
+        }
+        const double worst = std::max({relativeDiff(gpu.mNew, cpu.mNew),
+                                       relativeDiff(gpu.lNew, cpu.lNew),
+                                       relativeDiff(gpu.correction, cpu.correction),
+                                       relativeDiff(gpu.accNew, cpu.accNew)});
+        if (!(worst <= tolerance)) {
+            qWarning("step %d: GPU and CPU differ by %g (relative)", step, worst);
+            return -1;
+        }
+        ++compared;
+    }
+    return compared;
+}
+
+} // namespace
+
+class TestGpuScene : public QObject {
+    Q_OBJECT
+
+  private slots:
+    void toyShowsTheGpusValues() {
+        REQUIRE_CUDA();
+        const VizSettings settings = onTheGpu(toySettings());
+        validateForWindow(settings);
+        const auto scene = buildScene(settings, nullptr);
+        QVERIFY2(scene->backendNote.isEmpty(), qPrintable(scene->backendNote));
+        QVERIFY2(scene->backendName != QStringLiteral("CPU"), qPrintable(scene->backendName));
+        QVERIFY(scene->check.passed());
+        QVERIFY(scene->cpuCheck.has_value());
+        QVERIFY(scene->cpuCheck->passed());
+        QVERIFY2(scene->trace, qPrintable(scene->traceNote));
+        const int compared = compareTraceWithSteps(scene, 1e-5);
+        QVERIFY(compared > 0);
+        // The toy has 2 x 2 tiles: every tile update is shown with the GPU's record.
+        QCOMPARE(compared, 4);
+    }
+
+    void raggedCausalTilesMatchTheCpu() {
+        REQUIRE_CUDA();
+        VizSettings settings = onTheGpu(toySettings());
+        settings.spec.queries = 37;
+        settings.spec.keys = 53;
+        settings.spec.headDim = 16;
+        settings.spec.causal = true;
+        settings.options.blockRows = 8;
+        settings.options.blockCols = 16;
+        const auto scene = buildScene(settings, nullptr);
+        QVERIFY2(scene->backendNote.isEmpty(), qPrintable(scene->backendNote));
+        QVERIFY(scene->check.passed());
+        QVERIFY(compareTraceWithSteps(scene, 1e-5) > 0);
+    }
+
+    void bugFailsOnTheGpuAsOnTheCpu() {
+        REQUIRE_CUDA();
+        const Preset* bites = nullptr;
+        for (const Preset& p : presets())
+            if (p.id == QStringLiteral("bug-bites")) bites = &p;
+        QVERIFY(bites);
+        const VizSettings settings = onTheGpu(bites->settings);
+        QVERIFY(!settings.options.rescale);
+        const auto scene = buildScene(settings, nullptr);
+        QVERIFY2(scene->backendNote.isEmpty(), qPrintable(scene->backendNote));
+        QVERIFY(!scene->check.passed());
+        QVERIFY(scene->cpuCheck.has_value());
+        QVERIFY(!scene->cpuCheck->passed());
+        // The same wrong answer: the GPU's error equals the CPU's to float precision.
+        QVERIFY(std::abs(scene->check.maxAbsDiff - scene->cpuCheck->maxAbsDiff) <=
+                1e-5 * std::max(1.0, scene->cpuCheck->maxAbsDiff));
+        // The frames still carry the GPU's (buggy) values and the correct run beside them.
+        QVERIFY(compareTraceWithSteps(scene, 1e-5) > 0);
+        const auto last = makeFrame(scene, scene->stepCount() - 1);
+        QVERIFY(last->correct.has_value());
+    }
+
+    void refusedConfigurationFallsBackToTheCpu() {
+        REQUIRE_CUDA();
+        VizSettings settings = onTheGpu(toySettings());
+        settings.spec.headDim = 300; // the CUDA kernels take d <= 256
+        validateForWindow(settings);
+        const auto scene = buildScene(settings, nullptr);
+        QVERIFY2(scene->backendNote.contains(QStringLiteral("the CPU computed instead")),
+                 qPrintable(scene->backendNote));
+        QVERIFY2(scene->backendNote.contains(QStringLiteral("256")), qPrintable(scene->backendNote));
+        QCOMPARE(scene->backendName, QStringLiteral("CPU"));
+        QVERIFY(scene->check.passed());
+    }
+};
+
+QTEST_MAIN(TestGpuScene)
+#include "tst_gpu_scene.moc"
