@@ -1,6 +1,7 @@
 #include "core/backend.h"
 
 #include "core/attention.h"
+#include "core/check.h"
 #include "core/tile_update.h"
 
 #include <algorithm>
@@ -18,6 +19,10 @@ FlashResult CpuBackend::flash(const Problem& problem, const FlashOptions& option
 }
 
 Matrix CpuBackend::standard(const Problem& problem) { return referenceAttention(problem); }
+
+double checkTolerance(const Backend& backend, const ProblemSpec& spec) {
+    return defaultTolerance(backend.arithmetic(spec));
+}
 
 namespace {
 

@@ -33,6 +33,9 @@ public:
     virtual Matrix standard(const Problem& problem) = 0;
     // Problems small enough to animate (the CLI and app keep it to n <= 1024).
     virtual FlashTrace trace(const Problem& problem, const FlashOptions& options) = 0;
+    // The arithmetic this backend runs a problem in, which sets the tolerance of its check: the
+    // CPU follows spec.precision, a GPU kernel may compute in float whatever was asked.
+    virtual Precision arithmetic(const ProblemSpec& spec) const = 0;
 };
 
 class CpuBackend final : public Backend {
@@ -41,6 +44,10 @@ public:
     FlashResult flash(const Problem& problem, const FlashOptions& options) override;
     Matrix standard(const Problem& problem) override;
     FlashTrace trace(const Problem& problem, const FlashOptions& options) override;
+    Precision arithmetic(const ProblemSpec& spec) const override { return spec.precision; }
 };
+
+// The tolerance `backend`'s output meets against ordinary attention when it is correct.
+double checkTolerance(const Backend& backend, const ProblemSpec& spec);
 
 } // namespace flashviz

@@ -100,6 +100,8 @@ public:
     FlashResult flash(const Problem& problem, const FlashOptions& options) override;
     Matrix standard(const Problem& problem) override;
     FlashTrace trace(const Problem& problem, const FlashOptions& options) override;
+    // The kernels compute in fp32 whatever precision the problem asks for.
+    Precision arithmetic(const ProblemSpec&) const override { return Precision::Float; }
 
     const CudaDeviceInfo& device() const { return m_device; }
     // The kernel the last flash() ran ("fast d64_br128_bc64_m1", "mirror Br=64 Bc=64").

@@ -160,7 +160,7 @@ int commandRun(const QCommandLineParser& p, std::ostream& out) {
     const auto backend = makeBackend(kind);
     const Matrix reference = referenceAttention(problem); // first: it refuses an n x n too large
     const FlashResult flash = backend->flash(problem, options);
-    const CheckReport check = compareOutputs(flash.o, reference, defaultTolerance(spec.precision));
+    const CheckReport check = compareOutputs(flash.o, reference, checkTolerance(*backend, spec));
     const Counters standard = standardCounts(spec.queries, spec.keys, spec.headDim);
     if (p.isSet("json")) {
         nlohmann::json j{{"backend", backend->name()},

@@ -1,6 +1,7 @@
 // flashviz-cli: the demos reproduce the explainer script's figures, `run --json` reports the
 // engine's numbers, and bad options fail with a message and a non-zero exit code.
 #include "app/cli/cli.h"
+#include "core/check.h"
 #include "core/counters.h"
 #include "core/options.h"
 
@@ -87,6 +88,8 @@ void TestCli::runJsonReportsTheEngine() {
     const auto j = nlohmann::json::parse(r.out);
     QVERIFY(j.at("passed").get<bool>());
     QVERIFY(j.at("max_abs_diff").get<double>() < 1e-12);
+    // The CPU computes in the problem's precision (double here) and is checked at its tolerance.
+    QCOMPARE(j.at("tolerance").get<double>(), flashviz::defaultTolerance(flashviz::Precision::Double));
     flashviz::FlashOptions o;
     o.blockRows = 16;
     o.blockCols = 12;

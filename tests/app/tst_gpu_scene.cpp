@@ -41,19 +41,20 @@ double relativeDiff(const Matrix& a, const Matrix& b) {
     return (a - b).cwiseAbs().maxCoeff() / scale;
 }
 
-// Every step whose frame carries the backend's record of a tile: the GPU's m, l, correction and
-// O accumulator against the CPU step engine's state of the same step. Returns how many steps
-// were compared.
+// Every tile update the frames show with the backend's record: the GPU's m, l, correction and
+// O accumulator against the CPU step engine's state of the same step. Returns how many were
+// compared, -1 on a mismatch.
 int compareTraceWithSteps(const std::shared_ptr<const Scene>& scene, double tolerance) {
     int compared = 0;
     for (int step = 0; step < scene->stepCount(); ++step) {
         const auto frame = makeFrame(scene, step);
-        if (!frame->trace || frame->state.mNew.size() == 0) continue;
+        if (!frame->trace || frame->state.info.kind != StepKind::UpdateOutput) continue;
         const TileTrace& gpu = *frame->trace;
         const StepState& cpu = frame->state;
-        if (gpu.mNew.size() != cpu.mNew.size()) {
-            qWarning("step %d: trace has %d rows, the step %d", step, int(gpu.mNew.size()),
-                     int(cpu.mNew.size()));
+        if (gpu.mNew.size() != cpu.mNew.size() || gpu.lNew.size() != cpu.lNew.size() ||
+            gpu.correction.size() != cpu.correction.size() || gpu.accNew.rows() != cpu.accNew.rows() ||
+            gpu.accNew.cols() != cpu.accNew.cols()) {
+            qWarning("step %d: the trace's tile has other sizes than the step's", step);
             return -1;
         }
         const double worst = std::max({relativeDiff(gpu.mNew, cpu.mNew),
@@ -86,10 +87,12 @@ class TestGpuScene : public QObject {
         QVERIFY(scene->cpuCheck.has_value());
         QVERIFY(scene->cpuCheck->passed());
         QVERIFY2(scene->trace, qPrintable(scene->traceNote));
-        const int compared = compareTraceWithSteps(scene, 1e-5);
-        QVERIFY(compared > 0);
         // The toy has 2 x 2 tiles: every tile update is shown with the GPU's record.
-        QCOMPARE(compared, 4);
+        QCOMPARE(compareTraceWithSteps(scene, 1e-5), 4);
+        // The GPU computes in fp32: its check runs at fp32's tolerance, the CPU's at the
+        // problem's own precision.
+        QCOMPARE(scene->check.tolerance, defaultTolerance(Precision::Float));
+        QCOMPARE(scene->cpuCheck->tolerance, defaultTolerance(settings.spec.precision));
     }
 
     void raggedCausalTilesMatchTheCpu() {
