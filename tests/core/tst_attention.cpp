@@ -3,18 +3,17 @@
 #include "core/attention.h"
 #include "core/flash.h"
 #include "core/problem.h"
+#include "test_support.h"
 
 #include <QtTest/QtTest>
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 using namespace flashviz;
+using namespace flashviz::test;
 
 namespace {
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // Attention by definition, one row at a time: scores, the visible keys' maximum, exp, sum, mix.
 Matrix loopAttention(const Matrix& q, const Matrix& k, const Matrix& v, double scale, bool causal,
@@ -49,20 +48,7 @@ Matrix loopAttention(const Matrix& q, const Matrix& k, const Matrix& v, double s
 
 Problem gaussian(int nq, int nk, int d, std::uint64_t seed, bool causal = false,
                  InputPattern pattern = InputPattern::Gaussian) {
-    ProblemSpec spec;
-    spec.queries = nq;
-    spec.keys = nk;
-    spec.headDim = d;
-    spec.seed = seed;
-    spec.causal = causal;
-    spec.pattern = pattern;
-    return makeProblem(spec);
-}
-
-double maxAbs(const Matrix& a, const Matrix& b) {
-    if (a.rows() != b.rows() || a.cols() != b.cols()) return kInf;
-    if (a.size() == 0) return 0;
-    return (a - b).cwiseAbs().maxCoeff();
+    return makeProblem(makeSpec(nq, nk, d, causal, Precision::Double, pattern, seed));
 }
 
 } // namespace

@@ -4,6 +4,7 @@
 #include "core/errors.h"
 #include "core/flash.h"
 #include "kernels/backend_registry.h"
+#include "test_support.h"
 
 #include <QtTest/QtTest>
 
@@ -13,21 +14,14 @@
 #include <utility>
 
 using namespace flashviz;
+using namespace flashviz::test;
 
 Q_DECLARE_METATYPE(flashviz::Precision)
 
 namespace {
 
 Problem makeTestProblem(int nq, int nk, int d, bool causal, Precision precision) {
-    ProblemSpec s;
-    s.queries = nq;
-    s.keys = nk;
-    s.headDim = d;
-    s.causal = causal;
-    s.precision = precision;
-    s.pattern = InputPattern::LateMaximum;
-    s.seed = 21;
-    return makeProblem(s);
+    return makeProblem(makeSpec(nq, nk, d, causal, precision, InputPattern::LateMaximum, 21));
 }
 
 int lastKey(int row, int nq, int nk, bool causal) {
@@ -68,9 +62,7 @@ void TstBackend::cpuBackendRuns() {
     QFETCH(bool, causal);
     QFETCH(Precision, precision);
     const Problem p = makeTestProblem(queries, keys, 5, causal, precision);
-    FlashOptions o;
-    o.blockRows = blockRows;
-    o.blockCols = blockCols;
+    const FlashOptions o = makeOptions(blockRows, blockCols);
     CpuBackend cpu;
     QCOMPARE(QString::fromStdString(cpu.name()), QStringLiteral("CPU"));
 

@@ -5,6 +5,7 @@
 #include "core/flash.h"
 #include "core/options.h"
 #include "core/problem.h"
+#include "test_support.h"
 
 #include <QtTest/QtTest>
 
@@ -13,6 +14,7 @@
 #include <cstdint>
 
 using namespace flashviz;
+using namespace flashviz::test;
 
 Q_DECLARE_METATYPE(flashviz::LoopOrder)
 
@@ -59,40 +61,9 @@ Counters flashModel(int nq, int nk, int d, int br, int bc, bool causal, bool kee
     return c;
 }
 
-int ceilDiv(int a, int b) {
-    return (a + b - 1) / b;
-}
-
-FlashOptions options(int br, int bc, LoopOrder order = LoopOrder::QueryOuter, bool keep = false) {
-    FlashOptions o;
-    o.blockRows = br;
-    o.blockCols = bc;
-    o.loopOrder = order;
-    o.keepFullScores = keep;
-    return o;
-}
-
-QString show(const Counters& c) {
-    return QStringLiteral("read %1 B, write %2 B, %3 FLOPs, peak %4 elements")
-        .arg(c.hbmReadBytes)
-        .arg(c.hbmWriteBytes)
-        .arg(c.flops)
-        .arg(c.peakScratchElements);
-}
-
 #define COMPARE_COUNTERS(got, want)                                                                \
     QVERIFY2((got) == (want),                                                                      \
              qPrintable(QStringLiteral("got  %1\nwant %2").arg(show(got), show(want))))
-
-Problem problem(int nq, int nk, int d, bool causal, std::uint64_t seed = 1) {
-    ProblemSpec s;
-    s.queries = nq;
-    s.keys = nk;
-    s.headDim = d;
-    s.causal = causal;
-    s.seed = seed;
-    return makeProblem(s);
-}
 
 } // namespace
 
@@ -171,12 +142,7 @@ void TstCounters::standardClosedForm() {
 }
 
 void TstCounters::flashClosedForm_data() {
-    QTest::addColumn<int>("queries");
-    QTest::addColumn<int>("keys");
-    QTest::addColumn<int>("headDim");
-    QTest::addColumn<int>("blockRows");
-    QTest::addColumn<int>("blockCols");
-    QTest::addColumn<bool>("causal");
+    addTileCaseColumns();
     QTest::addColumn<bool>("keep");
     struct Row {
         int nq, nk, d, br, bc;
@@ -208,15 +174,10 @@ void TstCounters::flashClosedForm_data() {
 }
 
 void TstCounters::flashClosedForm() {
-    QFETCH(int, queries);
-    QFETCH(int, keys);
-    QFETCH(int, headDim);
-    QFETCH(int, blockRows);
-    QFETCH(int, blockCols);
-    QFETCH(bool, causal);
+    const auto [queries, keys, headDim, blockRows, blockCols, causal] = fetchTileCase();
     QFETCH(bool, keep);
     const Counters got = flashCounts(queries, keys, headDim, causal,
-                                     options(blockRows, blockCols, LoopOrder::QueryOuter, keep));
+                                     keepingFullScores(makeOptions(blockRows, blockCols), keep));
     COMPARE_COUNTERS(got, flashModel(queries, keys, headDim, blockRows, blockCols, causal, keep));
     if (!causal) {
         // FlashAttention does every multiply standard attention does: the same FLOPs.
@@ -230,7 +191,7 @@ void TstCounters::scriptFigures() {
     // Square problems with 64 x 64 tiles: Q once, K and V once per query block, O once.
     for (int n : {128, 256, 512, 1024, 2048, 4096}) {
         const u64 N = u64(n), d = 64, tr = N / 64;
-        const Counters f = flashCounts(n, n, 64, false, options(64, 64));
+        const Counters f = flashCounts(n, n, 64, false, makeOptions(64, 64));
         QCOMPARE(f.hbmBytes(), 4 * (N * d + tr * 2 * N * d + N * d));
         QCOMPARE(f.peakScratchBytes(), u64(66048)); // 64.5 KB at every n
         const Counters s = standardCounts(n, n, 64);
@@ -240,12 +201,12 @@ void TstCounters::scriptFigures() {
         QCOMPARE(s.flops, 4 * N * N * d);
     }
     QCOMPARE(standardCounts(1024, 1024, 64).hbmBytes(), u64(17) * 1024 * 1024); // 17.00 MB
-    QCOMPARE(flashCounts(1024, 1024, 64, false, options(64, 64)).hbmBytes(),
+    QCOMPARE(flashCounts(1024, 1024, 64, false, makeOptions(64, 64)).hbmBytes(),
              u64(8912896));                                                       // 8.50 MB
     QCOMPARE(standardCounts(8192, 8192, 64).hbmBytes(), u64(1032) * 1024 * 1024); // 1032.00 MB
     // Demo 8: the debug copy adds an n x n write and an n x n peak.
     const Counters kept =
-        flashCounts(1024, 1024, 64, false, options(64, 64, LoopOrder::QueryOuter, true));
+        flashCounts(1024, 1024, 64, false, keepingFullScores(makeOptions(64, 64)));
     QCOMPARE(kept.hbmBytes(), u64(1024) * 1024 * 25 / 2); // 12.50 MB
     QCOMPARE(kept.peakScratchBytes(), u64(4096) * 1024);  // 4096.0 KB
 }
@@ -274,18 +235,13 @@ void TstCounters::workingSet() {
     const u64 cols = u64(std::min(blockCols, keys));
     const u64 d = u64(headDim);
     const u64 expected = rows * d + 2 * cols * d + rows * cols + 2 * rows;
-    const FlashOptions o = options(blockRows, blockCols);
+    const FlashOptions o = makeOptions(blockRows, blockCols);
     QCOMPARE(flashWorkingSetElements(queries, keys, headDim, o), expected);
     QCOMPARE(flashCounts(queries, keys, headDim, false, o).peakScratchElements, expected);
 }
 
 void TstCounters::runningCountsEqualClosedForms_data() {
-    QTest::addColumn<int>("queries");
-    QTest::addColumn<int>("keys");
-    QTest::addColumn<int>("headDim");
-    QTest::addColumn<int>("blockRows");
-    QTest::addColumn<int>("blockCols");
-    QTest::addColumn<bool>("causal");
+    addTileCaseColumns();
     QTest::addColumn<bool>("keep");
     QTest::addColumn<LoopOrder>("order");
     struct Row {
@@ -305,16 +261,11 @@ void TstCounters::runningCountsEqualClosedForms_data() {
 }
 
 void TstCounters::runningCountsEqualClosedForms() {
-    QFETCH(int, queries);
-    QFETCH(int, keys);
-    QFETCH(int, headDim);
-    QFETCH(int, blockRows);
-    QFETCH(int, blockCols);
-    QFETCH(bool, causal);
+    const auto [queries, keys, headDim, blockRows, blockCols, causal] = fetchTileCase();
     QFETCH(bool, keep);
     QFETCH(LoopOrder, order);
-    const Problem p = problem(queries, keys, headDim, causal);
-    const FlashOptions o = options(blockRows, blockCols, order, keep);
+    const Problem p = makeProblem(makeSpec(queries, keys, headDim, causal));
+    const FlashOptions o = keepingFullScores(makeOptions(blockRows, blockCols, order), keep);
     const Counters running = flashForward(p, o).counters;
     COMPARE_COUNTERS(running, flashCounts(queries, keys, headDim, causal, o));
     if (order == LoopOrder::QueryOuter)
@@ -337,9 +288,9 @@ void TstCounters::paperOrderTraffic() {
     QFETCH(int, n);
     QFETCH(int, headDim);
     QFETCH(int, block);
-    const Counters seeds = flashCounts(n, n, headDim, false, options(block, block));
+    const Counters seeds = flashCounts(n, n, headDim, false, makeOptions(block, block));
     const Counters paper =
-        flashCounts(n, n, headDim, false, options(block, block, LoopOrder::KeyValueOuter));
+        flashCounts(n, n, headDim, false, makeOptions(block, block, LoopOrder::KeyValueOuter));
     const u64 N = u64(n), d = u64(headDim);
     const u64 tc = u64(ceilDiv(n, block));
     // Same arithmetic.

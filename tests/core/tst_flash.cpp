@@ -5,6 +5,7 @@
 #include "core/flash.h"
 #include "core/problem.h"
 #include "core/tile_update.h"
+#include "test_support.h"
 
 #include <QtTest/QtTest>
 
@@ -13,14 +14,13 @@
 #include <limits>
 
 using namespace flashviz;
+using namespace flashviz::test;
 
 Q_DECLARE_METATYPE(flashviz::LoopOrder)
 Q_DECLARE_METATYPE(flashviz::Precision)
 Q_DECLARE_METATYPE(flashviz::InputPattern)
 
 namespace {
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 struct Shape {
     const char* name;
@@ -40,32 +40,10 @@ const Shape kShapes[] = {
     {"130x130 d16 Br64 Bc64", 130, 130, 16, 64, 64},
 };
 
-ProblemSpec makeSpec(int nq, int nk, int d, bool causal, Precision precision, InputPattern pattern,
-                     std::uint64_t seed = 1) {
-    ProblemSpec s;
-    s.queries = nq;
-    s.keys = nk;
-    s.headDim = d;
-    s.causal = causal;
-    s.precision = precision;
-    s.pattern = pattern;
-    s.seed = seed;
-    return s;
-}
-
-FlashOptions makeOptions(int br, int bc, LoopOrder order, bool rescale = true) {
-    FlashOptions o;
-    o.blockRows = br;
-    o.blockCols = bc;
-    o.loopOrder = order;
-    o.rescale = rescale;
+// The rescale bug switched on: exp(m_old - m_new) is never applied.
+FlashOptions withoutRescale(FlashOptions o) {
+    o.rescale = false;
     return o;
-}
-
-double maxAbs(const Matrix& a, const Matrix& b) {
-    if (a.rows() != b.rows() || a.cols() != b.cols()) return kInf;
-    if (a.size() == 0) return 0;
-    return (a - b).cwiseAbs().maxCoeff();
 }
 
 // The tolerances the issue sets: a correct run is within 1e-10 in double and 1e-4 in float
@@ -107,12 +85,7 @@ class TstFlash : public QObject {
 };
 
 void TstFlash::matchesReference_data() {
-    QTest::addColumn<int>("queries");
-    QTest::addColumn<int>("keys");
-    QTest::addColumn<int>("headDim");
-    QTest::addColumn<int>("blockRows");
-    QTest::addColumn<int>("blockCols");
-    QTest::addColumn<bool>("causal");
+    addTileCaseColumns();
     QTest::addColumn<LoopOrder>("order");
     QTest::addColumn<Precision>("precision");
     QTest::addColumn<InputPattern>("pattern");
@@ -139,12 +112,7 @@ void TstFlash::matchesReference_data() {
 }
 
 void TstFlash::matchesReference() {
-    QFETCH(int, queries);
-    QFETCH(int, keys);
-    QFETCH(int, headDim);
-    QFETCH(int, blockRows);
-    QFETCH(int, blockCols);
-    QFETCH(bool, causal);
+    const auto [queries, keys, headDim, blockRows, blockCols, causal] = fetchTileCase();
     QFETCH(LoopOrder, order);
     QFETCH(Precision, precision);
     QFETCH(InputPattern, pattern);
@@ -185,24 +153,14 @@ void TstFlash::matchesReference() {
 }
 
 void TstFlash::templatedPass_data() {
-    QTest::addColumn<int>("queries");
-    QTest::addColumn<int>("keys");
-    QTest::addColumn<int>("headDim");
-    QTest::addColumn<int>("blockRows");
-    QTest::addColumn<int>("blockCols");
-    QTest::addColumn<bool>("causal");
+    addTileCaseColumns();
     QTest::newRow("33x47 d5 Br8 Bc6") << 33 << 47 << 5 << 8 << 6 << false;
     QTest::newRow("47x33 d5 Br8 Bc6 causal") << 47 << 33 << 5 << 8 << 6 << true;
     QTest::newRow("64x64 d32 Br16 Bc32 causal") << 64 << 64 << 32 << 16 << 32 << true;
 }
 
 void TstFlash::templatedPass() {
-    QFETCH(int, queries);
-    QFETCH(int, keys);
-    QFETCH(int, headDim);
-    QFETCH(int, blockRows);
-    QFETCH(int, blockCols);
-    QFETCH(bool, causal);
+    const auto [queries, keys, headDim, blockRows, blockCols, causal] = fetchTileCase();
     const Problem p = makeProblem(
         makeSpec(queries, keys, headDim, causal, Precision::Double, InputPattern::Gaussian, 12));
     for (LoopOrder order : {LoopOrder::QueryOuter, LoopOrder::KeyValueOuter}) {
@@ -266,12 +224,7 @@ void TstFlash::loopOrdersAgree() {
 }
 
 void TstFlash::rescaleBugShows_data() {
-    QTest::addColumn<int>("queries");
-    QTest::addColumn<int>("keys");
-    QTest::addColumn<int>("headDim");
-    QTest::addColumn<int>("blockRows");
-    QTest::addColumn<int>("blockCols");
-    QTest::addColumn<bool>("causal");
+    addTileCaseColumns();
     QTest::addColumn<LoopOrder>("order");
     QTest::addColumn<Precision>("precision");
     const Shape shapes[] = {
@@ -292,19 +245,15 @@ void TstFlash::rescaleBugShows_data() {
 }
 
 void TstFlash::rescaleBugShows() {
-    QFETCH(int, queries);
-    QFETCH(int, keys);
-    QFETCH(int, headDim);
-    QFETCH(int, blockRows);
-    QFETCH(int, blockCols);
-    QFETCH(bool, causal);
+    const auto [queries, keys, headDim, blockRows, blockCols, causal] = fetchTileCase();
     QFETCH(LoopOrder, order);
     QFETCH(Precision, precision);
     const Problem p = makeProblem(
         makeSpec(queries, keys, headDim, causal, precision, InputPattern::LateMaximum, 7));
     const Matrix reference = referenceAttention(p);
-    const FlashResult good = flashForward(p, makeOptions(blockRows, blockCols, order, true));
-    const FlashResult bad = flashForward(p, makeOptions(blockRows, blockCols, order, false));
+    const FlashResult good = flashForward(p, makeOptions(blockRows, blockCols, order));
+    const FlashResult bad =
+        flashForward(p, withoutRescale(makeOptions(blockRows, blockCols, order)));
     const CheckReport goodReport = compareOutputs(good.o, reference, toleranceFor(p));
     const CheckReport badReport = compareOutputs(bad.o, reference, toleranceFor(p));
     QVERIFY2(goodReport.passed(), goodReport.summary().c_str());
@@ -352,8 +301,8 @@ void TstFlash::rescaleBugHarmlessWhenMaximumComesFirst() {
     QFETCH(LoopOrder, order);
     const Problem p = makeProblem(
         makeSpec(queries, keys, 8, causal, Precision::Double, InputPattern::EarlyMaximum, 2));
-    const FlashResult good = flashForward(p, makeOptions(8, blockCols, order, true));
-    const FlashResult bad = flashForward(p, makeOptions(8, blockCols, order, false));
+    const FlashResult good = flashForward(p, makeOptions(8, blockCols, order));
+    const FlashResult bad = flashForward(p, withoutRescale(makeOptions(8, blockCols, order)));
     // Key 0 holds every row's maximum, so m never rises and exp(m_old - m_new) is always 1.
     const double diff = maxAbs(bad.o, referenceAttention(p));
     QVERIFY2(diff <= 1e-10, qPrintable(QStringLiteral("max |diff| = %1").arg(diff)));
@@ -364,7 +313,8 @@ void TstFlash::rescaleBugHarmlessWithOneKeyBlock() {
     // With a single key block there is nothing to rescale, whatever the scores do.
     for (InputPattern pattern : allInputPatterns()) {
         const Problem p = makeProblem(makeSpec(40, 40, 8, false, Precision::Double, pattern, 5));
-        const FlashResult bad = flashForward(p, makeOptions(16, 40, LoopOrder::QueryOuter, false));
+        const FlashResult bad =
+            flashForward(p, withoutRescale(makeOptions(16, 40, LoopOrder::QueryOuter)));
         const CheckReport report = compareOutputs(bad.o, referenceAttention(p), 1e-10);
         QVERIFY2(report.passed(), report.summary().c_str());
     }

@@ -2,6 +2,7 @@
 // scores, wrapping given matrices, and the names the CLI parses.
 #include "core/options.h"
 #include "core/problem.h"
+#include "test_support.h"
 
 #include <QtTest/QtTest>
 
@@ -10,22 +11,36 @@
 #include <string>
 
 using namespace flashviz;
+using namespace flashviz::test;
 
 namespace {
 
 ProblemSpec spec(int nq, int nk, int d, std::uint64_t seed,
                  InputPattern pattern = InputPattern::Gaussian) {
-    ProblemSpec s;
-    s.queries = nq;
-    s.keys = nk;
-    s.headDim = d;
-    s.seed = seed;
-    s.pattern = pattern;
-    return s;
+    return makeSpec(nq, nk, d, false, Precision::Double, pattern, seed);
+}
+
+// The shapes on which the early- and late-maximum patterns must put each row's maximum in place.
+void addMaximumPositionRows() {
+    QTest::addColumn<int>("queries");
+    QTest::addColumn<int>("keys");
+    QTest::addColumn<int>("headDim");
+    QTest::newRow("8x8 d4") << 8 << 8 << 4;
+    QTest::newRow("64x200 d16") << 64 << 200 << 16;
+    QTest::newRow("100x37 d3") << 100 << 37 << 3;
+    QTest::newRow("32x32 d64") << 32 << 32 << 64;
 }
 
 Matrix scoresOf(const Problem& p) {
     return p.scale() * p.q * p.k.transpose();
+}
+
+// The scores of the current data row's problem (seed 2) with the given pattern.
+Matrix scoresOfRow(InputPattern pattern) {
+    QFETCH(int, queries);
+    QFETCH(int, keys);
+    QFETCH(int, headDim);
+    return scoresOf(makeProblem(spec(queries, keys, headDim, 2, pattern)));
 }
 
 double sampleStd(const Matrix& m) {
@@ -114,22 +129,12 @@ void TstProblem::shapesAndGaussianSpread() {
 }
 
 void TstProblem::earlyMaximumPutsTheMaximumAtKeyZero_data() {
-    QTest::addColumn<int>("queries");
-    QTest::addColumn<int>("keys");
-    QTest::addColumn<int>("headDim");
-    QTest::newRow("8x8 d4") << 8 << 8 << 4;
-    QTest::newRow("64x200 d16") << 64 << 200 << 16;
-    QTest::newRow("100x37 d3") << 100 << 37 << 3;
-    QTest::newRow("32x32 d64") << 32 << 32 << 64;
+    addMaximumPositionRows();
 }
 
 void TstProblem::earlyMaximumPutsTheMaximumAtKeyZero() {
-    QFETCH(int, queries);
-    QFETCH(int, keys);
-    QFETCH(int, headDim);
-    const Problem p = makeProblem(spec(queries, keys, headDim, 2, InputPattern::EarlyMaximum));
-    const Matrix s = scoresOf(p);
-    for (int i = 0; i < queries; ++i) {
+    const Matrix s = scoresOfRow(InputPattern::EarlyMaximum);
+    for (int i = 0; i < s.rows(); ++i) {
         Eigen::Index arg = -1;
         s.row(i).maxCoeff(&arg);
         // Key 0 is in the first block for every Bc, so the maximum never rises after it.
@@ -138,24 +143,15 @@ void TstProblem::earlyMaximumPutsTheMaximumAtKeyZero() {
 }
 
 void TstProblem::lateMaximumPutsTheMaximumLate_data() {
-    QTest::addColumn<int>("queries");
-    QTest::addColumn<int>("keys");
-    QTest::addColumn<int>("headDim");
-    QTest::newRow("8x8 d4") << 8 << 8 << 4;
-    QTest::newRow("64x200 d16") << 64 << 200 << 16;
-    QTest::newRow("100x37 d3") << 100 << 37 << 3;
-    QTest::newRow("32x32 d64") << 32 << 32 << 64;
+    addMaximumPositionRows();
 }
 
 void TstProblem::lateMaximumPutsTheMaximumLate() {
-    QFETCH(int, queries);
-    QFETCH(int, keys);
-    QFETCH(int, headDim);
-    const Problem p = makeProblem(spec(queries, keys, headDim, 2, InputPattern::LateMaximum));
-    const Matrix s = scoresOf(p);
-    for (int i = 0; i < queries; ++i) {
+    const Matrix s = scoresOfRow(InputPattern::LateMaximum);
+    for (int i = 0; i < s.rows(); ++i) {
         Eigen::Index arg = -1;
         const double rowMax = s.row(i).maxCoeff(&arg);
+        const int keys = int(s.cols());
         QVERIFY2(arg >= (3 * keys) / 4,
                  qPrintable(
                      QStringLiteral("row %1: maximum at key %2 of %3").arg(i).arg(arg).arg(keys)));

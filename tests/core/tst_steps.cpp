@@ -7,18 +7,19 @@
 #include "core/errors.h"
 #include "core/flash.h"
 #include "core/steps.h"
+#include "test_support.h"
 
 #include <QtTest/QtTest>
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <map>
 #include <set>
 #include <utility>
 #include <vector>
 
 using namespace flashviz;
+using namespace flashviz::test;
 
 Q_DECLARE_METATYPE(flashviz::Algorithm)
 Q_DECLARE_METATYPE(flashviz::LoopOrder)
@@ -28,7 +29,6 @@ Q_DECLARE_METATYPE(flashviz::InputPattern)
 namespace {
 
 using u64 = std::uint64_t;
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 struct Config {
     const char* name;
@@ -74,12 +74,7 @@ const Config kConfigs[] = {
 
 void addConfigColumns() {
     QTest::addColumn<Algorithm>("algorithm");
-    QTest::addColumn<int>("queries");
-    QTest::addColumn<int>("keys");
-    QTest::addColumn<int>("headDim");
-    QTest::addColumn<int>("blockRows");
-    QTest::addColumn<int>("blockCols");
-    QTest::addColumn<bool>("causal");
+    addTileCaseColumns();
     QTest::addColumn<LoopOrder>("order");
     QTest::addColumn<bool>("keep");
     QTest::addColumn<InputPattern>("pattern");
@@ -103,34 +98,14 @@ struct Fetched {
 
 Fetched fetchConfig() {
     QFETCH(Algorithm, algorithm);
-    QFETCH(int, queries);
-    QFETCH(int, keys);
-    QFETCH(int, headDim);
-    QFETCH(int, blockRows);
-    QFETCH(int, blockCols);
-    QFETCH(bool, causal);
+    const auto [queries, keys, headDim, blockRows, blockCols, causal] = fetchTileCase();
     QFETCH(LoopOrder, order);
     QFETCH(bool, keep);
     QFETCH(InputPattern, pattern);
     QFETCH(Precision, precision);
-    ProblemSpec spec;
-    spec.queries = queries;
-    spec.keys = keys;
-    spec.headDim = headDim;
-    spec.causal = causal;
-    spec.pattern = pattern;
-    spec.precision = precision;
-    spec.seed = 13;
-    FlashOptions o;
-    o.blockRows = blockRows;
-    o.blockCols = blockCols;
-    o.loopOrder = order;
-    o.keepFullScores = keep;
+    const ProblemSpec spec = makeSpec(queries, keys, headDim, causal, precision, pattern, 13);
+    const FlashOptions o = keepingFullScores(makeOptions(blockRows, blockCols, order), keep);
     return {makeProblem(spec), algorithm, o};
-}
-
-int ceilDiv(int a, int b) {
-    return (a + b - 1) / b;
 }
 
 Range blockOf(int index, int size, int total) {
@@ -171,14 +146,6 @@ bool sameState(const StepState& a, const StepState& b) {
 bool close(double a, double b, double tol) {
     if (std::isinf(a) || std::isinf(b)) return a == b;
     return std::abs(a - b) <= tol * (1 + std::abs(b));
-}
-
-QString show(const Counters& c) {
-    return QStringLiteral("read %1 B, write %2 B, %3 FLOPs, peak %4")
-        .arg(c.hbmReadBytes)
-        .arg(c.hbmWriteBytes)
-        .arg(c.flops)
-        .arg(c.peakScratchElements);
 }
 
 // What one step adds to the traffic and FLOPs, from the comments in steps.h and the script's
@@ -631,18 +598,9 @@ void TstSteps::firstRescaleStep() {
     QFETCH(LoopOrder, order);
     QFETCH(bool, causal);
     QFETCH(int, blockCols);
-    ProblemSpec spec;
-    spec.queries = 36;
-    spec.keys = 40;
-    spec.headDim = 4;
-    spec.seed = 3;
-    spec.causal = causal;
-    spec.pattern = pattern;
+    const ProblemSpec spec = makeSpec(36, 40, 4, causal, Precision::Double, pattern, 3);
     const Problem p = makeProblem(spec);
-    FlashOptions o;
-    o.blockRows = 8;
-    o.blockCols = blockCols;
-    o.loopOrder = order;
+    const FlashOptions o = makeOptions(8, blockCols, order);
     const StepEngine engine(p, Algorithm::Flash, o);
     const std::optional<int> first = engine.firstRescaleStep();
 

@@ -1,0 +1,97 @@
+// Small helpers the core test suites share, so that each suite states only what it tests.
+#pragma once
+
+#include "core/counters.h"
+#include "core/options.h"
+#include "core/problem.h"
+
+#include <QString>
+#include <QtTest/QtTest>
+
+#include <cstdint>
+#include <limits>
+
+namespace flashviz::test {
+
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// A problem's spec from the fields the suites vary; scale stays unset (1/sqrt(d)).
+inline ProblemSpec makeSpec(int nq, int nk, int d, bool causal = false,
+                            Precision precision = Precision::Double,
+                            InputPattern pattern = InputPattern::Gaussian, std::uint64_t seed = 1) {
+    ProblemSpec s;
+    s.queries = nq;
+    s.keys = nk;
+    s.headDim = d;
+    s.causal = causal;
+    s.precision = precision;
+    s.pattern = pattern;
+    s.seed = seed;
+    return s;
+}
+
+// Tile sizes and loop order; rescale, running max and the debug copy of S keep their defaults,
+// so a test that switches one of them says so where it does.
+inline FlashOptions makeOptions(int br, int bc, LoopOrder order = LoopOrder::QueryOuter) {
+    FlashOptions o;
+    o.blockRows = br;
+    o.blockCols = bc;
+    o.loopOrder = order;
+    return o;
+}
+
+// The debug copy of S switched on (or off), for the tests whose rows vary it.
+inline FlashOptions keepingFullScores(FlashOptions o, bool keep = true) {
+    o.keepFullScores = keep;
+    return o;
+}
+
+// How many blocks of size b cover a; the tests count tiles independently of the engine.
+inline int ceilDiv(int a, int b) {
+    return (a + b - 1) / b;
+}
+
+// Largest |a - b| over all entries; inf when the shapes differ, so a wrong shape never passes.
+inline double maxAbs(const Matrix& a, const Matrix& b) {
+    if (a.rows() != b.rows() || a.cols() != b.cols()) return kInf;
+    if (a.size() == 0) return 0;
+    return (a - b).cwiseAbs().maxCoeff();
+}
+
+// Counters on one line, for failure messages.
+inline QString show(const Counters& c) {
+    return QStringLiteral("read %1 B, write %2 B, %3 FLOPs, peak %4 elements")
+        .arg(c.hbmReadBytes)
+        .arg(c.hbmWriteBytes)
+        .arg(c.flops)
+        .arg(c.peakScratchElements);
+}
+
+// The six columns many data-driven tests start with: the problem's sizes, the tile sizes and
+// the causal mask. addTileCaseColumns() declares them; fetchTileCase() reads the current row,
+// e.g. `const auto [queries, keys, headDim, blockRows, blockCols, causal] = fetchTileCase();`.
+struct TileCase {
+    int queries, keys, headDim, blockRows, blockCols;
+    bool causal;
+};
+
+inline void addTileCaseColumns() {
+    QTest::addColumn<int>("queries");
+    QTest::addColumn<int>("keys");
+    QTest::addColumn<int>("headDim");
+    QTest::addColumn<int>("blockRows");
+    QTest::addColumn<int>("blockCols");
+    QTest::addColumn<bool>("causal");
+}
+
+inline TileCase fetchTileCase() {
+    QFETCH(int, queries);
+    QFETCH(int, keys);
+    QFETCH(int, headDim);
+    QFETCH(int, blockRows);
+    QFETCH(int, blockCols);
+    QFETCH(bool, causal);
+    return {queries, keys, headDim, blockRows, blockCols, causal};
+}
+
+} // namespace flashviz::test
