@@ -9,11 +9,55 @@
 
 namespace flashviz::gui {
 
+namespace {
+
+// The body of the inner loop, the same in both loop orders but for the names of the running
+// state: m, ℓ, acc kept on chip (query blocks outer), or m_i, ℓ_i, O_i read back from HBM.
+void appendTileUpdate(std::vector<CodeLine>& code, const FlashOptions& options, const QString& m,
+                      const QString& l, const QString& acc) {
+    using K = StepKind;
+    const bool rescale = options.rescale && options.runningMax;
+    const bool runningMax = options.runningMax;
+    const QString noRescale = rescale ? QString() : QStringLiteral("no rescale!");
+    code.insert(
+        code.end(),
+        {
+            {QStringLiteral("S = scale · Q_i K_jᵀ"),
+             2,
+             {K::ComputeScores},
+             options.keepFullScores ? QStringLiteral("+ copy to HBM (debug)")
+                                    : QStringLiteral("never leaves the chip"),
+             false},
+            {runningMax ? QStringLiteral("m_new = max(m, rowmax S)") : QStringLiteral("m_new = m"),
+             2,
+             {K::UpdateMax},
+             runningMax ? QString() : QStringLiteral("no running max"),
+             !runningMax},
+            {runningMax ? QStringLiteral("P = exp(S − m_new)") : QStringLiteral("P = exp(S)"),
+             2,
+             {K::ComputeWeights},
+             {},
+             false},
+            {rescale ? QStringLiteral("%1 = e^(%2 − m_new)·%1 + rowsum P").arg(l, m)
+                     : QStringLiteral("%1 = %1 + rowsum P").arg(l),
+             2,
+             {K::UpdateSum},
+             noRescale,
+             !rescale},
+            {rescale ? QStringLiteral("%1 = e^(%2 − m_new)·%1 + P V_j").arg(acc, m)
+                     : QStringLiteral("%1 = %1 + P V_j").arg(acc),
+             2,
+             {K::UpdateOutput},
+             noRescale,
+             !rescale},
+        });
+}
+
+} // namespace
+
 std::vector<CodeLine> pseudocode(const VizSettings& s) {
     using K = StepKind;
-    const bool rescale = s.options.rescale && s.options.runningMax;
     const bool runningMax = s.options.runningMax;
-    const bool debugCopy = s.options.keepFullScores;
     std::vector<CodeLine> code;
     if (s.algorithm == Algorithm::Standard) {
         code = {
@@ -50,11 +94,6 @@ std::vector<CodeLine> pseudocode(const VizSettings& s) {
         };
         return code;
     }
-    const QString mLine =
-        runningMax ? QStringLiteral("m_new = max(m, rowmax S)") : QStringLiteral("m_new = m");
-    const QString mNote = runningMax ? QString() : QStringLiteral("no running max");
-    const QString pLine =
-        runningMax ? QStringLiteral("P = exp(S − m_new)") : QStringLiteral("P = exp(S)");
     if (s.options.loopOrder == LoopOrder::QueryOuter) {
         code = {
             {QStringLiteral("for each query block i:"), 0, {}, {}, false},
@@ -67,34 +106,19 @@ std::vector<CodeLine> pseudocode(const VizSettings& s) {
              false},
             {QStringLiteral("for each key block j:"), 1, {}, {}, false},
             {QStringLiteral("load K_j, V_j into SRAM"), 2, {K::LoadKeyValue}, {}, false},
-            {QStringLiteral("S = scale · Q_i K_jᵀ"),
-             2,
-             {K::ComputeScores},
-             debugCopy ? QStringLiteral("+ copy to HBM (debug)")
-                       : QStringLiteral("never leaves the chip"),
-             false},
-            {mLine, 2, {K::UpdateMax}, mNote, !runningMax},
-            {pLine, 2, {K::ComputeWeights}, {}, false},
-            {rescale ? QStringLiteral("ℓ = e^(m − m_new)·ℓ + rowsum P")
-                     : QStringLiteral("ℓ = ℓ + rowsum P"),
-             2,
-             {K::UpdateSum},
-             rescale ? QString() : QStringLiteral("no rescale!"),
-             !rescale},
-            {rescale ? QStringLiteral("acc = e^(m − m_new)·acc + P V_j")
-                     : QStringLiteral("acc = acc + P V_j"),
-             2,
-             {K::UpdateOutput},
-             rescale ? QString() : QStringLiteral("no rescale!"),
-             !rescale},
-            {QStringLiteral("m = m_new"), 2, {K::UpdateOutput}, {}, false},
-            {QStringLiteral("O_i = acc / ℓ"),
-             1,
-             {K::Normalise},
-             QStringLiteral("once, at the end"),
-             false},
-            {QStringLiteral("write O_i to HBM"), 1, {K::StoreOutput}, {}, false},
         };
+        appendTileUpdate(code, s.options, QStringLiteral("m"), QStringLiteral("ℓ"),
+                         QStringLiteral("acc"));
+        code.insert(code.end(),
+                    {
+                        {QStringLiteral("m = m_new"), 2, {K::UpdateOutput}, {}, false},
+                        {QStringLiteral("O_i = acc / ℓ"),
+                         1,
+                         {K::Normalise},
+                         QStringLiteral("once, at the end"),
+                         false},
+                        {QStringLiteral("write O_i to HBM"), 1, {K::StoreOutput}, {}, false},
+                    });
         return code;
     }
     code = {
@@ -108,33 +132,19 @@ std::vector<CodeLine> pseudocode(const VizSettings& s) {
         {QStringLiteral("for each query block i:"), 1, {}, {}, false},
         {QStringLiteral("load Q_i"), 2, {K::LoadQuery}, {}, false},
         {QStringLiteral("load O_i, m_i, ℓ_i from HBM"), 2, {K::LoadRunningState}, {}, false},
-        {QStringLiteral("S = scale · Q_i K_jᵀ"),
-         2,
-         {K::ComputeScores},
-         debugCopy ? QStringLiteral("+ copy to HBM (debug)")
-                   : QStringLiteral("never leaves the chip"),
-         false},
-        {mLine, 2, {K::UpdateMax}, mNote, !runningMax},
-        {pLine, 2, {K::ComputeWeights}, {}, false},
-        {rescale ? QStringLiteral("ℓ_i = e^(m_i − m_new)·ℓ_i + rowsum P")
-                 : QStringLiteral("ℓ_i = ℓ_i + rowsum P"),
-         2,
-         {K::UpdateSum},
-         rescale ? QString() : QStringLiteral("no rescale!"),
-         !rescale},
-        {rescale ? QStringLiteral("O_i = e^(m_i − m_new)·O_i + P V_j")
-                 : QStringLiteral("O_i = O_i + P V_j"),
-         2,
-         {K::UpdateOutput},
-         rescale ? QString() : QStringLiteral("no rescale!"),
-         !rescale},
-        {QStringLiteral("last key block: O_i = O_i / ℓ_i"), 2, {K::Normalise}, {}, false},
-        {QStringLiteral("write O_i, m_i, ℓ_i to HBM"),
-         2,
-         {K::StoreRunningState},
-         QStringLiteral("every step"),
-         false},
     };
+    appendTileUpdate(code, s.options, QStringLiteral("m_i"), QStringLiteral("ℓ_i"),
+                     QStringLiteral("O_i"));
+    code.insert(
+        code.end(),
+        {
+            {QStringLiteral("last key block: O_i = O_i / ℓ_i"), 2, {K::Normalise}, {}, false},
+            {QStringLiteral("write O_i, m_i, ℓ_i to HBM"),
+             2,
+             {K::StoreRunningState},
+             QStringLiteral("every step"),
+             false},
+        });
     return code;
 }
 
