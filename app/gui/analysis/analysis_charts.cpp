@@ -1,6 +1,7 @@
 #include "analysis/analysis_charts.h"
 
 #include "analysis/analysis_data.h"
+#include "page_style.h"
 
 #include <QAreaSeries>
 #include <QBarCategoryAxis>
@@ -966,32 +967,23 @@ std::vector<ChartPage> buildAnalysisCharts(const AnalysisResults& results) {
 }
 
 void applyChartFonts(QChart* chart, const QFont& base) {
-    auto scaled = [&base](double factor, bool bold) {
-        QFont font = base;
-        if (base.pointSizeF() > 0)
-            font.setPointSizeF(base.pointSizeF() * factor);
-        else
-            font.setPixelSize(static_cast<int>(std::lround(base.pixelSize() * factor)));
-        font.setBold(bold);
-        return font;
-    };
-    chart->setTitleFont(scaled(1.35, true));
-    chart->legend()->setFont(scaled(1.05, false));
+    chart->setTitleFont(scaledFont(base, 1.35, true));
+    chart->legend()->setFont(scaledFont(base, 1.05, false));
     for (QAbstractAxis* axis : chart->axes()) {
-        axis->setTitleFont(scaled(1.05, true));
-        axis->setLabelsFont(scaled(1.0, false));
+        axis->setTitleFont(scaledFont(base, 1.05, true));
+        axis->setLabelsFont(scaledFont(base, 1.0, false));
     }
     for (QAbstractSeries* series : chart->series()) {
         if (auto* bars = qobject_cast<QAbstractBarSeries*>(series))
             for (QBarSet* set : bars->barSets())
-                set->setLabelFont(scaled(0.95, false));
+                set->setLabelFont(scaledFont(base, 0.95, false));
         if (auto* line = qobject_cast<QXYSeries*>(series))
-            line->setPointLabelsFont(scaled(0.95, true));
+            line->setPointLabelsFont(scaledFont(base, 0.95, true));
     }
     for (QGraphicsItem* item : chart->childItems())
         if (item->data(kOverlayKey).toBool())
             if (auto* text = dynamic_cast<QGraphicsSimpleTextItem*>(item))
-                text->setFont(scaled(1.15, true));
+                text->setFont(scaledFont(base, 1.15, true));
     // Overlays are placed by their size; a new font changes it.
     emit chart->plotAreaChanged(chart->plotArea());
 }

@@ -2,6 +2,7 @@
 
 #include "analysis/analysis_charts.h"
 #include "analysis/analysis_data.h"
+#include "page_style.h"
 
 #include "core/errors.h"
 
@@ -30,20 +31,6 @@ struct AnalysisView::Run {
     std::shared_ptr<std::atomic<int>> done = std::make_shared<std::atomic<int>>(0);
     QFutureWatcher<AnalysisOutcome>* watcher = nullptr;
 };
-
-namespace {
-
-QFont scaledFont(const QFont& base, double factor, bool bold = false) {
-    QFont font = base;
-    if (base.pointSizeF() > 0)
-        font.setPointSizeF(base.pointSizeF() * factor);
-    else
-        font.setPixelSize(static_cast<int>(base.pixelSize() * factor + 0.5));
-    font.setBold(bold);
-    return font;
-}
-
-} // namespace
 
 AnalysisView::AnalysisView(QWidget* parent) : QWidget(parent) {
     m_list = new QListWidget(this);
@@ -352,13 +339,7 @@ void AnalysisView::setBusy(bool busy) {
 }
 
 void AnalysisView::showMessage(const QString& text, bool error) {
-    m_message->setText(text);
-    m_message->setStyleSheet(error
-                                 ? QStringLiteral("QLabel { background: #fde4e1; color: #7a1408; "
-                                                  "padding: 0.4em; border: 1px solid #d9826f; }")
-                                 : QStringLiteral("QLabel { background: #eef2f7; color: #1f2d3d; "
-                                                  "padding: 0.4em; border: 1px solid #b8c4d2; }"));
-    m_message->show();
+    showPageMessage(m_message, text, error);
 }
 
 void AnalysisView::changeEvent(QEvent* event) {

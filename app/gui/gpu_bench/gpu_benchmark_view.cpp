@@ -1,5 +1,7 @@
 #include "gpu_bench/gpu_benchmark_view.h"
 
+#include "page_style.h"
+
 #include "core/errors.h"
 
 #include <QChart>
@@ -76,16 +78,6 @@ QString variantLabel(const std::string& id) {
     for (const VariantStyle& style : variantStyles())
         if (id == style.id) return QString::fromUtf8(style.label);
     return QString::fromStdString(id);
-}
-
-QFont scaledFont(const QFont& base, double factor, bool bold = false) {
-    QFont font = base;
-    if (base.pointSizeF() > 0)
-        font.setPointSizeF(base.pointSizeF() * factor);
-    else
-        font.setPixelSize(static_cast<int>(std::lround(base.pixelSize() * factor)));
-    font.setBold(bold);
-    return font;
 }
 
 void applyChartFonts(QChart* chart, const QFont& base) {
@@ -621,13 +613,7 @@ void GpuBenchmarkView::setBusy(bool busy) {
 }
 
 void GpuBenchmarkView::showMessage(const QString& text, bool error) {
-    m_message->setText(text);
-    m_message->setStyleSheet(error
-                                 ? QStringLiteral("QLabel { background: #fde4e1; color: #7a1408; "
-                                                  "padding: 0.4em; border: 1px solid #d9826f; }")
-                                 : QStringLiteral("QLabel { background: #eef2f7; color: #1f2d3d; "
-                                                  "padding: 0.4em; border: 1px solid #b8c4d2; }"));
-    m_message->show();
+    showPageMessage(m_message, text, error);
 }
 
 void GpuBenchmarkView::changeEvent(QEvent* event) {
