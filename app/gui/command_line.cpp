@@ -1,5 +1,7 @@
 #include "command_line.h"
 
+#include "kernels/backend_registry.h"
+
 #include <QCommandLineParser>
 
 namespace flashviz::gui {
@@ -49,8 +51,11 @@ CommandLine parseCommandLine(const QStringList& arguments) {
                                   QObject::tr("Start playing at once (a demo on a kiosk)."));
     const QCommandLineOption noRestore(QStringLiteral("no-restore"),
                                        QObject::tr("Ignore the saved settings."));
+    const QCommandLineOption backend(QStringLiteral("backend"),
+                                     QObject::tr("Compute on this backend: cpu or cuda."),
+                                     QStringLiteral("name"));
     parser.addOptions({preset, step, lecture, chapter, screenshot, size, bug, analysis, transition,
-                       backendValues, play, noRestore});
+                       backendValues, play, noRestore, backend});
     if (!parser.parse(arguments)) {
         out.error = parser.errorText();
         return out;
@@ -97,6 +102,13 @@ CommandLine parseCommandLine(const QStringList& arguments) {
         s.lecture = true;
     }
     s.bug = parser.isSet(bug);
+    if (parser.isSet(backend)) {
+        s.backend = parseBackendKind(parser.value(backend).toStdString());
+        if (!s.backend) {
+            out.error = QObject::tr("--backend takes cpu or cuda (got '%1')").arg(parser.value(backend));
+            return out;
+        }
+    }
     s.backendValues = parser.isSet(backendValues);
     s.play = parser.isSet(play);
     if (parser.isSet(analysis)) {

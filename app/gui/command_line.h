@@ -1,6 +1,6 @@
 #pragma once
 // The command line: --preset, --step, --lecture [--chapter], --screenshot FILE [--size WxH],
-// --bug, --analysis N, --transition T, --no-restore.
+// --bug, --backend NAME, --analysis N, --transition T, --no-restore.
 #include "main_window.h"
 
 #include <QSize>

@@ -91,6 +91,7 @@ MainWindow::MainWindow(const StartOptions& options, QWidget* parent)
         }
     }
     if (options.bug) start.options.rescale = false;
+    if (options.backend) start.backend = *options.backend;
     if (options.backendValues) m_controls->backendValuesBox()->setChecked(true);
     started = m_controller->apply(start, step);
     if (!started) m_controller->apply(toySettings(), step);
@@ -216,6 +217,11 @@ void MainWindow::buildUi() {
     m_cancel->hide();
     connect(m_cancel, &QPushButton::clicked, m_controller, &Controller::cancelBuild);
     statusBar()->addWidget(m_status, 1);
+    // A temporary message (a refusal) takes the status line's place. Qt hides the line only if
+    // it is already visible, so a refusal made before the window is shown would be drawn over
+    // it; hide and show it explicitly instead.
+    connect(statusBar(), &QStatusBar::messageChanged, m_status,
+            [this](const QString& message) { m_status->setVisible(message.isEmpty()); });
     statusBar()->addPermanentWidget(m_progress);
     statusBar()->addPermanentWidget(m_cancel);
 

@@ -49,6 +49,7 @@ struct StartOptions {
     bool bug = false;                // switch the rescale off
     bool backendValues = false;      // show the backend's recorded per-tile values
     bool play = false;               // start playing once shown
+    std::optional<BackendKind> backend; // compute on this backend (else the preset's or saved one)
 };
 
 class MainWindow : public QMainWindow {

@@ -19,6 +19,7 @@ class TestCommandLine : public QObject {
     void screenshotWritesAPng_data();
     void screenshotWritesAPng();
     void unknownPresetFailsTheProcess();
+    void backendIsParsed();
 };
 
 void TestCommandLine::parses_data() {
@@ -57,6 +58,15 @@ void TestCommandLine::parses() {
     QCOMPARE(c.start.lecture, lecture);
     QCOMPARE(c.start.chapter, chapter);
     QCOMPARE(c.start.restore, restore);
+    QVERIFY(!c.start.backend.has_value());
+}
+
+void TestCommandLine::backendIsParsed() {
+    const CommandLine c = parseCommandLine({"flashviz", "--backend", "cuda", "--preset", "toy"});
+    QVERIFY2(c.error.isEmpty(), qPrintable(c.error));
+    QCOMPARE(c.start.backend, std::optional<flashviz::BackendKind>(flashviz::BackendKind::Cuda));
+    QCOMPARE(parseCommandLine({"flashviz", "--backend", "cpu"}).start.backend,
+             std::optional<flashviz::BackendKind>(flashviz::BackendKind::Cpu));
 }
 
 void TestCommandLine::refuses_data() {
@@ -68,6 +78,7 @@ void TestCommandLine::refuses_data() {
     QTest::newRow("bad size") << QStringList{"--size", "big"};
     QTest::newRow("transition past 1") << QStringList{"--transition", "2"};
     QTest::newRow("unknown option") << QStringList{"--frobnicate"};
+    QTest::newRow("unknown backend") << QStringList{"--backend", "tpu"};
 }
 
 void TestCommandLine::refuses() {

@@ -11,10 +11,12 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QLabel>
 #include <QPushButton>
 #include <QSettings>
 #include <QSlider>
 #include <QSpinBox>
+#include <QStatusBar>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -149,6 +151,22 @@ void TestWindow::invalidInputIsRefusedAndStateKept() {
     QVERIFY(w.waitUntilIdle());
     QCOMPARE(c->settings().spec.queries, 12);
     QVERIFY(w.controls()->refusalText().isEmpty());
+
+    // A refusal takes the status line's place instead of being drawn over it, also when it
+    // comes before the window is shown (a refused start-up setting), and the line comes back
+    // when the message goes.
+    MainWindow early(fresh()); // never shown
+    QVERIFY(early.waitUntilIdle());
+    VizSettings badSettings = toySettings();
+    badSettings.options.blockRows = 0;
+    QVERIFY(!early.controller()->apply(badSettings));
+    auto* line = early.findChild<QLabel*>(QStringLiteral("status"));
+    QVERIFY(line);
+    QVERIFY2(early.statusBar()->currentMessage().startsWith(QStringLiteral("Refused:")),
+             qPrintable(early.statusBar()->currentMessage()));
+    QVERIFY(line->isHidden());
+    early.statusBar()->clearMessage();
+    QVERIFY(!line->isHidden());
 }
 
 void TestWindow::bugSwitchTurnsTheCheckToFailureAndBack() {
