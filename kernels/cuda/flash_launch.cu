@@ -76,15 +76,29 @@ bool aligned16(const void* pointer) {
     return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0;
 }
 
+std::size_t deviceAttribute(cudaDeviceAttr attribute, const char* what) {
+    int device = 0;
+    check(cudaGetDevice(&device), "Selecting the GPU");
+    int value = 0;
+    check(cudaDeviceGetAttribute(&value, attribute, device), what);
+    return std::size_t(value);
+}
+
 } // namespace
 
 std::size_t maxSharedBytesPerBlock() {
-    int device = 0;
-    check(cudaGetDevice(&device), "Selecting the GPU");
-    int bytes = 0;
-    check(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
-          "Reading the GPU's shared-memory limit");
-    return std::size_t(bytes);
+    return deviceAttribute(cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                           "Reading the GPU's shared-memory limit");
+}
+
+std::size_t sharedBytesPerSm() {
+    return deviceAttribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor,
+                           "Reading the GPU's shared memory per SM");
+}
+
+std::size_t reservedSharedBytesPerBlock() {
+    return deviceAttribute(cudaDevAttrReservedSharedMemoryPerBlock,
+                           "Reading the GPU's reserved shared memory per block");
 }
 
 const std::vector<FastKernelInfo>& fastKernels() {

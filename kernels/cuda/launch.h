@@ -63,7 +63,10 @@ void launchStandardAttention(BlasHandle& blas, const AttentionParams& params, fl
 // Sets `count` floats to `value` on the device.
 void fillDevice(float* data, std::size_t count, float value);
 
-// The device's shared memory per block (opt-in maximum) and its compute capability.
+// The device's shared memory per block (opt-in maximum).
 std::size_t maxSharedBytesPerBlock();
+// The device's shared memory per SM, and what the driver keeps of it for each resident block.
+std::size_t sharedBytesPerSm();
+std::size_t reservedSharedBytesPerBlock();
 
 } // namespace flashviz::cuda

@@ -58,6 +58,7 @@ TcVariant variant(int id) {
     info.rowsPerWarp = 16 * MT;
     info.qInRegisters = QInRegs;
     info.sharedBytes = Tile::kSharedBytes;
+    info.blocksPerSm = MinBlocks;
     return {info, &launchTile<Tile>};
 }
 
@@ -121,11 +122,21 @@ const std::vector<TcKernelInfo>& tcKernels() {
     return infos;
 }
 
+const TcKernelInfo* chooseTcKernel(int headDim, std::size_t perBlock, std::size_t perSm,
+                                   std::size_t reservedPerBlock) {
+    const TcKernelInfo* fitsABlock = nullptr;
+    for (const auto& info : tcKernels()) {
+        if (info.headDim != headDim || info.sharedBytes > perBlock) continue;
+        if ((info.sharedBytes + reservedPerBlock) * std::size_t(info.blocksPerSm) <= perSm)
+            return &info;
+        if (!fitsABlock) fitsABlock = &info;
+    }
+    return fitsABlock;
+}
+
 const TcKernelInfo* defaultTcKernel(int headDim) {
-    const std::size_t limit = maxSharedBytesPerBlock();
-    for (const auto& info : tcKernels())
-        if (info.headDim == headDim && info.sharedBytes <= limit) return &info;
-    return nullptr;
+    return chooseTcKernel(headDim, maxSharedBytesPerBlock(), sharedBytesPerSm(),
+                          reservedSharedBytesPerBlock());
 }
 
 void checkTcParams(const TcParams& p) {

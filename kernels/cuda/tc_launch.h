@@ -21,11 +21,18 @@ struct TcKernelInfo {
     int rowsPerWarp = 0;
     bool qInRegisters = true;
     std::size_t sharedBytes = 0;
+    int blocksPerSm = 1; // resident blocks per SM it is built for (__launch_bounds__)
 };
 
 // Every compiled variant, in order of preference for each head dimension.
 const std::vector<TcKernelInfo>& tcKernels();
-// The first variant for d that fits this device's shared memory; null when d is not compiled.
+// The variant for d on a GPU with these shared-memory limits: the first, in order of preference,
+// that fits a block and as many blocks per SM as it is built for (on an A100 the H200's d = 128
+// default would run one block per SM where it was built for two), else the first that fits a
+// block at all; null when none does.
+const TcKernelInfo* chooseTcKernel(int headDim, std::size_t perBlock, std::size_t perSm,
+                                   std::size_t reservedPerBlock);
+// chooseTcKernel with this device's limits.
 const TcKernelInfo* defaultTcKernel(int headDim);
 // Throws EngineError (Unsupported for a head dimension other than 64 and 128 or misaligned rows,
 // InvalidArgument for empty or negative sizes). Needs no GPU.

@@ -8,6 +8,7 @@
 
 #include "core/errors.h"
 #include "kernels/cuda_backend.h"
+#include "kernels/cuda/tc_launch.h"
 
 #include <Eigen/Dense>
 
@@ -176,6 +177,45 @@ private slots:
         for (float x : {0.1f, -3.7f, 1234.5f, 1e-3f})
             for (HalfType t : {HalfType::Fp16, HalfType::Bf16})
                 QVERIFY(std::fabs(roundTo(x, t) - x) <= std::fabs(x) * (t == HalfType::Fp16 ? 0x1p-11 : 0x1p-8));
+    }
+
+    // Which compiled variant runs by default, for the shared memory of three GPUs (no GPU
+    // needed): each gets one that fits as many blocks per SM as it was built for.
+    void defaultVariantFitsTheGpu() {
+        constexpr std::size_t KiB = 1024;
+        struct Gpu {
+            const char* name;
+            std::size_t perBlock, perSm;
+        };
+        const Gpu gpus[] = {{"H100/H200", 227 * KiB, 228 * KiB},
+                            {"A100", 163 * KiB, 164 * KiB},
+                            {"RTX 30/40 (sm_86/89)", 99 * KiB, 100 * KiB}};
+        for (const Gpu& gpu : gpus)
+            for (int d : {64, 128}) {
+                const cuda::TcKernelInfo* chosen = cuda::chooseTcKernel(d, gpu.perBlock, gpu.perSm, KiB);
+                QVERIFY2(chosen, gpu.name);
+                QCOMPARE(chosen->headDim, d);
+                QVERIFY(chosen->sharedBytes <= gpu.perBlock);
+                // Nothing earlier in the list would fit its own blocks per SM.
+                const bool ownOccupancy =
+                    (chosen->sharedBytes + KiB) * std::size_t(chosen->blocksPerSm) <= gpu.perSm;
+                for (const auto& other : cuda::tcKernels()) {
+                    if (&other == chosen) break;
+                    if (other.headDim != d || other.sharedBytes > gpu.perBlock) continue;
+                    QVERIFY2((other.sharedBytes + KiB) * std::size_t(other.blocksPerSm) > gpu.perSm ||
+                                 !ownOccupancy,
+                             qPrintable(QStringLiteral("%1 d=%2: %3 passed over").arg(gpu.name).arg(d)
+                                            .arg(QString::fromStdString(other.name))));
+                }
+            }
+        // The H200's d = 128 default (two 96 KiB blocks per SM) would get one block on an A100,
+        // so the A100 runs another variant.
+        const auto* h200 = cuda::chooseTcKernel(128, 227 * KiB, 228 * KiB, KiB);
+        const auto* a100 = cuda::chooseTcKernel(128, 163 * KiB, 164 * KiB, KiB);
+        QVERIFY(h200 && a100);
+        QCOMPARE(h200->blocksPerSm, 2);
+        QVERIFY(h200 != a100);
+        QVERIFY(!cuda::chooseTcKernel(128, 16 * KiB, 16 * KiB, KiB)); // nothing fits
     }
 
     void refusesWhatItCannotRun() {
