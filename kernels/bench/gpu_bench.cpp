@@ -214,19 +214,8 @@ int main(int argc, char** argv) {
             for (const int n : opt.lengths) {
                 if (opt.tokens % n != 0 || opt.width % d != 0) continue;
                 const int batch = opt.tokens / n, heads = opt.width / d;
-                AttentionParams p;
-                p.q = q.get();
-                p.k = k.get();
-                p.v = v.get();
-                p.o = o.get();
-                p.batch = batch;
-                p.heads = heads;
-                p.queries = n;
-                p.keys = n;
-                p.headDim = d;
-                p.scale = float(1.0 / std::sqrt(double(d)));
-                p.causal = opt.causal;
-                setContiguousStrides(p);
+                AttentionParams p = denseSelfAttentionParams(q.get(), k.get(), v.get(), o.get(),
+                                                             batch, heads, n, d, opt.causal);
                 const double flops = 4.0 * double(n) * n * d * batch * heads * (opt.causal ? 0.5 : 1.0);
                 const std::size_t firstRow = rows.size();
 

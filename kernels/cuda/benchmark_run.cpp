@@ -70,19 +70,8 @@ std::vector<GpuBenchPoint> runBenchmark(const GpuBenchRequest& request,
     const int heads = request.headsTimesDim / d;
     for (const int n : request.sizes) {
         const int batch = int(request.tokens / n);
-        AttentionParams p;
-        p.q = q.get();
-        p.k = k.get();
-        p.v = v.get();
-        p.o = o.get();
-        p.batch = batch;
-        p.heads = heads;
-        p.queries = n;
-        p.keys = n;
-        p.headDim = d;
-        p.scale = float(1.0 / std::sqrt(double(d)));
-        p.causal = request.causal;
-        setContiguousStrides(p);
+        const AttentionParams p = denseSelfAttentionParams(q.get(), k.get(), v.get(), o.get(),
+                                                           batch, heads, n, d, request.causal);
         const double flops = gpuBenchFlops(request, n);
 
         for (const std::string& variant : request.variants) {

@@ -2,6 +2,7 @@
 // Plain parameter structs handed to the kernels by value, in the manner of flash-attention's
 // flash.h: device pointers, sizes and element strides, nothing else. No CUDA types, so the
 // launch layer's callers (the backend, the benchmark) are ordinary C++.
+#include <cmath>
 #include <cstdint>
 
 // Small helpers below run on both sides when nvcc compiles them.
@@ -56,6 +57,27 @@ inline void setContiguousStrides(AttentionParams& p) {
     p.oBatchStride = p.qBatchStride;
     p.statHeadStride = p.queries;
     p.statBatchStride = std::int64_t(p.queries) * p.heads;
+}
+
+// Self-attention (n queries, n keys) over dense [batch][heads][n][d] tensors with the usual
+// 1 / sqrt(d) scale: the benchmarks' shape. m and l are not written.
+inline AttentionParams denseSelfAttentionParams(const float* q, const float* k, const float* v,
+                                                float* o, int batch, int heads, int n,
+                                                int headDim, bool causal) {
+    AttentionParams p;
+    p.q = q;
+    p.k = k;
+    p.v = v;
+    p.o = o;
+    p.batch = batch;
+    p.heads = heads;
+    p.queries = n;
+    p.keys = n;
+    p.headDim = headDim;
+    p.scale = float(1.0 / std::sqrt(double(headDim)));
+    p.causal = causal;
+    setContiguousStrides(p);
+    return p;
 }
 
 // The mirror kernel: the CPU engine's updateTile, step for step, with the user's block sizes

@@ -30,7 +30,8 @@ struct TcTile {
     static constexpr int MT = MT_; // 16-row mma tiles per warp
     static constexpr int BC = BC_; // keys per tile
     static constexpr bool QInRegs = QInRegs_;
-    // Q's A fragments when they stay in registers (a placeholder otherwise).
+    // Q's A fragments when they stay in registers; with Q in shared memory a 1 x 1 x 4 array that
+    // is never read, so that one kernel body serves both.
     using QFragments = std::uint32_t[QInRegs ? MT : 1][QInRegs ? D / 16 : 1][4];
     static constexpr int kMinBlocks = MinBlocks_;
     // Skip O's rescale when no row maximum of the warp changed (see onlineSoftmax). Measured
