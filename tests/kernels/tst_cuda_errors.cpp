@@ -1,7 +1,11 @@
 // Every refusal of the CUDA backend is an EngineError of the right kind with a sentence a user
 // can act on: a d the kernels do not take, tiles too large for shared memory, a GPU out of
-// memory, a trace too large to animate, the fast kernel asked to run the bug, no device at all.
+// memory, a trace too large to animate, the fast kernel asked to run the bug, no device at all,
+// a launch the GPU refuses. (A kernel that faults is tst_cuda_lost_context: it ends the context.)
 #include "gpu_test_support.h"
+
+#include "kernels/cuda/device_memory.h"
+#include "kernels/cuda/launch.h"
 
 #include "core/errors.h"
 
@@ -117,6 +121,31 @@ private slots:
         });
         QCOMPARE(e.kind(), ErrorKind::OutOfMemory);
         QVERIFY2(QString(e.what()).contains("out of memory"), e.what());
+    }
+
+    // A launch the GPU refuses is caught by the check after the launch, says which kernel and why,
+    // and leaves nothing behind: the next launch runs. 65536 heads is one more than a grid's y
+    // dimension takes, a limit the launchers do not check beforehand.
+    void refusedLaunchIsReported() {
+        FLASHVIZ_REQUIRE_GPU();
+        FLASHVIZ_SKIP_UNDER_SANITIZER("a deliberately refused launch");
+        const int heads = 65536, n = 1, d = 64;
+        const std::size_t count = std::size_t(heads) * n * d;
+        cuda::DeviceBuffer<float> q(count, "Q"), k(count, "K"), v(count, "V"), o(count, "O");
+        cuda::AttentionParams p =
+            cuda::denseSelfAttentionParams(q.get(), k.get(), v.get(), o.get(), 1, heads, n, d, false);
+        const EngineError e = expectError([&] { cuda::launchFlashFast(p); });
+        QCOMPARE(e.kind(), ErrorKind::BackendFailure);
+        // The H200 answers cudaErrorInvalidValue; the name is the runtime's to choose.
+        QVERIFY2(QString(e.what()).startsWith("Launching the kernel flash (fast) failed on the GPU: ") &&
+                     QString(e.what()).contains("(cudaError"),
+                 e.what());
+        QVERIFY2(!QString(e.what()).contains("restart"), e.what()); // not a lost context
+
+        p = cuda::denseSelfAttentionParams(q.get(), k.get(), v.get(), o.get(), 1, 1, n, d, false);
+        cuda::launchFlashFast(p);
+        cuda::synchronize("The launch after a refused one");
+        QVERIFY(cudaDeviceStatus().usable);
     }
 
     // After a refusal the backend still works: errors leave no state behind.
