@@ -241,21 +241,33 @@ std::shared_ptr<const Scene> buildScene(const VizSettings& settings, BuildProgre
     step(progress, 10, QStringLiteral("Ordinary attention, for the check"));
     scene->reference = referenceAttention(problem);
 
-    std::unique_ptr<Backend> backend = makeBackend(settings.backend);
-    const QString chosenName = QString::fromStdString(backend->name());
-    scene->backendName = chosenName;
+    // A GPU that refuses (a d its kernels do not take, too little memory, a context lost to a
+    // fault earlier in this session) hands the work to the CPU, and the note says why.
+    std::unique_ptr<Backend> backend;
+    QString chosenName = QString::fromUtf8(toString(settings.backend)).toUpper();
+    const auto fallBackToCpu = [&](const EngineError& e) {
+        if (settings.backend == BackendKind::Cpu) throw e;
+        scene->backendNote = QStringLiteral("%1 refused (%2); the CPU computed instead")
+                                 .arg(chosenName, QString::fromStdString(e.what()));
+        backend = makeBackend(BackendKind::Cpu);
+        scene->backendName = QStringLiteral("CPU");
+    };
+    try {
+        backend = makeBackend(settings.backend);
+        chosenName = QString::fromStdString(backend->name());
+        scene->backendName = chosenName;
+    } catch (const EngineError& e) {
+        fallBackToCpu(e);
+    }
     Matrix fullScores, fullWeights;
     if (settings.algorithm == Algorithm::Flash) {
-        step(progress, 40, QStringLiteral("FlashAttention on the %1").arg(chosenName));
+        step(progress, 40, QStringLiteral("FlashAttention on the %1").arg(scene->backendName));
         FlashResult result;
         try {
             result = backend->flash(problem, settings.options);
         } catch (const EngineError& e) {
-            if (settings.backend == BackendKind::Cpu) throw;
-            scene->backendNote = QStringLiteral("%1 refused (%2); the CPU computed instead")
-                                     .arg(chosenName, QString::fromStdString(e.what()));
-            backend = makeBackend(BackendKind::Cpu);
-            scene->backendName = QStringLiteral("CPU");
+            if (!scene->backendNote.isEmpty()) throw; // already the CPU
+            fallBackToCpu(e);
             result = backend->flash(problem, settings.options);
         }
         scene->output = std::move(result.o);
@@ -277,7 +289,7 @@ std::shared_ptr<const Scene> buildScene(const VizSettings& settings, BuildProgre
         fullScores = std::move(standard.scores);
         fullWeights = std::move(standard.weights);
         scene->output = std::move(standard.o);
-        if (settings.backend != BackendKind::Cpu) {
+        if (settings.backend != BackendKind::Cpu && scene->backendNote.isEmpty()) {
             step(progress, 55, QStringLiteral("Standard attention on the %1").arg(chosenName));
             const Matrix cpuOutput = scene->output;
             try {
@@ -285,10 +297,7 @@ std::shared_ptr<const Scene> buildScene(const VizSettings& settings, BuildProgre
                 scene->cpuCheck =
                     compareOutputs(cpuOutput, scene->reference, defaultTolerance(spec.precision));
             } catch (const EngineError& e) {
-                scene->backendNote = QStringLiteral("%1 refused (%2); the CPU computed instead")
-                                         .arg(chosenName, QString::fromStdString(e.what()));
-                backend = makeBackend(BackendKind::Cpu);
-                scene->backendName = QStringLiteral("CPU");
+                fallBackToCpu(e);
             }
         }
     }

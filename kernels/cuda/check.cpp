@@ -3,6 +3,7 @@
 #include "core/errors.h"
 
 #include <cstdio>
+#include <mutex>
 
 namespace flashviz::cuda {
 
@@ -42,7 +43,23 @@ ErrorKind kindOf(cudaError_t error) {
     }
 }
 
+std::mutex lostContextMutex;
+std::string lostContext; // guarded by lostContextMutex
+
+void rememberLostContext(cudaError_t error) {
+    const std::lock_guard<std::mutex> lock(lostContextMutex);
+    if (lostContext.empty())
+        lostContext = std::string("the GPU stopped with \"") + cudaGetErrorString(error) +
+                      "\" earlier in this session and its CUDA context is lost; restart "
+                      "FlashViz to use the GPU again";
+}
+
 } // namespace
+
+std::string lostContextReason() {
+    const std::lock_guard<std::mutex> lock(lostContextMutex);
+    return lostContext;
+}
 
 std::string formatBytes(double bytes) {
     const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -70,8 +87,10 @@ void throwCudaError(cudaError_t error, const std::string& what) {
     if (error == cudaErrorNoKernelImageForDevice || error == cudaErrorInvalidDeviceFunction)
         message += " FlashViz's kernels were built for sm_80 and sm_90; this GPU needs a build "
                    "for its own architecture.";
-    if (isSticky(error))
+    if (isSticky(error)) {
+        rememberLostContext(error);
         message += " The GPU context is lost: restart FlashViz to use the GPU again.";
+    }
     throw EngineError(kindOf(error), message);
 }
 

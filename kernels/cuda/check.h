@@ -21,6 +21,11 @@ void checkLaunch(const char* kernel);
 // Waits for the device and reports a failure that happened while a kernel ran.
 void synchronize(const char* what);
 
+// Empty until a kernel fault (an illegal address, a trap, ...) has made this process's CUDA
+// context unusable; then the sentence that says so. Every later CUDA call would fail, so the
+// backend reports itself unavailable with this reason instead of trying.
+std::string lostContextReason();
+
 // Free and total device memory, for messages and the benchmark's peak-memory figures.
 struct MemoryInfo {
     std::size_t freeBytes = 0;

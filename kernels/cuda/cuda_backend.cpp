@@ -252,14 +252,11 @@ FlashTrace cudaFlashTrace(const MatrixF& q, const MatrixF& k, const MatrixF& v, 
 // ---- CudaBackend ----
 
 CudaBackend::CudaBackend() {
-    std::string whyNot;
-    const auto info = cudaDeviceInfo(&whyNot);
+    const CudaDeviceStatus status = cudaDeviceStatus();
+    std::string whyNot = status.reason;
+    const auto info = status.usable ? cudaDeviceInfo(&whyNot) : std::nullopt;
     if (!info)
         throw EngineError(ErrorKind::Unsupported, "The CUDA backend is not available: " + whyNot + ".");
-    const CudaDeviceStatus status = assessCudaDevice(*info);
-    if (!status.usable)
-        throw EngineError(ErrorKind::Unsupported,
-                          "The CUDA backend is not available: " + status.reason + ".");
     m_device = *info;
 }
 

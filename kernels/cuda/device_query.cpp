@@ -83,6 +83,7 @@ CudaDeviceStatus assessCudaDevice(const CudaDeviceInfo& info) {
 }
 
 CudaDeviceStatus cudaDeviceStatus() {
+    if (std::string lost = cuda::lostContextReason(); !lost.empty()) return {false, std::move(lost)};
     std::string whyNot;
     const auto info = cudaDeviceInfo(&whyNot);
     if (!info) return {false, whyNot};

@@ -1,0 +1,133 @@
+// A kernel that faults on the GPU (here: reads through an address no allocation owns) makes the
+// CUDA context unusable until the process ends. FlashViz must say so once, plainly, and then
+// stop offering the GPU: the backend list greys CUDA out with the reason, the backend refuses
+// with it, the window computes on the CPU and says why, and the CPU keeps working. The functions
+// run in order and share one process, which is why this is a suite of its own. The window's
+// part is built when the GUI is (FLASHVIZ_TEST_WINDOW).
+#include "gpu_test_support.h"
+
+#include "kernels/backend_registry.h"
+#include "kernels/cuda/check.h"
+#include "kernels/cuda/launch.h"
+
+#include "core/attention.h"
+#include "core/backend.h"
+#include "core/errors.h"
+
+#include <cstdint>
+
+#if FLASHVIZ_TEST_WINDOW
+#include "scene.h"
+#include "settings.h"
+
+#endif
+
+using namespace flashviz;
+using namespace flashviz::gputest;
+
+namespace {
+
+template <typename F>
+QString errorText(F&& run) {
+    try {
+        run();
+    } catch (const EngineError& e) {
+        return QString::fromUtf8(e.what());
+    }
+    return {};
+}
+
+#if FLASHVIZ_TEST_WINDOW
+// The window's toy scene, computed by the CUDA backend.
+std::shared_ptr<const gui::Scene> toySceneOnTheGpu() {
+    gui::VizSettings settings = gui::toySettings();
+    settings.backend = BackendKind::Cuda;
+    return gui::buildScene(settings, nullptr);
+}
+#endif
+
+} // namespace
+
+class TestCudaLostContext : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase() {
+        FLASHVIZ_REQUIRE_GPU();
+        // The checker would (rightly) report the deliberate fault as an error of the test.
+        FLASHVIZ_SKIP_UNDER_SANITIZER("the suite faults a kernel on purpose");
+    }
+
+#if FLASHVIZ_TEST_WINDOW
+    // The window has seen a working GPU (and listed it as available) before the fault.
+    void theWindowFirstComputesOnTheGpu() {
+        const auto scene = toySceneOnTheGpu();
+        QVERIFY2(scene->backendNote.isEmpty(), qPrintable(scene->backendNote));
+        QVERIFY2(scene->backendName.startsWith(QStringLiteral("CUDA")), qPrintable(scene->backendName));
+        QVERIFY(scene->check.passed());
+    }
+#endif
+
+    void aFaultingKernelIsReported() {
+        // 16-byte aligned, so the launcher accepts it; nothing is mapped there.
+        float* nowhere = reinterpret_cast<float*>(std::uintptr_t(1) << 12);
+        const cuda::AttentionParams p =
+            cuda::denseSelfAttentionParams(nowhere, nowhere, nowhere, nowhere, 1, 1, 256, 64, false);
+        cuda::launchFlashFast(p); // the launch itself is accepted
+        const QString text = errorText([] { cuda::synchronize("The flash kernel"); });
+        QVERIFY2(text.contains("The flash kernel failed on the GPU") &&
+                     text.contains("cudaErrorIllegalAddress") && text.contains("restart FlashViz"),
+                 qPrintable(text));
+    }
+
+    void theGpuIsThenReportedLost() {
+        const CudaDeviceStatus status = cudaDeviceStatus();
+        QVERIFY(!status.usable);
+        QVERIFY2(QString::fromStdString(status.reason).contains("context is lost"),
+                 status.reason.c_str());
+        bool listed = false;
+        for (const BackendAvailability& b : listBackends())
+            if (b.kind == BackendKind::Cuda) {
+                listed = true;
+                QVERIFY(!b.available);
+                QCOMPARE(b.reason, status.reason);
+            }
+        QVERIFY(listed);
+    }
+
+    void theBackendRefusesWithTheReason() {
+        const MatrixF ones = MatrixF::Ones(16, 64);
+        const QString run = errorText([&] {
+            (void)cudaFlashForward(ones, ones, ones, 0.125, false, blocks(16, 16));
+        });
+        QVERIFY2(run.contains("not available") && run.contains("restart FlashViz"), qPrintable(run));
+        const QString made = errorText([] { (void)makeBackend(BackendKind::Cuda); });
+        QVERIFY2(made.contains("restart FlashViz"), qPrintable(made));
+    }
+
+#if FLASHVIZ_TEST_WINDOW
+    // The same request now falls back: the CPU's scene, passing, with the reason in its note.
+    void theWindowThenFallsBackToTheCpu() {
+        const auto scene = toySceneOnTheGpu();
+        QCOMPARE(scene->backendName, QStringLiteral("CPU"));
+        QVERIFY2(scene->backendNote.contains(QStringLiteral("the CPU computed instead")) &&
+                     scene->backendNote.contains(QStringLiteral("restart FlashViz")),
+                 qPrintable(scene->backendNote));
+        QVERIFY(scene->check.passed());
+        QVERIFY(!scene->cpuCheck.has_value());
+        QVERIFY2(scene->trace, qPrintable(scene->traceNote)); // the CPU's per-tile record
+    }
+#endif
+
+    void theCpuStillComputes() {
+        const Problem problem = makeProblem(spec(48, 48, 16, true));
+        const std::unique_ptr<Backend> cpu = makeBackend(BackendKind::Cpu);
+        const FlashResult result = cpu->flash(problem, blocks(16, 16));
+        QVERIFY(compareOutputs(result.o, referenceAttention(problem),
+                               checkTolerance(*cpu, problem.spec))
+                    .passed());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCudaLostContext)
+#include "tst_cuda_lost_context.moc"
