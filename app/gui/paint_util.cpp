@@ -160,4 +160,24 @@ QColor withAlpha(QColor c, int alpha) {
     return c;
 }
 
+std::vector<qreal> fitColumnWidths(const std::vector<qreal>& weights,
+                                   const std::vector<qreal>& minimums, qreal total) {
+    qreal weightSum = 0;
+    for (const qreal w : weights) weightSum += w;
+    std::vector<qreal> widths;
+    for (const qreal w : weights) widths.push_back(weightSum > 0 ? total * w / weightSum : 0);
+    qreal deficit = 0, room = 0;
+    for (std::size_t c = 0; c < widths.size(); ++c) {
+        const qreal need = c < minimums.size() ? minimums[c] : 0;
+        if (widths[c] < need) deficit += need - widths[c];
+        else room += widths[c] - need;
+    }
+    if (deficit <= 0 || deficit > room) return widths;
+    for (std::size_t c = 0; c < widths.size(); ++c) {
+        const qreal need = c < minimums.size() ? minimums[c] : 0;
+        widths[c] = widths[c] < need ? need : widths[c] - (widths[c] - need) * deficit / room;
+    }
+    return widths;
+}
+
 } // namespace flashviz::gui

@@ -37,4 +37,11 @@ QColor withAlpha(QColor c, int alpha);
 std::vector<QRectF> layoutSideBySide(const std::vector<QSize>& shapes, const QRectF& area,
                                      qreal gap, qreal minSide);
 
+// Widths for table columns that share `total` in proportion to `weights`, except that a column
+// whose share is below its `minimums` entry (what its title needs) gets that minimum, paid for
+// by the columns with room to spare, in proportion to that room. When the minimums do not fit
+// together, the plain proportional shares.
+std::vector<qreal> fitColumnWidths(const std::vector<qreal>& weights,
+                                   const std::vector<qreal>& minimums, qreal total);
+
 } // namespace flashviz::gui

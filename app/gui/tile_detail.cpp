@@ -317,6 +317,8 @@ void TileDetailView::paintEvent(QPaintEvent*) {
     const int d = scene.settings.spec.headDim;
     const int shownValues = std::min(d, 4);
     const QString backendName = scene.backendName;
+    // "CUDA (NVIDIA H200)" heads its column as "CUDA"; the note under the table has it in full.
+    const QString backendShortName = backendName.section(QStringLiteral(" ("), 0, 0);
 
     struct Column {
         QString title;
@@ -333,27 +335,32 @@ void TileDetailView::paintEvent(QPaintEvent*) {
         {tr("O = acc / ℓ\nthe output row"), 0.4 + 0.5 * shownValues,
          k == StepKind::Normalise || k == StepKind::StoreOutput},
     };
-    if (backend) columns.push_back({tr("%1\nrecorded").arg(backendName), 1.6, false});
-    qreal totalWeight = 0;
-    for (const auto& c : columns)
-        totalWeight += c.weight;
-    std::vector<QRectF> colRects;
-    qreal x = table.left();
-    for (const auto& c : columns) {
-        const qreal w = table.width() * c.weight / totalWeight;
-        colRects.emplace_back(x, table.top(), w, tableHeadH);
-        x += w;
-    }
-    // One header size for all columns: the largest at which every title fits.
+    if (backend) columns.push_back({tr("%1\nrecorded").arg(backendShortName), 1.9, false});
+    // One header size for all columns: the largest at which the titles fit side by side; the
+    // columns then share the width by weight, each at least as wide as its title.
     QFont headerFont = m_theme.font(8.5, true);
-    for (qreal size = headerFont.pointSizeF(); size > 6; size -= 0.5) {
+    std::vector<qreal> columnWeights, titleWidths;
+    for (const auto& c : columns)
+        columnWeights.push_back(c.weight);
+    for (qreal size = headerFont.pointSizeF(); size >= 6.5; size -= 0.5) {
         headerFont.setPointSizeF(size);
         const QFontMetricsF fm(headerFont);
-        bool fits = true;
-        for (std::size_t c = 0; c < columns.size(); ++c)
-            for (const QString& line : columns[c].title.split(QLatin1Char('\n')))
-                fits = fits && fm.horizontalAdvance(line) <= colRects[c].width() - 10;
-        if (fits) break;
+        titleWidths.clear();
+        qreal sum = 0;
+        for (const auto& c : columns) {
+            qreal widest = 0;
+            for (const QString& line : c.title.split(QLatin1Char('\n')))
+                widest = std::max(widest, fm.horizontalAdvance(line));
+            titleWidths.push_back(widest + 12);
+            sum += widest + 12;
+        }
+        if (sum <= table.width()) break;
+    }
+    std::vector<QRectF> colRects;
+    qreal x = table.left();
+    for (const qreal w : fitColumnWidths(columnWeights, titleWidths, table.width())) {
+        colRects.emplace_back(x, table.top(), w, tableHeadH);
+        x += w;
     }
     for (std::size_t c = 0; c < columns.size(); ++c) {
         const QRectF r = colRects[c].adjusted(2, 0, -2, 0);
@@ -490,7 +497,7 @@ void TileDetailView::paintEvent(QPaintEvent*) {
             cell(columns.size() - 1,
                  QStringLiteral("m %1  ℓ %2")
                      .arg(formatValue(trace->mNew(i), 3), formatValue(trace->lNew(i), 3)),
-                 tileDone ? tr("max |Δ| vs CPU %1").arg(formatValue(delta, 2)) : QString(), false,
+                 tileDone ? tr("|Δ| %1").arg(formatValue(delta, 2)) : QString(), false,
                  false, QString());
         }
     }
@@ -503,8 +510,9 @@ void TileDetailView::paintEvent(QPaintEvent*) {
                       ? tr("green: the correct run at this same step (running max kept)")
                       : tr("green: the correct run at this same step (rescale applied)"));
     if (backend)
-        notes << tr("%1 column: what the %1 backend recorded after this tile's update")
-                     .arg(backendName);
+        notes << tr("%1 column: what the %2 backend recorded after this tile's update; |Δ|: "
+                    "its largest difference from the CPU's m, ℓ and acc")
+                     .arg(backendShortName, backendName);
     else if (m_showBackend && !scene.traceNote.isEmpty())
         notes << tr("no backend trace: %1").arg(scene.traceNote);
     if (!notes.isEmpty()) {

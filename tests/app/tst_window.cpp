@@ -6,6 +6,7 @@
 #include "controls_panel.h"
 #include "main_window.h"
 #include "memory_stage.h"
+#include "paint_util.h"
 #include "playback_bar.h"
 #include "tile_detail.h"
 
@@ -20,6 +21,8 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
+
+#include <numeric>
 
 using namespace flashviz;
 using namespace flashviz::gui;
@@ -36,6 +39,7 @@ class TestWindow : public QObject {
     void bugSwitchTurnsTheCheckToFailureAndBack();
     void bugKeyAndJump();
     void screenshotWritesAPng();
+    void tableColumnsMakeRoomForTheirTitles();
     void settingsPersist();
     void largeProblemStaysResponsive();
 
@@ -205,6 +209,25 @@ void TestWindow::bugKeyAndJump() {
     w.controller()->goToStart();
     QTest::keyClick(&w, Qt::Key_G);
     QCOMPARE(w.controller()->step(), first);
+}
+
+// The tile table's columns: shares by weight, except that a column too narrow for its title is
+// widened at the expense of those with room to spare; the total never changes.
+void TestWindow::tableColumnsMakeRoomForTheirTitles() {
+    const auto sum = [](const std::vector<qreal>& v) { return std::accumulate(v.begin(), v.end(), 0.0); };
+    // Every title fits its share: the shares.
+    std::vector<qreal> w = fitColumnWidths({1, 1, 2}, {10, 10, 10}, 400);
+    QCOMPARE(w, (std::vector<qreal>{100, 100, 200}));
+    // The first needs 160 of its 100: the others give 60 in proportion to their room (90, 190).
+    w = fitColumnWidths({1, 1, 2}, {160, 10, 10}, 400);
+    QCOMPARE(w[0], 160.0);
+    QVERIFY(std::abs(w[1] - (100 - 90 * 60.0 / 280)) < 1e-9);
+    QVERIFY(std::abs(w[2] - (200 - 190 * 60.0 / 280)) < 1e-9);
+    QVERIFY(std::abs(sum(w) - 400) < 1e-9);
+    QVERIFY(w[1] >= 10 && w[2] >= 10);
+    // The titles cannot all fit: the plain shares, nothing wider than the table.
+    w = fitColumnWidths({1, 1}, {300, 300}, 400);
+    QCOMPARE(w, (std::vector<qreal>{200, 200}));
 }
 
 void TestWindow::screenshotWritesAPng() {
