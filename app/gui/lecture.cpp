@@ -134,17 +134,13 @@ LectureView::LectureView(Controller* controller, QWidget* parent)
 
     m_title = new QLabel(this);
     m_title->setObjectName(QStringLiteral("lectureTitle"));
-    m_title->setFont(theme.font(17, true));
     m_narrative = new QLabel(this);
     m_narrative->setObjectName(QStringLiteral("lectureNarrative"));
     m_narrative->setWordWrap(true);
     m_narrative->setTextFormat(Qt::PlainText);
     m_narrative->setAlignment(Qt::AlignLeft | Qt::AlignTop);
-    m_narrative->setFont(theme.font(12.5));
-    m_narrative->setMargin(int(8 * theme.scale));
     m_caption = new QLabel(this);
     m_caption->setObjectName(QStringLiteral("lectureCaption"));
-    m_caption->setFont(theme.font(11.5, true));
     m_caption->setTextFormat(Qt::PlainText);
     QPalette accent = pal;
     accent.setColor(QPalette::WindowText, theme.accent);
@@ -152,7 +148,6 @@ LectureView::LectureView(Controller* controller, QWidget* parent)
     m_keys = new QLabel(tr("PgDn / PgUp  next / back     ← →  one step     ↓ ↑  chapter     B  bug "
                            "on/off     Esc  leave"),
                         this);
-    m_keys->setFont(theme.font(8.5));
     QPalette muted = pal;
     muted.setColor(QPalette::WindowText, theme.muted);
     m_keys->setPalette(muted);
@@ -163,36 +158,54 @@ LectureView::LectureView(Controller* controller, QWidget* parent)
     m_code = new CodePanel(this);
     m_comparison = new ComparisonView(this);
     m_check = new CheckPanel(this);
-    for (FrameView* v : frameViews())
-        v->setTheme(theme);
     m_tile->setMaxRows(4);
     connect(m_check, &CheckPanel::jumpRequested, controller, &Controller::setStep);
 
     m_viewArea = new QWidget(this);
     auto* viewLayout = new QVBoxLayout(m_viewArea);
     viewLayout->setContentsMargins(0, 0, 0, 0);
-    viewLayout->setSpacing(int(10 * theme.scale));
     for (QWidget* w :
          std::initializer_list<QWidget*>{m_memory, m_tile, m_matrices, m_code, m_comparison})
         viewLayout->addWidget(w);
 
-    auto* body = new QHBoxLayout;
-    body->setSpacing(int(16 * theme.scale));
+    m_body = new QHBoxLayout;
+    auto* body = m_body;
     body->addWidget(m_narrative, 27);
     body->addWidget(m_viewArea, 73);
 
     auto* layout = new QVBoxLayout(this);
-    layout->setContentsMargins(int(24 * theme.scale), int(14 * theme.scale), int(24 * theme.scale),
-                               int(10 * theme.scale));
-    layout->setSpacing(int(8 * theme.scale));
     layout->addWidget(m_title);
     layout->addLayout(body, 1);
     layout->addWidget(m_caption);
     layout->addWidget(m_check);
     layout->addWidget(m_keys);
 
+    applyTheme(theme);
+
     connect(controller, &Controller::sceneChanged, this, &LectureView::onSceneChanged);
     connect(controller, &Controller::frameChanged, this, &LectureView::updateCaption);
+}
+
+void LectureView::applyTheme(const Theme& theme) {
+    m_theme = theme;
+    const auto px = [&](qreal v) { return int(v * theme.scale); };
+    m_title->setFont(theme.font(17, true));
+    m_narrative->setFont(theme.font(12.5));
+    m_narrative->setMargin(px(8));
+    m_caption->setFont(theme.font(11.5, true));
+    m_keys->setFont(theme.font(8.5));
+    for (FrameView* v : frameViews())
+        v->setTheme(theme);
+    m_viewArea->layout()->setSpacing(px(10));
+    m_body->setSpacing(px(16));
+    layout()->setContentsMargins(px(24), px(14), px(24), px(10));
+    layout()->setSpacing(px(8));
+}
+
+void LectureView::resizeEvent(QResizeEvent* event) {
+    const Theme fitted = Theme::presentation(size());
+    if (!qFuzzyCompare(fitted.scale, m_theme.scale)) applyTheme(fitted);
+    QWidget::resizeEvent(event);
 }
 
 std::vector<FrameView*> LectureView::frameViews() const {
@@ -205,7 +218,7 @@ QString LectureView::narrativeText() const {
 
 void LectureView::paintEvent(QPaintEvent*) {
     QPainter p(this);
-    p.fillRect(rect(), Theme::presentation().background);
+    p.fillRect(rect(), m_theme.background);
 }
 
 void LectureView::layoutViews() {

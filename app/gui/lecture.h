@@ -4,12 +4,14 @@
 // demo replays identically. PageDown / PageUp walk through a chapter's steps and on to the next
 // chapter (what a presenter's clicker sends).
 #include "settings.h"
+#include "theme.h"
 
 #include <QStringList>
 #include <QWidget>
 
 #include <vector>
 
+class QHBoxLayout;
 class QLabel;
 
 namespace flashviz::gui {
@@ -68,8 +70,11 @@ class LectureView : public QWidget {
 
   protected:
     void paintEvent(QPaintEvent* event) override;
+    // The type follows the window's size (Theme::presentation).
+    void resizeEvent(QResizeEvent* event) override;
 
   private:
+    void applyTheme(const Theme& theme);
     void onSceneChanged();
     void goToChapter(int chapter, bool atEnd);
     void layoutViews();
@@ -91,6 +96,8 @@ class LectureView : public QWidget {
     ComparisonView* m_comparison;
     CheckPanel* m_check;
     QWidget* m_viewArea;
+    QHBoxLayout* m_body;
+    Theme m_theme;
 };
 
 } // namespace flashviz::gui

@@ -54,7 +54,7 @@ Theme Theme::desktop() {
     return t;
 }
 
-Theme Theme::presentation() {
+Theme Theme::presentation(QSize window) {
     Theme t;
     t.background = QColor(0x0b, 0x0e, 0x14);
     t.panel = QColor(0x14, 0x19, 0x22);
@@ -73,7 +73,9 @@ Theme Theme::presentation() {
     t.o = QColor(0xc0, 0x84, 0xfc);
     t.s = QColor(0xff, 0x6b, 0x81);
     t.p = QColor(0xff, 0x7e, 0xc8);
-    t.scale = 1.55;
+    const qreal fit = window.isValid() ? std::min(window.width() / 1920.0, window.height() / 1080.0)
+                                       : 1.0;
+    t.scale = 1.55 * std::clamp(fit, 0.5, 2.0);
     t.lecture = true;
     return t;
 }

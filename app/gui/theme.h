@@ -2,6 +2,7 @@
 // Colours and type sizes shared by every view. The desktop theme is light and compact; the
 // lecture theme is dark, large and high-contrast, for a projector at the back of a room.
 #include <QColor>
+#include <QSize>
 #include <QFont>
 #include <QRgb>
 
@@ -27,7 +28,9 @@ struct Theme {
     QFont mono(qreal pointSize, bool bold = false) const;
 
     static Theme desktop();
-    static Theme presentation();
+    // Large type for a projector, designed for 1920 x 1080; for another window size the type
+    // scales with it, so a smaller projector shows the same picture.
+    static Theme presentation(QSize window = QSize(1920, 1080));
 };
 
 // The same two colour maps as raw pixels, from tables (fast enough for large images).

@@ -1,9 +1,11 @@
 // Lecture mode: the chapters and their narrative, clicker keys moving through steps and chapters,
 // B toggling the bug, fixed seeds replaying identically, Esc leaving with the user's settings back.
 #include "controller.h"
+#include "frame_view.h"
 #include "lecture.h"
 #include "main_window.h"
 
+#include <QLabel>
 #include <QSettings>
 #include <QStandardPaths>
 #include <QtTest>
@@ -21,6 +23,7 @@ class TestLecture : public QObject {
     void arrowKeysAndBug();
     void seedsAreFixedPerChapter();
     void escapeLeavesAndRestores();
+    void typeFollowsTheWindowSize();
 
   private:
     static StartOptions fresh() {
@@ -160,6 +163,34 @@ void TestLecture::escapeLeavesAndRestores() {
     // Down is a lecture key only: outside, it does not move chapters.
     QTest::keyClick(&w, Qt::Key_Down);
     QCOMPARE(w.controller()->step(), 7);
+}
+
+// A 1280 x 800 projector shows the 1920 x 1080 design scaled down: every chapter's narrative
+// fits its column (at the design's type size it ran off the bottom), and the views' type is
+// scaled by the same factor.
+void TestLecture::typeFollowsTheWindowSize() {
+    MainWindow w(fresh());
+    w.resize(1280, 800);
+    w.show();
+    QApplication::setActiveWindow(&w);
+    QVERIFY(QTest::qWaitForWindowActive(&w));
+    w.enterLecture(0);
+    LectureView* lecture = w.lecture();
+    const auto* narrative = lecture->findChild<QLabel*>(QStringLiteral("lectureNarrative"));
+    QVERIFY(narrative);
+    for (int chapter = 0; chapter < lecture->chapterCount(); ++chapter) {
+        lecture->start(chapter);
+        QVERIFY(w.waitUntilIdle());
+        QCoreApplication::processEvents();
+        QVERIFY2(narrative->heightForWidth(narrative->width()) <= narrative->height(),
+                 qPrintable(QStringLiteral("chapter %1: the narrative needs %2 px of %3")
+                                .arg(chapter + 1)
+                                .arg(narrative->heightForWidth(narrative->width()))
+                                .arg(narrative->height())));
+    }
+    const qreal expected = 1.55 * std::min(lecture->width() / 1920.0, lecture->height() / 1080.0);
+    for (FrameView* view : lecture->frameViews())
+        QVERIFY(std::abs(view->theme().scale - expected) < 1e-9);
 }
 
 QTEST_MAIN(TestLecture)
