@@ -140,6 +140,75 @@ void TileDetailView::setMaxRows(int rows) {
     update();
 }
 
+TileDetailView::TileGeometry TileDetailView::tileGeometry() const {
+    const qreal sc = m_theme.scale;
+    const Scene& scene = *m_frame->scene;
+    const StepState& st = m_frame->state;
+    const StepInfo& info = st.info;
+    const QRectF area = QRectF(rect()).adjusted(10 * sc, 8 * sc, -10 * sc, -8 * sc);
+    const qreal headH = QFontMetricsF(m_theme.font(10.5, true)).height() + 4 * sc;
+    const QFont cellFont = m_theme.mono(8.5);
+    const QFont smallFont = m_theme.mono(7.5);
+    const bool flash = scene.isFlash();
+    TileGeometry g;
+    const bool hasRows = g.hasRows = flash && info.queryBlock >= 0;
+    const bool bug = g.bug = m_frame->correct.has_value();
+    const bool backend = g.backend = m_showBackend && scene.trace && hasRows; // its column shows
+    const int tileRows = g.tileRows = hasRows ? info.rows.size() : 0;
+    const qreal lineH = g.lineH = QFontMetricsF(cellFont).height();
+    const qreal smallH = g.smallH = QFontMetricsF(smallFont).height();
+    const qreal rowH = g.rowH = lineH + smallH + (bug ? smallH : 0) + 4 * sc;
+    const qreal tableHeadH = g.tableHeadH =
+        2 * QFontMetricsF(m_theme.font(8.5, true)).height() + 6 * sc;
+    const qreal noteLinesH = smallH * (bug && backend ? 2 : 1) + 6 * sc;
+    // Wide (lecture): grids on the left, the table beside them. Otherwise the grids take what they
+    // need on top (cells up to a readable size) and the table the rest below.
+    const bool wide = area.width() > 2.1 * area.height();
+    const qreal minGridH = 90 * sc;
+    // Large tiles leave the grids more room: they show as images and need the height. In a short
+    // view, only the rows that fit (at least one); the note then says how many are shown.
+    const qreal roomForRows = area.height() - headH - tableHeadH - noteLinesH -
+                              (wide ? 0 : minGridH + 8 * sc);
+    const int shownRows = g.shownRows = std::min({tileRows, m_maxRows, tileRows > 8 ? 5 : 8,
+                                                  std::max(1, int(roomForRows / rowH))});
+    const bool traceNote = m_showBackend && !scene.trace && !scene.traceNote.isEmpty();
+    const qreal noteH = g.noteH =
+        (tileRows > shownRows || bug || backend || traceNote) ? noteLinesH : 0;
+    const qreal tableH = hasRows ? tableHeadH + shownRows * rowH + noteH : 0;
+    int gridRows = 4;
+    if (flash && st.scores.size() > 0)
+        gridRows = int(st.scores.rows());
+    else if (flash && info.queryBlock >= 0)
+        gridRows = info.rows.size();
+    else if (!flash && scene.smallScores.size() > 0)
+        gridRows = int(scene.smallScores.rows());
+    QRectF& gridArea = g.gridArea;
+    QRectF& tableArea = g.tableArea;
+    if (wide) {
+        const qreal gw = hasRows ? area.width() * 0.4 : area.width();
+        gridArea = QRectF(area.left(), area.top() + headH, gw, area.height() - headH);
+        tableArea = QRectF(area.left() + gw + 18 * sc, area.top() + headH,
+                           area.width() - gw - 18 * sc, tableH);
+    } else {
+        const qreal gridNeed = QFontMetricsF(m_theme.font(9.5, true)).height() +
+                               QFontMetricsF(m_theme.font(7.5)).height() +
+                               std::min(gridRows, 12) * 52 * sc + 6 * sc;
+        const qreal gridH =
+            std::max(minGridH, std::min(gridNeed, area.height() - headH - tableH - 8 * sc));
+        gridArea = QRectF(area.left(), area.top() + headH, area.width(), gridH);
+        tableArea = QRectF(area.left(), gridArea.bottom() + 8 * sc, area.width(), tableH);
+    }
+    return g;
+}
+
+int TileDetailView::listedRows() const {
+    return m_frame ? tileGeometry().shownRows : 0;
+}
+
+QRectF TileDetailView::tableRect() const {
+    return m_frame ? tileGeometry().tableArea : QRectF();
+}
+
 void TileDetailView::paintEvent(QPaintEvent*) {
     QPainter p(this);
     p.setRenderHint(QPainter::Antialiasing);
@@ -185,50 +254,15 @@ void TileDetailView::paintEvent(QPaintEvent*) {
                    m_theme.font(9.5, true));
 
     // ---- table geometry (decides how much room the grids get) ------------------------------
+    const TileGeometry g = tileGeometry();
     const bool flash = scene.isFlash();
-    const bool hasRows = flash && info.queryBlock >= 0;
-    const bool bug = m_frame->correct.has_value();
-    const bool backend = m_showBackend && scene.trace && hasRows; // the backend's column is shown
-    const int tileRows = hasRows ? info.rows.size() : 0;
-    // Large tiles leave the grids more room: they show as images and need the height.
-    const int shownRows = std::min({tileRows, m_maxRows, tileRows > 8 ? 5 : 8});
+    const bool hasRows = g.hasRows, bug = g.bug, backend = g.backend;
+    const int tileRows = g.tileRows, shownRows = g.shownRows;
     const QFont cellFont = m_theme.mono(8.5);
     const QFont smallFont = m_theme.mono(7.5);
-    const qreal lineH = QFontMetricsF(cellFont).height();
-    const qreal smallH = QFontMetricsF(smallFont).height();
-    const qreal rowH = lineH + smallH + (bug ? smallH : 0) + 4 * sc;
-    const qreal tableHeadH = 2 * QFontMetricsF(m_theme.font(8.5, true)).height() + 6 * sc;
-    const bool traceNote = m_showBackend && !scene.trace && !scene.traceNote.isEmpty();
-    const qreal noteH = (tileRows > shownRows || bug || backend || traceNote)
-                            ? smallH * (bug && backend ? 2 : 1) + 6 * sc
-                            : 0;
-    const qreal tableH = hasRows ? tableHeadH + shownRows * rowH + noteH : 0;
-    // Wide (lecture): grids on the left, the table beside them. Otherwise the grids take what they
-    // need on top (cells up to a readable size) and the table the rest below.
-    const bool wide = area.width() > 2.1 * area.height();
-    int gridRows = 4;
-    if (flash && st.scores.size() > 0)
-        gridRows = int(st.scores.rows());
-    else if (flash && info.queryBlock >= 0)
-        gridRows = info.rows.size();
-    else if (!flash && scene.smallScores.size() > 0)
-        gridRows = int(scene.smallScores.rows());
-    QRectF gridArea;
-    QRectF tableArea;
-    if (wide) {
-        const qreal gw = hasRows ? area.width() * 0.4 : area.width();
-        gridArea = QRectF(area.left(), area.top() + headH, gw, area.height() - headH);
-        tableArea = QRectF(area.left() + gw + 18 * sc, area.top() + headH,
-                           area.width() - gw - 18 * sc, tableH);
-    } else {
-        const qreal gridNeed = QFontMetricsF(m_theme.font(9.5, true)).height() +
-                               QFontMetricsF(m_theme.font(7.5)).height() +
-                               std::min(gridRows, 12) * 52 * sc + 6 * sc;
-        const qreal gridH =
-            std::max(90 * sc, std::min(gridNeed, area.height() - headH - tableH - 8 * sc));
-        gridArea = QRectF(area.left(), area.top() + headH, area.width(), gridH);
-        tableArea = QRectF(area.left(), gridArea.bottom() + 8 * sc, area.width(), tableH);
-    }
+    const qreal lineH = g.lineH, smallH = g.smallH, rowH = g.rowH;
+    const qreal tableHeadH = g.tableHeadH, noteH = g.noteH;
+    const QRectF gridArea = g.gridArea, tableArea = g.tableArea;
 
     // ---- S and P ------------------------------------------------------------------------------
     const Matrix* scores = nullptr;

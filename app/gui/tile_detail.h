@@ -19,11 +19,23 @@ class TileDetailView : public FrameView {
     bool showBackendValues() const { return m_showBackend; }
     // The most query rows listed in the table.
     void setMaxRows(int rows);
+    // What the current size lists (fewer rows than setMaxRows when the view is short) and where.
+    int listedRows() const;
+    QRectF tableRect() const;
 
   protected:
     void paintEvent(QPaintEvent* event) override;
 
   private:
+    // Where the grids and the table go at the current size, and how many rows the table lists.
+    struct TileGeometry {
+        bool hasRows = false, bug = false, backend = false;
+        int tileRows = 0, shownRows = 0;
+        qreal lineH = 0, smallH = 0, rowH = 0, tableHeadH = 0, noteH = 0;
+        QRectF gridArea, tableArea;
+    };
+    TileGeometry tileGeometry() const;
+
     bool m_showBackend = false;
     int m_maxRows = 8;
 };

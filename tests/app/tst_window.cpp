@@ -40,6 +40,7 @@ class TestWindow : public QObject {
     void bugKeyAndJump();
     void screenshotWritesAPng();
     void tableColumnsMakeRoomForTheirTitles();
+    void tileTableFitsItsView();
     void settingsPersist();
     void largeProblemStaysResponsive();
 
@@ -228,6 +229,30 @@ void TestWindow::tableColumnsMakeRoomForTheirTitles() {
     // The titles cannot all fit: the plain shares, nothing wider than the table.
     w = fitColumnWidths({1, 1}, {300, 300}, 400);
     QCOMPARE(w, (std::vector<qreal>{200, 200}));
+}
+
+// In a short view (a 1280 x 800 screen, the bug's extra line per row, the backend's column) the
+// tile table lists only the rows that fit, instead of running off the bottom; a tall view lists
+// the whole 4-row tile.
+void TestWindow::tileTableFitsItsView() {
+    MainWindow w(fresh());
+    w.resize(1280, 800);
+    activate(w);
+    VizSettings bug = toySettings();
+    bug.options.rescale = false;
+    QVERIFY(w.controller()->apply(bug, QStringLiteral("12")));
+    QVERIFY(w.waitUntilIdle());
+    w.controls()->backendValuesBox()->setChecked(true);
+    QCoreApplication::processEvents();
+    const TileDetailView* tile = w.tileDetail();
+    QVERIFY2(tile->listedRows() >= 1 && tile->listedRows() < 4,
+             qPrintable(QString::number(tile->listedRows())));
+    QVERIFY(tile->tableRect().bottom() <= tile->height());
+
+    w.resize(1920, 1200);
+    QCoreApplication::processEvents();
+    QCOMPARE(tile->listedRows(), 4);
+    QVERIFY(tile->tableRect().bottom() <= tile->height());
 }
 
 void TestWindow::screenshotWritesAPng() {
