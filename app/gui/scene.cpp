@@ -243,14 +243,17 @@ std::shared_ptr<const Scene> buildScene(const VizSettings& settings, BuildProgre
 
     // A GPU that refuses (a d its kernels do not take, too little memory, a context lost to a
     // fault earlier in this session) hands the work to the CPU, and the note says why.
+    // Called from a catch handler: `throw;` passes the CPU's own failures on unchanged.
     std::unique_ptr<Backend> backend;
     QString chosenName = QString::fromUtf8(toString(settings.backend)).toUpper();
+    bool onCpu = settings.backend == BackendKind::Cpu;
     const auto fallBackToCpu = [&](const EngineError& e) {
-        if (settings.backend == BackendKind::Cpu) throw e;
+        if (onCpu) throw;
         scene->backendNote = QStringLiteral("%1 refused (%2); the CPU computed instead")
                                  .arg(chosenName, QString::fromStdString(e.what()));
         backend = makeBackend(BackendKind::Cpu);
         scene->backendName = QStringLiteral("CPU");
+        onCpu = true;
     };
     try {
         backend = makeBackend(settings.backend);
@@ -266,15 +269,14 @@ std::shared_ptr<const Scene> buildScene(const VizSettings& settings, BuildProgre
         try {
             result = backend->flash(problem, settings.options);
         } catch (const EngineError& e) {
-            if (!scene->backendNote.isEmpty()) throw; // already the CPU
-            fallBackToCpu(e);
+            fallBackToCpu(e); // rethrows when the CPU itself failed
             result = backend->flash(problem, settings.options);
         }
         scene->output = std::move(result.o);
         fullScores = std::move(result.fullScores);
         if (settings.options.keepFullScores && fullScores.size() == 0)
             fullScores = flashForward(problem, settings.options).fullScores;
-        if (settings.backend != BackendKind::Cpu && scene->backendNote.isEmpty()) {
+        if (!onCpu) {
             step(progress, 55, QStringLiteral("The CPU's run, beside the %1's").arg(chosenName));
             scene->cpuCheck = compareOutputs(flashForward(problem, settings.options).o,
                                              scene->reference, defaultTolerance(spec.precision));
@@ -289,7 +291,7 @@ std::shared_ptr<const Scene> buildScene(const VizSettings& settings, BuildProgre
         fullScores = std::move(standard.scores);
         fullWeights = std::move(standard.weights);
         scene->output = std::move(standard.o);
-        if (settings.backend != BackendKind::Cpu && scene->backendNote.isEmpty()) {
+        if (!onCpu) {
             step(progress, 55, QStringLiteral("Standard attention on the %1").arg(chosenName));
             const Matrix cpuOutput = scene->output;
             try {

@@ -145,12 +145,12 @@ TileDetailView::TileGeometry TileDetailView::tileGeometry() const {
     const Scene& scene = *m_frame->scene;
     const StepState& st = m_frame->state;
     const StepInfo& info = st.info;
-    const QRectF area = QRectF(rect()).adjusted(10 * sc, 8 * sc, -10 * sc, -8 * sc);
-    const qreal headH = QFontMetricsF(m_theme.font(10.5, true)).height() + 4 * sc;
+    TileGeometry g;
+    const QRectF area = g.area = QRectF(rect()).adjusted(10 * sc, 8 * sc, -10 * sc, -8 * sc);
+    const qreal headH = g.headH = QFontMetricsF(m_theme.font(10.5, true)).height() + 4 * sc;
     const QFont cellFont = m_theme.mono(8.5);
     const QFont smallFont = m_theme.mono(7.5);
     const bool flash = scene.isFlash();
-    TileGeometry g;
     const bool hasRows = g.hasRows = flash && info.queryBlock >= 0;
     const bool bug = g.bug = m_frame->correct.has_value();
     const bool backend = g.backend = m_showBackend && scene.trace && hasRows; // its column shows
@@ -218,9 +218,12 @@ void TileDetailView::paintEvent(QPaintEvent*) {
     const Scene& scene = *m_frame->scene;
     const StepState& st = m_frame->state;
     const StepInfo& info = st.info;
-    const QRectF area = QRectF(rect()).adjusted(10 * sc, 8 * sc, -10 * sc, -8 * sc);
+    // Where the header, the grids and the table go (tileGeometry: the table decides how much
+    // room the grids get).
+    const TileGeometry g = tileGeometry();
+    const QRectF area = g.area;
+    const qreal headH = g.headH;
     const QFont headFont = m_theme.font(10.5, true);
-    const qreal headH = QFontMetricsF(headFont).height() + 4 * sc;
 
     // ---- header ---------------------------------------------------------------------------
     QString head;
@@ -253,12 +256,9 @@ void TileDetailView::paintEvent(QPaintEvent*) {
                    Qt::AlignRight | Qt::AlignVCenter, QString::fromLatin1(toString(info.kind)),
                    m_theme.font(9.5, true));
 
-    // ---- table geometry (decides how much room the grids get) ------------------------------
-    const TileGeometry g = tileGeometry();
     const bool flash = scene.isFlash();
     const bool hasRows = g.hasRows, bug = g.bug, backend = g.backend;
     const int tileRows = g.tileRows, shownRows = g.shownRows;
-    const QFont cellFont = m_theme.mono(8.5);
     const QFont smallFont = m_theme.mono(7.5);
     const qreal lineH = g.lineH, smallH = g.smallH, rowH = g.rowH;
     const qreal tableHeadH = g.tableHeadH, noteH = g.noteH;

@@ -29,6 +29,8 @@ class TileDetailView : public FrameView {
   private:
     // Where the grids and the table go at the current size, and how many rows the table lists.
     struct TileGeometry {
+        QRectF area; // inside the margins
+        qreal headH = 0;
         bool hasRows = false, bug = false, backend = false;
         int tileRows = 0, shownRows = 0;
         qreal lineH = 0, smallH = 0, rowH = 0, tableHeadH = 0, noteH = 0;

@@ -57,12 +57,12 @@ const std::vector<FastVariant>& variants() {
     static const std::vector<FastVariant> all = [] {
         std::vector<FastVariant> v;
         int id = 0;
-        v.push_back(variant<64, 64, 128, 2, true, 8, 4>(id++));   // 112 KiB, 40.8-41.0 TFLOP/s
-        v.push_back(variant<64, 64, 64, 3, true, 4, 2>(id++));    //  64 KiB, 38.0-38.6
+        v.push_back(variant<64, 64, 128, 2, true, 8, 4>(id++));   // 112 KiB, 40.0-41.3 TFLOP/s
+        v.push_back(variant<64, 64, 64, 3, true, 4, 2>(id++));    //  64 KiB, 37.8-38.6
         // Q K^T unrolled over all of d = 128: nvcc then starts each step's loads during the
         // previous step's FFMAs, with no loop boundary in between (NOTES.md, v6).
-        v.push_back(variant<128, 128, 64, 1, false, 32, 4>(id++)); // 171 KiB, 43.0-43.6
-        v.push_back(variant<128, 64, 64, 2, true, 8, 4>(id++));    // 112 KiB, 41.6-41.9
+        v.push_back(variant<128, 128, 64, 1, false, 32, 4>(id++)); // 171 KiB, 42.6-43.6
+        v.push_back(variant<128, 64, 64, 2, true, 8, 4>(id++));    // 112 KiB, 41.1-41.9
         return v;
     }();
     return all;

@@ -20,7 +20,10 @@ void checkBlas(cublasStatus_t status, const char* what) {
     const std::string message = std::string(what) + " failed in cuBLAS: " +
                                 cublasGetStatusString(status) + " (" +
                                 cublasGetStatusName(status) + ").";
-    (void)cudaGetLastError();
+    // An earlier kernel's fault can surface first as a failed GEMM: report the runtime's error,
+    // which throwCudaError also remembers when it has cost the context.
+    if (const cudaError_t pending = cudaGetLastError(); pending != cudaSuccess)
+        throwCudaError(pending, message);
     if (status == CUBLAS_STATUS_ALLOC_FAILED) throw EngineError(ErrorKind::OutOfMemory, message);
     if (status == CUBLAS_STATUS_NOT_SUPPORTED || status == CUBLAS_STATUS_ARCH_MISMATCH)
         throw EngineError(ErrorKind::Unsupported, message);

@@ -229,6 +229,11 @@ void TestWindow::tableColumnsMakeRoomForTheirTitles() {
     // The titles cannot all fit: the plain shares, nothing wider than the table.
     w = fitColumnWidths({1, 1}, {300, 300}, 400);
     QCOMPARE(w, (std::vector<qreal>{200, 200}));
+    // Missing minimums count as none; no columns, no widths.
+    w = fitColumnWidths({1, 3}, {150}, 400);
+    QCOMPARE(w[0], 150.0);
+    QVERIFY(std::abs(w[1] - 250) < 1e-9);
+    QVERIFY(fitColumnWidths({}, {}, 400).empty());
 }
 
 // In a short view (a 1280 x 800 screen, the bug's extra line per row, the backend's column) the
@@ -250,8 +255,7 @@ void TestWindow::tileTableFitsItsView() {
     QVERIFY(tile->tableRect().bottom() <= tile->height());
 
     w.resize(1920, 1200);
-    QCoreApplication::processEvents();
-    QCOMPARE(tile->listedRows(), 4);
+    QTRY_COMPARE(tile->listedRows(), 4);
     QVERIFY(tile->tableRect().bottom() <= tile->height());
 }
 

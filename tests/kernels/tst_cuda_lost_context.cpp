@@ -1,7 +1,8 @@
 // A kernel that faults on the GPU (here: reads through an address no allocation owns) makes the
 // CUDA context unusable until the process ends. FlashViz must say so once, plainly, and then
-// stop offering the GPU: the backend list greys CUDA out with the reason, the backend refuses
-// with it, the window computes on the CPU and says why, and the CPU keeps working. The functions
+// stop trying the GPU: listBackends() marks CUDA unavailable with the reason, the backend
+// refuses with it, the window (whose backend list was read at start) computes each scene on the
+// CPU and says why in its note, and the CPU keeps working. The functions
 // run in order and share one process, which is why this is a suite of its own. The window's
 // part is built when the GUI is (FLASHVIZ_TEST_WINDOW).
 #include "gpu_test_support.h"
@@ -38,10 +39,11 @@ QString errorText(F&& run) {
 }
 
 #if FLASHVIZ_TEST_WINDOW
-// The window's toy scene, computed by the CUDA backend.
-std::shared_ptr<const gui::Scene> toySceneOnTheGpu() {
+// The window's toy scene with the CUDA backend chosen, by flash or by standard attention.
+std::shared_ptr<const gui::Scene> toySceneOnTheGpu(Algorithm algorithm = Algorithm::Flash) {
     gui::VizSettings settings = gui::toySettings();
     settings.backend = BackendKind::Cuda;
+    settings.algorithm = algorithm;
     return gui::buildScene(settings, nullptr);
 }
 #endif
@@ -59,7 +61,9 @@ private slots:
     }
 
 #if FLASHVIZ_TEST_WINDOW
-    // The window has seen a working GPU (and listed it as available) before the fault.
+    // The window has seen a working GPU before the fault. This also fills the window's list of
+    // backends, read once as at start, which still offers CUDA afterwards (a fresh start would
+    // refuse CUDA with the reason instead of falling back).
     void theWindowFirstComputesOnTheGpu() {
         const auto scene = toySceneOnTheGpu();
         QVERIFY2(scene->backendNote.isEmpty(), qPrintable(scene->backendNote));
@@ -116,6 +120,13 @@ private slots:
         QVERIFY(scene->check.passed());
         QVERIFY(!scene->cpuCheck.has_value());
         QVERIFY2(scene->trace, qPrintable(scene->traceNote)); // the CPU's per-tile record
+
+        const auto standard = toySceneOnTheGpu(Algorithm::Standard);
+        QCOMPARE(standard->backendName, QStringLiteral("CPU"));
+        QVERIFY2(standard->backendNote.contains(QStringLiteral("restart FlashViz")),
+                 qPrintable(standard->backendNote));
+        QVERIFY(standard->check.passed());
+        QVERIFY(!standard->cpuCheck.has_value());
     }
 #endif
 
