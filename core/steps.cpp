@@ -35,25 +35,38 @@ const char* toString(StepKind kind) {
     return "?";
 }
 
-std::string describe(StepKind kind) {
+std::string describe(StepKind kind, const FlashOptions& options) {
+    const bool noMax = !options.runningMax;
+    const bool noRescale = options.runningMax && !options.rescale;
     switch (kind) {
-    case StepKind::InitialiseOutput: return "O = 0, m = -inf, l = 0 are written to HBM";
+    case StepKind::InitialiseOutput:
+        return noMax ? "O = 0, m = 0, ℓ = 0 are written to HBM" : "O = 0, m = −∞, ℓ = 0 are written to HBM";
     case StepKind::LoadQuery: return "A block of queries Q_i is copied from HBM into SRAM";
     case StepKind::LoadKeyValue: return "A block of keys K_j and values V_j is copied into SRAM";
-    case StepKind::LoadRunningState: return "O_i, m_i and l_i are read back from HBM";
-    case StepKind::ComputeScores: return "The score tile S_ij = scale * Q_i K_j^T is computed on chip";
-    case StepKind::UpdateMax: return "Each row's running maximum becomes max(m_old, max of the tile)";
-    case StepKind::ComputeWeights: return "Unnormalised weights P_ij = exp(S_ij - m_new)";
-    case StepKind::UpdateSum: return "l_new = exp(m_old - m_new) * l_old + row sums of P_ij";
-    case StepKind::UpdateOutput: return "O accumulator = exp(m_old - m_new) * O + P_ij V_j";
-    case StepKind::StoreRunningState: return "O_i, m_i and l_i are written back to HBM";
-    case StepKind::Normalise: return "Each output row is divided by its l, once, at the end";
+    case StepKind::LoadRunningState: return "O_i, m_i and ℓ_i are read back from HBM";
+    case StepKind::ComputeScores: return "The score tile S_ij = scale · Q_i K_jᵀ is computed on chip";
+    case StepKind::UpdateMax:
+        return noMax ? "No running maximum: m stays 0, so exp(S) may overflow"
+                     : "Each row's running maximum becomes max(m_old, max of the tile)";
+    case StepKind::ComputeWeights:
+        return noMax ? "Unnormalised weights P_ij = exp(S_ij), nothing subtracted"
+                     : "Unnormalised weights P_ij = exp(S_ij − m_new)";
+    case StepKind::UpdateSum:
+        if (noMax) return "ℓ_new = ℓ_old + row sums of P_ij";
+        return noRescale ? "ℓ_new = ℓ_old + row sums of P_ij: the rescale exp(m_old − m_new) is skipped (the bug)"
+                         : "ℓ_new = exp(m_old − m_new) · ℓ_old + row sums of P_ij";
+    case StepKind::UpdateOutput:
+        if (noMax) return "O accumulator = O + P_ij V_j";
+        return noRescale ? "O accumulator = O + P_ij V_j: the rescale exp(m_old − m_new) is skipped (the bug)"
+                         : "O accumulator = exp(m_old − m_new) · O + P_ij V_j";
+    case StepKind::StoreRunningState: return "O_i, m_i and ℓ_i are written back to HBM";
+    case StepKind::Normalise: return "Each output row is divided by its ℓ, once, at the end";
     case StepKind::StoreOutput: return "The finished O_i is written to HBM";
     case StepKind::ReadInputs: return "Q, K and V are read from HBM";
-    case StepKind::WriteScores: return "The whole n x n score matrix S is written to HBM";
+    case StepKind::WriteScores: return "The whole n × n score matrix S is written to HBM";
     case StepKind::ReadScores: return "S is read back from HBM for the softmax";
     case StepKind::ComputeSoftmax: return "P = softmax(S), row by row";
-    case StepKind::WriteWeights: return "The n x n weights P are written to HBM";
+    case StepKind::WriteWeights: return "The n × n weights P are written to HBM";
     case StepKind::ReadWeights: return "P is read back from HBM to multiply by V";
     case StepKind::ComputeOutput: return "O = P V";
     case StepKind::WriteOutput: return "O is written to HBM";

@@ -38,7 +38,9 @@ enum class StepKind {
     WriteOutput,      // O to HBM
 };
 const char* toString(StepKind kind);
-std::string describe(StepKind kind); // a sentence for the status bar and narration
+// A sentence for the status bar and the narration, as the step computes with these options:
+// with the rescale or the running maximum switched off it says what is skipped.
+std::string describe(StepKind kind, const FlashOptions& options = {});
 
 struct StepInfo {
     int index = 0;

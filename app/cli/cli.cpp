@@ -216,7 +216,7 @@ int commandSteps(const QCommandLineParser& p, std::ostream& out) {
         const StepState s = engine.state(parseInt(p, "step", 0));
         out << "step " << s.info.index << " of " << engine.stepCount() << ": "
             << toString(s.info.kind) << " (query block " << s.info.queryBlock << ", key block "
-            << s.info.keyBlock << ")\n  " << describe(s.info.kind) << '\n';
+            << s.info.keyBlock << ")\n  " << describe(s.info.kind, options) << '\n';
         if (s.mOld.size()) out << "  m before " << vectorText(s.mOld) << '\n';
         if (s.mNew.size()) out << "  m after  " << vectorText(s.mNew) << '\n';
         if (s.lOld.size()) out << "  l before " << vectorText(s.lOld) << '\n';

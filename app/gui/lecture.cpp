@@ -287,7 +287,8 @@ void LectureView::updateCaption() {
                              ? tr("%1 / %2").arg(int(it - m_beats.begin()) + 1).arg(m_beats.size())
                              : tr("step %1").arg(frame->step);
     m_caption->setText(QStringLiteral("%1   ·   %2")
-                           .arg(beat, QString::fromStdString(describe(frame->state.info.kind))));
+                           .arg(beat, QString::fromStdString(describe(
+                                          frame->state.info.kind, frame->scene->settings.options))));
 }
 
 void LectureView::nextBeat() {

@@ -156,7 +156,9 @@ void PlaybackBar::onFrameChanged() {
         where = tr("  [key block %1]").arg(info.keyBlock);
     QString text = tr("Step %1: %2%3")
                        .arg(frame->step)
-                       .arg(QString::fromStdString(describe(info.kind)), where);
+                       .arg(QString::fromStdString(
+                                describe(info.kind, frame->scene->settings.options)),
+                            where);
     if (frame->step == 0 && !m_controller->isPlaying())
         text += tr("     (Space plays, → steps, B breaks the rescale)");
     m_caption->setText(text);

@@ -191,10 +191,23 @@ void TestWindow::bugSwitchTurnsTheCheckToFailureAndBack() {
     QVERIFY(jump);
     QVERIFY(jump->isVisibleTo(w.checkPanel()));
     QVERIFY(w.controller()->frame()->correct.has_value());
+    // The caption under the animation says the rescale is skipped (it used to show the
+    // correct formula while the code panel said "no rescale!").
+    const auto updateSum = [&] {
+        for (int s = 0; s < w.controller()->scene()->stepCount(); ++s)
+            if (w.controller()->scene()->engine->info(s).kind == StepKind::UpdateSum) return s;
+        return -1;
+    };
+    w.controller()->setStep(updateSum());
+    QVERIFY2(w.playback()->caption().contains(QStringLiteral("skipped (the bug)")),
+             qPrintable(w.playback()->caption()));
     w.controls()->bugBox()->setChecked(false);
     QVERIFY(w.waitUntilIdle());
     QVERIFY(!w.checkPanel()->failing());
     QVERIFY(!jump->isVisibleTo(w.checkPanel()));
+    w.controller()->setStep(updateSum());
+    QVERIFY2(!w.playback()->caption().contains(QStringLiteral("skipped")),
+             qPrintable(w.playback()->caption()));
 }
 
 void TestWindow::bugKeyAndJump() {

@@ -257,6 +257,7 @@ class TstSteps : public QObject {
     void firstRescaleStep();
     void badStepIndex();
     void namesAndDescriptions();
+    void descriptionsFollowTheSwitches();
 };
 
 void TstSteps::blockCounts() {
@@ -677,6 +678,25 @@ void TstSteps::namesAndDescriptions() {
         QVERIFY(!describe(kind).empty());
     }
     QCOMPARE(int(names.size()), int(StepKind::WriteOutput) + 1);
+}
+
+// The sentence under the animation says what the step computes with the switches as set: with
+// the bug on, the rescale it no longer applies is named as skipped.
+void TstSteps::descriptionsFollowTheSwitches() {
+    FlashOptions correct;
+    FlashOptions noRescale;
+    noRescale.rescale = false;
+    FlashOptions noMax;
+    noMax.runningMax = false;
+    for (const StepKind kind : {StepKind::UpdateSum, StepKind::UpdateOutput}) {
+        QVERIFY(describe(kind, correct).find("exp(m_old − m_new) ·") != std::string::npos);
+        QVERIFY(describe(kind, correct).find("skipped") == std::string::npos);
+        QVERIFY(describe(kind, noRescale).find("skipped (the bug)") != std::string::npos);
+        QVERIFY(describe(kind, noMax).find("exp(m_old") == std::string::npos);
+    }
+    QVERIFY(describe(StepKind::UpdateMax, noMax).find("m stays 0") != std::string::npos);
+    QVERIFY(describe(StepKind::ComputeWeights, noMax).find("S_ij − m_new") == std::string::npos);
+    QCOMPARE(describe(StepKind::LoadQuery, noRescale), describe(StepKind::LoadQuery, correct));
 }
 
 QTEST_APPLESS_MAIN(TstSteps)
