@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
     if (command.start.lecture)
         window.showFullScreen();
     else
-        window.show();
+        flashviz::gui::showWithinScreen(window);
     if (command.start.play) window.controller()->play();
     return QApplication::exec();
 }

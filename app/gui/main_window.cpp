@@ -24,6 +24,7 @@
 #include <QMessageBox>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScreen>
 #include <QScrollArea>
 #include <QSettings>
 #include <QSplitter>
@@ -504,6 +505,15 @@ bool saveScreenshot(MainWindow& window, const QString& file, QString* error) {
         return false;
     }
     return true;
+}
+
+void showWithinScreen(QWidget& window) {
+    const QScreen* screen = window.screen();
+    const QSize room = screen ? screen->availableGeometry().size() : QSize();
+    if (room.isValid() && (window.width() > room.width() || window.height() > room.height()))
+        window.showMaximized();
+    else
+        window.show();
 }
 
 } // namespace flashviz::gui

@@ -130,4 +130,8 @@ class MainWindow : public QMainWindow {
 // Renders the window at its current state to a PNG (waiting for any work first).
 bool saveScreenshot(MainWindow& window, const QString& file, QString* error);
 
+// Shows the window as it is, or maximised when it is larger than its screen's free area (the
+// default 1600 x 1000 on a 1366 x 768 laptop would hide the playback bar off the screen).
+void showWithinScreen(QWidget& window);
+
 } // namespace flashviz::gui

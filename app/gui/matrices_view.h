@@ -11,7 +11,7 @@ class MatricesView : public FrameView {
   public:
     explicit MatricesView(QWidget* parent = nullptr);
     QSize sizeHint() const override { return {640, 360}; }
-    QSize minimumSizeHint() const override { return {360, 200}; }
+    QSize minimumSizeHint() const override { return {360, 180}; }
 
   protected:
     void paintEvent(QPaintEvent* event) override;

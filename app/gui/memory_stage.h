@@ -13,7 +13,8 @@ class MemoryStageView : public FrameView {
   public:
     explicit MemoryStageView(QWidget* parent = nullptr);
     QSize sizeHint() const override { return {860, 420}; }
-    QSize minimumSizeHint() const override { return {480, 300}; }
+    // Small enough that the window fits a 1366 x 768 laptop screen (tst_window).
+    QSize minimumSizeHint() const override { return {480, 240}; }
 
   protected:
     void paintEvent(QPaintEvent* event) override;

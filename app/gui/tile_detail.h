@@ -12,7 +12,7 @@ class TileDetailView : public FrameView {
   public:
     explicit TileDetailView(QWidget* parent = nullptr);
     QSize sizeHint() const override { return {640, 400}; }
-    QSize minimumSizeHint() const override { return {360, 220}; }
+    QSize minimumSizeHint() const override { return {360, 180}; }
 
     // Show the backend's recorded values beside the step engine's (on by default for CUDA).
     void setShowBackendValues(bool show);

@@ -14,6 +14,7 @@
 #include <QComboBox>
 #include <QLabel>
 #include <QPushButton>
+#include <QScreen>
 #include <QSettings>
 #include <QSlider>
 #include <QSpinBox>
@@ -41,6 +42,7 @@ class TestWindow : public QObject {
     void screenshotWritesAPng();
     void tableColumnsMakeRoomForTheirTitles();
     void tileTableFitsItsView();
+    void opensWithinTheScreen();
     void settingsPersist();
     void largeProblemStaysResponsive();
 
@@ -270,6 +272,26 @@ void TestWindow::tileTableFitsItsView() {
     w.resize(1920, 1200);
     QTRY_COMPARE(tile->listedRows(), 4);
     QVERIFY(tile->tableRect().bottom() <= tile->height());
+}
+
+// A window larger than the screen's free area opens maximised instead of hanging off it; one
+// that fits keeps its size. (The offscreen platform's screen is 800 x 600.)
+void TestWindow::opensWithinTheScreen() {
+    const QSize room = QGuiApplication::primaryScreen()->availableGeometry().size();
+    MainWindow big(fresh());
+    big.resize(room + QSize(200, 200));
+    showWithinScreen(big);
+    QVERIFY(big.isMaximized());
+    // Whatever the screen, the window can shrink to a 1366 x 768 laptop's free area (a 40 px
+    // panel) and a 1280 x 720 projector.
+    QVERIFY2(big.minimumSizeHint().width() <= 1280 && big.minimumSizeHint().height() <= 700,
+             qPrintable(QStringLiteral("%1 x %2").arg(big.minimumSizeHint().width())
+                            .arg(big.minimumSizeHint().height())));
+    QWidget small; // the main window's minimum size is larger than this test screen
+    small.resize(room / 2);
+    showWithinScreen(small);
+    QVERIFY(!small.isMaximized());
+    QCOMPARE(small.size(), room / 2);
 }
 
 void TestWindow::screenshotWritesAPng() {
