@@ -362,11 +362,11 @@ void TileDetailView::paintEvent(QPaintEvent*) {
     std::vector<Column> columns = {
         {tr("row"), 0.5, false},
         {tr("m\nmax so far"), 1.2, k == StepKind::UpdateMax},
-        {tr("ℓ\nsum so far"), 1.35, k == StepKind::UpdateSum},
+        {tr("ℓ\nsum so far"), 1.6, k == StepKind::UpdateSum},
         {tr("e^(m_old−m_new)\ncorrection"), 1.8,
          k == StepKind::UpdateSum || k == StepKind::UpdateOutput},
         {tr("acc\nO before ÷ ℓ"), 0.5 + 0.58 * shownValues, k == StepKind::UpdateOutput},
-        {tr("O = acc / ℓ\nthe output row"), 0.4 + 0.5 * shownValues,
+        {tr("O = acc / ℓ\nthe output row"), 0.3 + 0.45 * shownValues,
          k == StepKind::Normalise || k == StepKind::StoreOutput},
     };
     if (backend) columns.push_back({tr("%1\nrecorded").arg(backendShortName), 1.9, false});
@@ -416,7 +416,10 @@ void TileDetailView::paintEvent(QPaintEvent*) {
         auto cell = [&](std::size_t c, const QString& now, const QString& was, bool changed,
                         bool wrong, const QString& right) {
             const QRectF r(colRects[c].left() + 2, y + 1, colRects[c].width() - 4, rowH - 2);
-            if (changed) p.fillRect(r, m_theme.changed);
+            // The correct run's green value stays off the highlight, where it reads clearly.
+            if (changed)
+                p.fillRect(right.isEmpty() ? r : QRectF(r.left(), r.top(), r.width(), lineH + smallH),
+                           m_theme.changed);
             p.setPen(wrong ? m_theme.bad : m_theme.text);
             drawFittedText(p, QRectF(r.left() + 3, r.top(), r.width() - 6, lineH),
                            Qt::AlignLeft | Qt::AlignVCenter, now,
