@@ -15,14 +15,17 @@
 #include <QChart>
 #include <QDir>
 #include <QGraphicsSimpleTextItem>
+#include <QGraphicsTextItem>
 #include <QLabel>
 #include <QLegend>
+#include <QLegendMarker>
 #include <QLineSeries>
 #include <QSignalSpy>
 #include <QTest>
 #include <QXYSeries>
 
 #include <cmath>
+#include <functional>
 
 using namespace flashviz;
 using namespace flashviz::gui;
@@ -112,6 +115,7 @@ class TestAnalysis : public QObject {
     void staleResultsAreDiscarded();
     void cancelKeepsCharts();
     void fontsFollowTheWidget();
+    void insideLegendsStackEveryEntry();
     void showChartPages();
     void cleanupTestCase();
 
@@ -521,6 +525,35 @@ void TestAnalysis::fontsFollowTheWidget() {
     QVERIFY(chart->axes().first()->labelsFont().pointSizeF() >= big.pointSizeF() * 0.9);
     m_view->setFont(QFont());
     QCOMPARE(chart->titleFont().pointSizeF(), before);
+}
+
+// A legend drawn inside the plot lists its entries in one column, at the widget's font and at a
+// projector's: chart 4's fifth entry used to wrap into a second column cut off at "f".
+void TestAnalysis::insideLegendsStackEveryEntry() {
+    for (const qreal scale : {1.0, 1.6}) {
+        QFont font = QFont();
+        font.setPointSizeF(font.pointSizeF() * scale);
+        m_view->setFont(font);
+        for (int i = 0; i < 9; ++i) {
+            m_view->showChart(i);
+            QTest::qWait(20);
+            QLegend* legend = m_view->chart(i)->legend();
+            if (legend->isAttachedToChart()) continue;
+            // The entries' label items: one column means one left edge.
+            QSet<int> columns;
+            std::function<void(QGraphicsItem*)> visit = [&](QGraphicsItem* item) {
+                if (item->isVisible() && dynamic_cast<QGraphicsTextItem*>(item))
+                    columns.insert(qRound(item->scenePos().x()));
+                for (QGraphicsItem* child : item->childItems()) visit(child);
+            };
+            visit(legend);
+            QVERIFY2(columns.size() == 1,
+                     qPrintable(QStringLiteral("chart %1 at %2x: entries in %3 columns")
+                                    .arg(i + 1).arg(scale).arg(columns.size())));
+        }
+    }
+    m_view->setFont(QFont());
+    m_view->showChart(0);
 }
 
 void TestAnalysis::showChartPages() {

@@ -263,7 +263,7 @@ void legendInside(QChart* chart, Qt::Alignment corner) {
             width = std::max(width, metrics.horizontalAdvance(marker->label()));
             ++entries;
         }
-        const qreal line = metrics.height() * 1.45;
+        const qreal line = metrics.height() * 1.75; // an entry with its marker and spacing
         const QRectF plot = chart->plotArea();
         const QSizeF size =
             QSizeF(width + line * 2.2, entries * line + line * 0.6).boundedTo(plot.size());
@@ -277,6 +277,9 @@ void legendInside(QChart* chart, Qt::Alignment corner) {
         legend->update();
     };
     QObject::connect(chart, &QChart::plotAreaChanged, legend, place);
+    // The page sets its fonts after building the chart; without this the box kept the old
+    // font's height and the last entry wrapped into a cut-off second column.
+    QObject::connect(legend, &QLegend::fontChanged, legend, place);
 }
 
 // ---- 1. memory-bound ------------------------------------------------------------------------
