@@ -244,7 +244,9 @@ void MemoryStageView::paintEvent(QPaintEvent*) {
             p.drawRect(r);
         }
         // Label: name, shape, bytes.
-        const qreal lw = std::max(r.width(), 60 * sc);
+        // At most the matrix and a third of the gap to its neighbours (labels ran together:
+        // "4096×644096×64").
+        const qreal lw = std::min(std::max(r.width(), 60 * sc), r.width() + 4 * sc);
         QRectF lr(r.center().x() - lw / 2, r.bottom() + 3, lw, QFontMetricsF(labelFont).height());
         lr.moveLeft(std::max(lr.left(), hbmContent.left()));
         p.setPen(it.ghost ? m_theme.muted : it.colour);
