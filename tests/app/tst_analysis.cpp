@@ -361,6 +361,11 @@ void TestAnalysis::flopsChartShowsEngineNumbers() {
         COMPARE_NEAR(stdTraffic->at(i), mbOf(standard.hbmBytes()));
         COMPARE_NEAR(flashFlops->at(i), stdFlops->at(i));
     }
+    // Equal FLOPs are labelled once per pair (the two labels used to run together); the
+    // traffic, which differs, keeps both labels.
+    QCOMPARE(flashFlops->labelColor().alpha(), 0);
+    QVERIFY(stdFlops->labelColor().alpha() > 0);
+    QVERIFY(flashTraffic->labelColor().alpha() > 0);
     // The explainer: n = 4096 moves 260.00 MB standard, 130.00 MB flash: 2.0x less.
     QCOMPARE(QString::number(stdTraffic->at(3), 'f', 2), QStringLiteral("260.00"));
     QCOMPARE(QString::number(flashTraffic->at(3), 'f', 2), QStringLiteral("130.00"));

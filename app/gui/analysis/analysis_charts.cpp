@@ -637,6 +637,10 @@ QChart* pairedBars(const BarPanel& panel) {
     chart->addAxis(x, Qt::AlignBottom);
     chart->addAxis(y, Qt::AlignLeft);
     attach(chart, bars, x, y);
+    // Equal pairs (the forward pass's FLOPs) would print the same number twice, side by side and
+    // run together at small sizes: the flash bars then go unlabelled (after attach, which
+    // applies the theme's label colour).
+    if (panel.stdValues == panel.flashValues) flash->setLabelColor(Qt::transparent);
     return chart;
 }
 
