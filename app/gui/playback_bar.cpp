@@ -5,6 +5,7 @@
 
 #include <QComboBox>
 #include <QHBoxLayout>
+#include <QFontMetricsF>
 #include <QLabel>
 #include <QSignalBlocker>
 #include <QSlider>
@@ -143,6 +144,11 @@ void PlaybackBar::onStepChanged(int step) {
     }
 }
 
+void PlaybackBar::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    onFrameChanged();
+}
+
 void PlaybackBar::onFrameChanged() {
     const auto frame = m_controller->frame();
     if (!frame) return;
@@ -159,8 +165,11 @@ void PlaybackBar::onFrameChanged() {
                        .arg(QString::fromStdString(
                                 describe(info.kind, frame->scene->settings.options)),
                             where);
-    if (frame->step == 0 && !m_controller->isPlaying())
-        text += tr("     (Space plays, → steps, B breaks the rescale)");
+    // The keys hint at step 0, where there is room for all of it (cut, it read "B breaks the re").
+    const QString hint = tr("     (Space plays, → steps, B breaks the rescale)");
+    if (frame->step == 0 && !m_controller->isPlaying() &&
+        QFontMetricsF(m_caption->font()).horizontalAdvance(text + hint) <= m_caption->width())
+        text += hint;
     m_caption->setText(text);
 }
 

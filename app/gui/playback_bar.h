@@ -24,6 +24,10 @@ class PlaybackBar : public QWidget {
     QComboBox* speeds() const { return m_speed; }
     QString caption() const;
 
+  protected:
+    // The caption's keys hint depends on the width (onFrameChanged).
+    void resizeEvent(QResizeEvent* event) override;
+
   private:
     void onSceneChanged();
     void onStepChanged(int step);

@@ -43,6 +43,7 @@ class TestWindow : public QObject {
     void tableColumnsMakeRoomForTheirTitles();
     void tileTableFitsItsView();
     void opensWithinTheScreen();
+    void keysHintOnlyWhenItFits();
     void settingsPersist();
     void largeProblemStaysResponsive();
 
@@ -292,6 +293,19 @@ void TestWindow::opensWithinTheScreen() {
     showWithinScreen(small);
     QVERIFY(!small.isMaximized());
     QCOMPARE(small.size(), room / 2);
+}
+
+// At step 0 the caption adds the keys hint when the bar is wide enough for all of it; in a
+// narrow window it is left out rather than cut ("B breaks the re").
+void TestWindow::keysHintOnlyWhenItFits() {
+    MainWindow w(fresh());
+    w.resize(1920, 1080);
+    activate(w);
+    QVERIFY(w.waitUntilIdle());
+    QTRY_VERIFY(w.playback()->caption().contains(QStringLiteral("B breaks the rescale)")));
+    w.resize(w.minimumSizeHint());
+    QTRY_VERIFY(!w.playback()->caption().contains(QStringLiteral("Space plays")));
+    QVERIFY(w.playback()->caption().startsWith(QStringLiteral("Step 0:")));
 }
 
 void TestWindow::screenshotWritesAPng() {
