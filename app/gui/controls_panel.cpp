@@ -84,7 +84,10 @@ ControlsPanel::ControlsPanel(QWidget* parent) : QWidget(parent) {
     pf->addRow(tr("d"), m_headDim);
     pf->addRow(tr("seed"), m_seed);
     pf->addRow(tr("inputs"), m_pattern);
-    pf->addRow(tr("precision"), m_precision);
+    // The CPU engine's arithmetic; the memory view counts fp32 bytes, as the GPU drawn moves them.
+    m_precision->setToolTip(tr("The CPU engine's arithmetic. The memory view's bytes and times are "
+                               "for fp32 values on the GPU drawn, whichever is chosen here."));
+    pf->addRow(tr("CPU arithmetic"), m_precision);
     pf->addRow(QString(), m_causal);
     layout->addWidget(problem);
 

@@ -131,9 +131,10 @@ void MemoryStageView::paintEvent(QPaintEvent*) {
     // ---- HBM ------------------------------------------------------------------------------
     const QRectF hbmContent =
         drawPanel(p, hbmBox, m_theme, m_theme.hbm, tr("HBM · off-chip memory"),
-                  tr("%1 · %2 to and from the chip")
+                  tr("%1 · %2 to and from the chip · fp32, %3 B a value")
                       .arg(formatMemorySize(hw.hbmBytes.value),
-                           formatRate(hw.hbmBandwidthBytesPerSecond.value)));
+                           formatRate(hw.hbmBandwidthBytesPerSecond.value))
+                      .arg(kBytesPerElement));
     std::vector<Placed> items;
     items.push_back({Item::Q, QStringLiteral("Q"), nq, d, {}, m_theme.q, false});
     items.push_back({Item::K, QStringLiteral("K"), nk, d, {}, m_theme.k, false});

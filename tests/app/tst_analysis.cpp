@@ -116,6 +116,7 @@ class TestAnalysis : public QObject {
     void cancelKeepsCharts();
     void fontsFollowTheWidget();
     void insideLegendsStackEveryEntry();
+    void legendLabelsAreWholeOnALaptop();
     void showChartPages();
     void cleanupTestCase();
 
@@ -558,6 +559,32 @@ void TestAnalysis::insideLegendsStackEveryEntry() {
         }
     }
     m_view->setFont(QFont());
+    m_view->showChart(0);
+}
+
+// At the size the page has on a 1366 x 768 laptop no legend entry is cut to "…" (chart 6's
+// third entry was).
+void TestAnalysis::legendLabelsAreWholeOnALaptop() {
+    m_view->resize(940, 560); // the page at 1366 x 768 with the settings dock open
+    for (int i = 0; i < 9; ++i) {
+        m_view->showChart(i);
+        QTest::qWait(20);
+        for (int panel = 0; panel < m_view->panelCount(i); ++panel) {
+            QStringList cut;
+            std::function<void(QGraphicsItem*)> visit = [&](QGraphicsItem* item) {
+                if (auto* text = dynamic_cast<QGraphicsTextItem*>(item);
+                    text && item->isVisible() &&
+                    (text->toPlainText().contains(QChar(0x2026)) ||
+                     text->toPlainText().contains(QStringLiteral("..."))))
+                    cut << text->toPlainText();
+                for (QGraphicsItem* child : item->childItems()) visit(child);
+            };
+            visit(m_view->chart(i, panel)->legend());
+            QVERIFY2(cut.isEmpty(), qPrintable(QStringLiteral("chart %1: %2")
+                                                   .arg(i + 1).arg(cut.join(QStringLiteral(" | ")))));
+        }
+    }
+    m_view->resize(1280, 760);
     m_view->showChart(0);
 }
 

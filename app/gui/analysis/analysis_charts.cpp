@@ -739,7 +739,7 @@ ChartPage exactnessChart(const AnalysisResults& r) {
     if (picked) {
         QScatterSeries* mark = makeScatter(
             QStringLiteral("script-window"),
-            QStringLiteral("±%1, the explainer's window (allclose: %2)")
+            QStringLiteral("±%1 (the explainer's), allclose: %2")
                 .arg(picked->halfWidth)
                 .arg(picked->windowAllClose ? QStringLiteral("yes") : QStringLiteral("no")),
             Qt::transparent, kBroken, 26);
