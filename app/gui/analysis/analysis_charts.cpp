@@ -640,7 +640,17 @@ QChart* pairedBars(const BarPanel& panel) {
     // Equal pairs (the forward pass's FLOPs) would print the same number twice, side by side and
     // run together at small sizes: the flash bars then go unlabelled (after attach, which
     // applies the theme's label colour).
-    if (panel.stdValues == panel.flashValues) flash->setLabelColor(Qt::transparent);
+    if (panel.stdValues == panel.flashValues) {
+        flash->setLabelColor(Qt::transparent);
+    } else {
+        // Close pairs (the backward pass's FLOPs, 20% apart) put their labels side by side at
+        // one height, where they run together on a laptop: stand them upright.
+        bool close = false;
+        for (std::size_t i = 0; i < panel.stdValues.size(); ++i)
+            close = close || std::max(panel.stdValues[i], panel.flashValues[i]) <
+                                 2 * std::min(panel.stdValues[i], panel.flashValues[i]);
+        if (close) bars->setLabelsAngle(-90);
+    }
     return chart;
 }
 
