@@ -428,12 +428,15 @@ void MemoryStageView::paintEvent(QPaintEvent*) {
             drawFittedText(p, r.adjusted(8 * sc, 0, -8 * sc, 0), Qt::AlignVCenter | Qt::AlignLeft,
                            names[i], m_theme.font(9.5, i == active));
         }
-        p.setPen(m_theme.muted);
-        drawFittedText(p,
-                       QRectF(slotsArea.left(), slotsArea.top() + 3 * (h + 8 * sc),
-                              slotsArea.width(), 36 * sc),
-                       Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
-                       tr("each kernel writes its whole result to HBM"), m_theme.font(8.5));
+        // The note takes what is left above the SRAM bar (it ran into the bar when short).
+        const qreal noteTop = slotsArea.top() + 3 * (h + 8 * sc);
+        const qreal noteH = std::min(36 * sc, slotsArea.bottom() - noteTop);
+        if (noteH >= QFontMetricsF(m_theme.font(6.5)).height()) {
+            p.setPen(m_theme.muted);
+            drawFittedText(p, QRectF(slotsArea.left(), noteTop, slotsArea.width(), noteH),
+                           Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
+                           tr("each kernel writes its whole result to HBM"), m_theme.font(8.5));
+        }
     }
 
     // SRAM fill against the per-SM budget.

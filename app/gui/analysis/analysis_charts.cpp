@@ -665,7 +665,7 @@ ChartPage backwardChart(const AnalysisResults& r) {
                    {},
                    {}};
     BarPanel memory{QStringLiteral("…to keep far less memory"),
-                    QStringLiteral("standard keeps P (n × n), flash keeps m and ℓ"),
+                    QStringLiteral("standard keeps P (n × n); flash, m and ℓ"),
                     QStringLiteral("MB kept for the backward pass (log scale)"),
                     {},
                     QStringLiteral("standard-stored"),
