@@ -4,6 +4,7 @@
 #include "kernels/cuda_backend.h"
 
 #include "core/check.h"
+#include "core/errors.h"
 #include "core/flash.h"
 #include "core/problem.h"
 
@@ -12,6 +13,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 namespace flashviz::gputest {
 
@@ -77,6 +79,24 @@ double mixedError(const A& a, const B& b) {
             worst = std::max(worst, std::fabs(x - y) / std::max(1.0, std::fabs(y)));
         }
     return worst;
+}
+
+// The EngineError `run` throws; a stand-in saying "no error was thrown" when it throws none, so
+// checks of the kind or the text fail with that message.
+template <typename F>
+EngineError expectError(F&& run) {
+    try {
+        run();
+    } catch (const EngineError& e) {
+        return e;
+    }
+    return EngineError(ErrorKind::InvalidArgument, "no error was thrown");
+}
+
+// The text of the EngineError `run` throws ("no error was thrown" when none).
+template <typename F>
+QString errorText(F&& run) {
+    return QString::fromUtf8(expectError(std::forward<F>(run)).what());
 }
 
 } // namespace flashviz::gputest

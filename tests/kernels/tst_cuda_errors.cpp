@@ -14,16 +14,6 @@ using namespace flashviz::gputest;
 
 namespace {
 
-template <typename F>
-EngineError expectError(F&& run) {
-    try {
-        run();
-    } catch (const EngineError& e) {
-        return e;
-    }
-    return EngineError(ErrorKind::InvalidArgument, "no error was thrown");
-}
-
 MatrixF ones(int rows, int cols) { return MatrixF::Ones(rows, cols); }
 
 } // namespace

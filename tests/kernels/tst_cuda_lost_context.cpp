@@ -28,16 +28,6 @@ using namespace flashviz::gputest;
 
 namespace {
 
-template <typename F>
-QString errorText(F&& run) {
-    try {
-        run();
-    } catch (const EngineError& e) {
-        return QString::fromUtf8(e.what());
-    }
-    return {};
-}
-
 #if FLASHVIZ_TEST_WINDOW
 // The window's toy scene with the CUDA backend chosen, by flash or by standard attention.
 std::shared_ptr<const gui::Scene> toySceneOnTheGpu(Algorithm algorithm = Algorithm::Flash) {
