@@ -177,17 +177,16 @@ __device__ __forceinline__ float treeMax(const float (&v)[Size]) {
 }
 
 // Online softmax on the S accumulators (each row lives in the 4 lanes of one quad): new row
-// maxima, P = exp(S - m) in place, l and O rescaled by exp(m_old - m_new). Once the maxima
-// settle, most tiles change none of a warp's row maxima: every correction is then exactly 1, and
-// with kSkipRescale the multiplications of O are skipped (one warp-uniform branch per tile, the
-// same result).
+// maxima, P = exp(S - m) in place, l rescaled by exp(m_old - m_new) and increased by the row's
+// new P. The corrections exp(m_old - m_new) are returned for O; the result says whether any of
+// this thread's is not exactly 1.
 template <class Tile>
-__device__ __forceinline__ void onlineSoftmax(float (&s)[Tile::MT][Tile::BC / 8][4],
-                                              float (&rowMax)[Tile::MT][2], float (&rowSum)[Tile::MT][2],
-                                              float (&acc)[Tile::MT][Tile::D / 8][4], float scaleLog2) {
+__device__ __forceinline__ bool softmaxScores(float (&s)[Tile::MT][Tile::BC / 8][4],
+                                              float (&rowMax)[Tile::MT][2],
+                                              float (&rowSum)[Tile::MT][2],
+                                              float (&correction)[Tile::MT][2], float scaleLog2) {
     constexpr int kPerRow = Tile::BC / 4; // values of one row in one thread
-    float correction[Tile::MT][2];
-    bool rescale = false;
+    bool changed = false;
 #pragma unroll
     for (int mt = 0; mt < Tile::MT; ++mt)
 #pragma unroll
@@ -204,7 +203,7 @@ __device__ __forceinline__ void onlineSoftmax(float (&s)[Tile::MT][Tile::BC / 8]
             // A row that has seen no key yet keeps m = -inf; subtract 0 instead, p = 0.
             const float mScaled = mx == -INFINITY ? 0.f : mx * scaleLog2;
             correction[mt][h] = detail::exp2Approx(rowMax[mt][h] * scaleLog2 - mScaled);
-            rescale = rescale || correction[mt][h] != 1.f;
+            changed = changed || correction[mt][h] != 1.f;
             rowMax[mt][h] = mx;
             float sum[2] = {0.f, 0.f}; // two chains: half the dependent additions
 #pragma unroll
@@ -217,6 +216,18 @@ __device__ __forceinline__ void onlineSoftmax(float (&s)[Tile::MT][Tile::BC / 8]
                 }
             rowSum[mt][h] = rowSum[mt][h] * correction[mt][h] + (sum[0] + sum[1]);
         }
+    return changed;
+}
+
+// softmaxScores, then O rescaled by the corrections. Once the maxima settle, most tiles change
+// none of a warp's row maxima: every correction is then exactly 1, and with kSkipRescale the
+// multiplications of O are skipped (one warp-uniform branch per tile, the same result).
+template <class Tile>
+__device__ __forceinline__ void onlineSoftmax(float (&s)[Tile::MT][Tile::BC / 8][4],
+                                              float (&rowMax)[Tile::MT][2], float (&rowSum)[Tile::MT][2],
+                                              float (&acc)[Tile::MT][Tile::D / 8][4], float scaleLog2) {
+    float correction[Tile::MT][2];
+    const bool rescale = softmaxScores<Tile>(s, rowMax, rowSum, correction, scaleLog2);
     if (!Tile::kSkipRescale || __any_sync(0xffffffffu, rescale)) {
 #pragma unroll
         for (int mt = 0; mt < Tile::MT; ++mt)
