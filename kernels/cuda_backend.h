@@ -65,6 +65,9 @@ struct CudaFastKernel {
     int id = 0;
     std::string name; // "d64_br128_bc64_m1": d, query rows and keys per tile, blocks per SM
     int headDim = 0;
+    // Tensor cores, each fp32 product as three TF32 products ("tf32x3_" names), rather than
+    // fp32 FMAs on the CUDA cores.
+    bool tf32x3 = false;
     bool fitsDevice = false; // its shared memory fits device 0
 };
 std::vector<CudaFastKernel> cudaFastKernels();

@@ -3,7 +3,8 @@
 
 batch x n = 16k tokens, heads x d = 2048, non-causal by default (--causal: bottom-right is the
 same as top-left here, n_q = n_k). In fp32 (default): the memory-efficient kernel (PyTorch's
-fp32 flash-style path) and the math path (matmul, softmax, matmul; TF32 off). With --dtypes
+fp32 flash-style path, which on sm_80 and later multiplies on tensor cores in three TF32
+products, CUTLASS's OpMultiplyAddFastF32) and the math path (matmul, softmax, matmul; TF32 off). With --dtypes
 fp16,bf16 each 16-bit type runs with every backend forced in turn: flash (FlashAttention-2),
 cuDNN, memory-efficient and math; TFLOP/s halved for causal.
 Medians over repeats with CUDA events, TFLOP/s = 4 n^2 d batch heads / t, peak memory above the
@@ -119,29 +120,33 @@ def main():
         ours = list(csv.DictReader(f))
     torch_rows = {(r["d"], r["n"], r["method"]): r for r in rows}
     print("\nFlashViz vs cuBLAS three-step vs PyTorch SDPA (fp32, TFLOP/s; x = ratio of times)")
-    print(f"{'d':>4} {'n':>6} {'flashviz kernel':<24} {'flash':>7} {'3-step':>7} {'torch-eff':>9} "
+    print(f"{'d':>4} {'n':>6} {'flashviz kernel':<30} {'flash':>7} {'3-step':>7} {'torch-eff':>9} "
           f"{'torch-math':>10} {'vs 3-step':>9} {'vs eff':>7} {'flash scratch':>13} "
           f"{'3-step peak':>11} {'eff peak':>9}")
     for d in sorted({int(r["d"]) for r in ours}):
         for n in sorted({int(r["n"]) for r in ours if int(r["d"]) == d}):
             mine = [r for r in ours if int(r["d"]) == d and int(r["n"]) == n]
             base = next((r for r in mine if r["method"] == "cublas-3step"), None)
-            flashes = [r for r in mine if r["method"].startswith("flash-")]
-            if not flashes:
-                continue
-            best = max(flashes, key=lambda r: float(r["tflops"]))
-            eff = torch_rows.get((d, n, "torch-efficient"))
-            math = torch_rows.get((d, n, "torch-math"))
-            f_t = float(best["tflops"])
-            b_t = float(base["tflops"]) if base else float("nan")
-            e_t = eff["tflops"] if eff else float("nan")
-            m_t = math["tflops"] if math else float("nan")
-            gib = lambda x: f"{float(x) / 2**30:.2f}G"
-            print(f"{d:>4} {n:>6} {best['method'][6:]:<24} {f_t:7.2f} {b_t:7.2f} {e_t:9.2f} "
-                  f"{m_t:10.2f} {f_t / b_t:8.2f}x {f_t / e_t:6.2f}x "
-                  f"{float(best['scratch_bytes']) / 2**20:11.1f}M "
-                  f"{gib(base['peak_bytes']) if base else '-':>11} "
-                  f"{gib(eff['peak_bytes']) if eff else '-':>9}")
+            # The best variant of each arithmetic: 3xTF32 on tensor cores, fp32 FMA.
+            groups = ([r for r in mine if r["method"].startswith("flash-tf32x3_")],
+                      [r for r in mine if r["method"].startswith("flash-")
+                       and not r["method"].startswith("flash-tf32x3_")])
+            for flashes in groups:
+                if not flashes:
+                    continue
+                best = max(flashes, key=lambda r: float(r["tflops"]))
+                eff = torch_rows.get((d, n, "torch-efficient"))
+                math = torch_rows.get((d, n, "torch-math"))
+                f_t = float(best["tflops"])
+                b_t = float(base["tflops"]) if base else float("nan")
+                e_t = eff["tflops"] if eff else float("nan")
+                m_t = math["tflops"] if math else float("nan")
+                gib = lambda x: f"{float(x) / 2**30:.2f}G"
+                print(f"{d:>4} {n:>6} {best['method'][6:]:<30} {f_t:7.2f} {b_t:7.2f} {e_t:9.2f} "
+                      f"{m_t:10.2f} {f_t / b_t:8.2f}x {f_t / e_t:6.2f}x "
+                      f"{float(best['scratch_bytes']) / 2**20:11.1f}M "
+                      f"{gib(base['peak_bytes']) if base else '-':>11} "
+                      f"{gib(eff['peak_bytes']) if eff else '-':>9}")
 
     # The tensor-core kernel (flashviz-gpu-bench --tc) against PyTorch's 16-bit backends.
     for dt in ("fp16", "bf16"):

@@ -110,7 +110,8 @@ std::vector<CudaFastKernel> cudaFastKernels() {
     const bool haveDevice = cudaDeviceStatus().usable;
     const std::size_t limit = haveDevice ? cuda::maxSharedBytesPerBlock() : 0;
     for (const auto& k : cuda::fastKernels())
-        out.push_back({k.id, k.name, k.headDim, haveDevice && k.sharedBytes <= limit});
+        out.push_back({k.id, k.name, k.headDim, k.arithmetic == cuda::FastArithmetic::Tf32x3,
+                       haveDevice && k.sharedBytes <= limit});
     return out;
 }
 

@@ -3,6 +3,7 @@
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/flash_fast.cuh"
 #include "kernels/cuda/flash_mirror.cuh"
+#include "kernels/cuda/flash_tf32x3.cuh"
 #include "kernels/cuda/launch.h"
 
 #include "core/errors.h"
@@ -29,7 +30,18 @@ void launchFast(const AttentionParams& p) {
           "Reserving shared memory for the flash kernel");
     const dim3 grid(unsigned(ceilDiv(p.queries, T::BR)), unsigned(p.heads), unsigned(p.batch));
     kernel<<<grid, T::kThreads, T::kSharedBytes>>>(p);
-    checkLaunch("flash (fast)");
+    checkLaunch("flash (fast, fp32 FMA)");
+}
+
+template <class T>
+void launchTf32x3(const AttentionParams& p) {
+    const auto kernel = tf32x3::flashTf32x3Kernel<T>;
+    check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               int(T::kSharedBytes)),
+          "Reserving shared memory for the 3xTF32 flash kernel");
+    const dim3 grid(unsigned(ceilDiv(p.queries, T::BR)), unsigned(p.heads), unsigned(p.batch));
+    kernel<<<grid, T::kThreads, T::kSharedBytes>>>(p);
+    checkLaunch("flash (fast, 3xTF32)");
 }
 
 template <int D, int BR, int BC, int MinBlocks, bool Swizzle, int UnrollS, int UnrollPV>
@@ -46,25 +58,46 @@ FastVariant variant(int id) {
     info.threads = T::kThreads;
     info.minBlocksPerSm = MinBlocks;
     info.sharedBytes = T::kSharedBytes;
+    info.arithmetic = FastArithmetic::Fp32;
     return {info, &launchFast<T>};
 }
 
+template <int D, int Warps, int BC, int MinBlocks>
+FastVariant tf32x3Variant(int id) {
+    using T = tf32x3::Tile<D, Warps, BC, MinBlocks>;
+    FastKernelInfo info;
+    info.id = id;
+    info.name = "tf32x3_d" + std::to_string(D) + "_br" + std::to_string(T::BR) + "_bc" +
+                std::to_string(BC) + "_m" + std::to_string(MinBlocks);
+    info.headDim = D;
+    info.blockRows = T::BR;
+    info.blockCols = BC;
+    info.threads = T::kThreads;
+    info.minBlocksPerSm = MinBlocks;
+    info.sharedBytes = T::kSharedBytes;
+    info.arithmetic = FastArithmetic::Tf32x3;
+    return {info, &launchTf32x3<T>};
+}
+
 // In order of preference per d, as measured on an H200 (kernels/bench/NOTES.md); the first
-// that fits the device's shared memory is the default. The A100 allows 163 KiB per block, so
-// there d = 128 takes the 112 KiB variant; GPUs with about 100 KiB (sm_86, sm_89) have a d = 64
-// variant and run d = 128 on the mirror kernel.
+// that fits the device's shared memory is the default. Ids are fixed (the benchmark's --only).
+// 3xTF32 first: tensor cores with fp32's accuracy, 1.3-1.5x the FMA kernels (NOTES.md, v7).
+// The A100 allows 163 KiB per block, so there d = 128 takes the 141 KiB 3xTF32 variant; GPUs
+// with about 100 KiB (sm_86, sm_89) have d = 64 variants and run d = 128 on the mirror kernel.
 const std::vector<FastVariant>& variants() {
-    static const std::vector<FastVariant> all = [] {
-        std::vector<FastVariant> v;
-        int id = 0;
-        v.push_back(variant<64, 64, 128, 2, true, 8, 4>(id++));   // 112 KiB, 40.0-41.3 TFLOP/s
-        v.push_back(variant<64, 64, 64, 3, true, 4, 2>(id++));    //  64 KiB, 37.8-38.6
+    static const std::vector<FastVariant> all = {
+        tf32x3Variant<64, 8, 64, 1>(4),                 // 114 KiB, 56.8-59.2 TFLOP/s
+        tf32x3Variant<64, 4, 64, 2>(5),                 //  94 KiB, 57.0-58.0
+        variant<64, 64, 128, 2, true, 8, 4>(0),         // 112 KiB, 40.0-41.3 (fp32 FMA)
+        tf32x3Variant<64, 4, 32, 3>(6),                 //  57 KiB, 56.3-56.9
+        variant<64, 64, 64, 3, true, 4, 2>(1),          //  64 KiB, 37.8-38.6 (fp32 FMA)
+        tf32x3Variant<128, 8, 64, 1>(7),                // 210 KiB, 58.0-60.3
+        tf32x3Variant<128, 8, 32, 1>(8),                // 141 KiB, 54.0-56.2
         // Q K^T unrolled over all of d = 128: nvcc then starts each step's loads during the
         // previous step's FFMAs, with no loop boundary in between (NOTES.md, v6).
-        v.push_back(variant<128, 128, 64, 1, false, 32, 4>(id++)); // 171 KiB, 42.6-43.6
-        v.push_back(variant<128, 64, 64, 2, true, 8, 4>(id++));    // 112 KiB, 41.1-41.9
-        return v;
-    }();
+        variant<128, 128, 64, 1, false, 32, 4>(2),      // 171 KiB, 42.6-43.6 (fp32 FMA)
+        variant<128, 64, 64, 2, true, 8, 4>(3),         // 112 KiB, 41.1-41.9 (fp32 FMA)
+    };
     return all;
 }
 

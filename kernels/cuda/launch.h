@@ -13,6 +13,10 @@
 namespace flashviz::cuda {
 
 // ---- the fast FlashAttention kernel: compiled tile configurations ----
+// How a variant multiplies: fp32 FMAs on the CUDA cores, or tensor cores with every fp32
+// operand split into two TF32 parts and three products (flash_tf32x3.cuh).
+enum class FastArithmetic { Fp32, Tf32x3 };
+
 struct FastKernelInfo {
     int id = 0;
     std::string name; // "d128_br128_bc64"
@@ -22,6 +26,7 @@ struct FastKernelInfo {
     int threads = 0;
     int minBlocksPerSm = 0;
     std::size_t sharedBytes = 0;
+    FastArithmetic arithmetic = FastArithmetic::Fp32;
 };
 
 // Every compiled variant, in order of preference for each head dimension.

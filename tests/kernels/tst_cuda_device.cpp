@@ -119,13 +119,21 @@ private slots:
         }
     }
 
+    // Both arithmetics for both benchmark d: 3xTF32 on tensor cores and fp32 FMA, named apart.
     void fastKernelsCoverBenchmarkDims() {
         const auto kernels = cudaFastKernels();
-        for (int d : {64, 128}) {
-            bool any = false;
-            for (const auto& k : kernels) any = any || k.headDim == d;
-            QVERIFY2(any, qPrintable(QString("no fast kernel for d = %1").arg(d)));
-        }
+        for (int d : {64, 128})
+            for (bool tf32x3 : {true, false}) {
+                bool any = false;
+                for (const auto& k : kernels)
+                    if (k.headDim == d && k.tf32x3 == tf32x3) {
+                        any = true;
+                        QCOMPARE(QString::fromStdString(k.name).startsWith("tf32x3_"), tf32x3);
+                    }
+                QVERIFY2(any, qPrintable(QString("no %1 fast kernel for d = %2")
+                                             .arg(tf32x3 ? "3xTF32" : "fp32 FMA")
+                                             .arg(d)));
+            }
     }
 
     void deviceInfo() {

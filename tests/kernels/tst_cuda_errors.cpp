@@ -124,13 +124,18 @@ private slots:
         cuda::DeviceBuffer<float> q(count, "Q"), k(count, "K"), v(count, "V"), o(count, "O");
         cuda::AttentionParams p =
             cuda::denseSelfAttentionParams(q.get(), k.get(), v.get(), o.get(), 1, heads, n, d, false);
-        const EngineError e = expectError([&] { cuda::launchFlashFast(p); });
-        QCOMPARE(e.kind(), ErrorKind::BackendFailure);
-        // The H200 answers cudaErrorInvalidValue; the name is the runtime's to choose.
-        QVERIFY2(QString(e.what()).startsWith("Launching the kernel flash (fast) failed on the GPU: ") &&
-                     QString(e.what()).contains("(cudaError"),
-                 e.what());
-        QVERIFY2(!QString(e.what()).contains("restart"), e.what()); // not a lost context
+        // Every variant for d, 3xTF32 and fp32 FMA: each launcher checks its own launch.
+        for (const auto& kernel : cudaFastKernels()) {
+            if (kernel.headDim != d || !kernel.fitsDevice) continue;
+            const EngineError e = expectError([&] { cuda::launchFlashFast(p, kernel.id); });
+            QCOMPARE(e.kind(), ErrorKind::BackendFailure);
+            // The H200 answers cudaErrorInvalidValue; the name is the runtime's to choose.
+            const QString expected = QString("Launching the kernel flash (fast, %1) failed on the GPU: ")
+                                         .arg(kernel.tf32x3 ? "3xTF32" : "fp32 FMA");
+            QVERIFY2(QString(e.what()).startsWith(expected) && QString(e.what()).contains("(cudaError"),
+                     e.what());
+            QVERIFY2(!QString(e.what()).contains("restart"), e.what()); // not a lost context
+        }
 
         p = cuda::denseSelfAttentionParams(q.get(), k.get(), v.get(), o.get(), 1, 1, n, d, false);
         cuda::launchFlashFast(p);

@@ -159,6 +159,43 @@ private slots:
         QVERIFY(mixedError(g.result.l, cpu.out.l) <= 1e-4);
     }
 
+    // The 3xTF32 variants keep fp32's accuracy over long rows. Their tensor cores round every
+    // accumulation toward zero, and summing a row's P V straight into O made the error grow
+    // with the number of keys: 35x the FMA kernel's at 16k keys before the fix (NOTES.md, v7).
+    void tf32x3KeepsFp32Accuracy_data() {
+        QTest::addColumn<int>("d");
+        QTest::addColumn<int>("nk");
+        QTest::addColumn<bool>("causal");
+        for (int d : {64, 128})
+            for (int nk : {1024, 16384}) {
+                const QString name = QString("d%1 %2 keys").arg(d).arg(nk);
+                QTest::newRow(qPrintable(name)) << d << nk << false;
+            }
+        QTest::newRow("d128 16384 keys causal") << 128 << 16384 << true;
+    }
+    void tf32x3KeepsFp32Accuracy() {
+        QFETCH(int, d);
+        QFETCH(int, nk);
+        QFETCH(bool, causal);
+        FLASHVIZ_REQUIRE_GPU();
+        FLASHVIZ_SKIP_UNDER_SANITIZER("16k keys against a double-precision reference");
+        // The last 256 query rows: under the causal mask they see (nearly) every key.
+        const Problem p = makeProblem(spec(256, nk, d, causal, InputPattern::Gaussian, 5));
+        const Matrix reference = referenceAttention(p);
+        const double scale = reference.cwiseAbs().maxCoeff();
+        double worstFma = 0, worstTf32x3 = 0;
+        for (const auto& k : cudaFastKernels()) {
+            if (k.headDim != d || !k.fitsDevice) continue;
+            const CudaFlashOutput g = runGpu(p, blocks(64, 64), CudaKernelPath::Fast, k.id);
+            const double err = (g.result.o.cast<double>() - reference).cwiseAbs().maxCoeff() / scale;
+            qInfo("%s: max |O - O_double| / max |O_double| = %.2e", k.name.c_str(), err);
+            (k.tf32x3 ? worstTf32x3 : worstFma) = std::max(k.tf32x3 ? worstTf32x3 : worstFma, err);
+        }
+        if (worstFma == 0 || worstTf32x3 == 0) QSKIP("this GPU fits no variant of each kind for d");
+        QVERIFY2(worstTf32x3 <= 3 * worstFma,
+                 qPrintable(QString("3xTF32 %1 against fp32 FMA %2").arg(worstTf32x3).arg(worstFma)));
+    }
+
     // The rescale switched off: both sides add sums taken against different maxima, and the GPU
     // must produce the CPU's wrong answer, not the right one.
     void rescaleBugGivesCpuWrongAnswer_data() {
