@@ -37,6 +37,9 @@ struct GpuBenchPoint {
     double tflops = 0;       // 4 n^2 d batch heads / time, halved when causal
     double scratchBytes = 0; // device memory the method needs beyond Q, K, V and O
     std::string note;        // why a point was not measured ("its 34 GB scratch does not fit")
+    // The kernel that ran, as the fast and tensor-core kernels name their variants
+    // ("tf32x3_d64_br128_bc64_m1"); empty for standard attention and in older files.
+    std::string kernel;
     bool measured() const { return medianMs > 0; }
 };
 

@@ -103,12 +103,13 @@ int runApi(const Options& opt) {
             std::fflush(stdout);
             return true;
         });
-    std::printf("%-14s %-6s %-4s %-4s %10s %9s %12s %s\n", "variant", "n", "B", "H", "median ms",
-                "TFLOP/s", "scratch", "note");
+    std::printf("%-14s %-6s %-4s %-4s %10s %9s %12s %-28s %s\n", "variant", "n", "B", "H",
+                "median ms", "TFLOP/s", "scratch", "kernel", "note");
     for (const GpuBenchPoint& point : points)
-        std::printf("%-14s %-6d %-4d %-4d %10.3f %9.2f %12s %s\n", point.variant.c_str(), point.n,
-                    point.batch, point.heads, point.medianMs, point.tflops,
-                    formatBytes(point.scratchBytes).c_str(), point.note.c_str());
+        std::printf("%-14s %-6d %-4d %-4d %10.3f %9.2f %12s %-28s %s\n", point.variant.c_str(),
+                    point.n, point.batch, point.heads, point.medianMs, point.tflops,
+                    formatBytes(point.scratchBytes).c_str(),
+                    point.kernel.empty() ? "-" : point.kernel.c_str(), point.note.c_str());
     return points.size() == std::size_t(gpuBenchPointCount(request)) ? 0 : 1;
 }
 
@@ -170,7 +171,8 @@ int main(int argc, char** argv) {
         std::printf("shape: batch x n = %d tokens, heads x d = %d, fp32, %s, %d repeats (median)\n",
                     opt.tokens, opt.width, opt.causal ? "causal" : "non-causal", opt.repeats);
         for (const auto& k : fastKernels())
-            std::printf("fast kernel %d: %s, %d threads, %s shared\n", k.id, k.name.c_str(),
+            std::printf("fast kernel %d: %s, %s, %d threads, %s shared\n", k.id, k.name.c_str(),
+                        k.arithmetic == FastArithmetic::Tf32x3 ? "3xTF32 tensor cores" : "fp32 FMA",
                         k.threads, formatBytes(double(k.sharedBytes)).c_str());
         for (const auto& k : tcKernels())
             std::printf("tensor-core kernel %d: %s, %d threads, %d rows per warp, Q in %s, %s "

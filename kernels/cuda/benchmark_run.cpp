@@ -105,6 +105,7 @@ std::vector<GpuBenchPoint> runBenchmark(const GpuBenchRequest& request,
                     withStats.m = m.get();
                     withStats.l = l.get();
                     point.scratchBytes = double(m.bytes() + l.bytes());
+                    point.kernel = kernel->name;
                     timing =
                         timeIt([&] { launchFlashFast(withStats, kernel->id); }, request.repeats);
                 }
@@ -118,6 +119,7 @@ std::vector<GpuBenchPoint> runBenchmark(const GpuBenchRequest& request,
                     const TcParams tp =
                         denseSelfAttentionParams(b.q.get(), b.k.get(), b.v.get(), b.o.get(), batch,
                                                  heads, n, d, p.scale, request.causal, b.element);
+                    point.kernel = kernel->name;
                     timing = timeIt([&] { launchTcFlash(tp, kernel->id); }, request.repeats);
                 }
             }

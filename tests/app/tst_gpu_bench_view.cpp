@@ -29,9 +29,11 @@ using namespace flashviz::gui;
 
 namespace {
 
-// A record shaped like a real run: the H200's d = 64 numbers for two sizes, and one
-// standard-attention point that did not fit.
+// A record shaped like a real run: the H200's d = 64 numbers for two sizes (fp32 from the fp32
+// FMA kernel), and one standard-attention point that did not fit.
 GpuBenchRecord sampleRecord() {
+    const char* kFp32Kernel = "d64_br64_bc128_m2_sw_u8x4";
+    const char* kFp16Kernel = "tc_d64_br128_bc64_w4_qreg";
     GpuBenchRecord r;
     r.device = QStringLiteral("NVIDIA H200");
     r.measured = QDateTime(QDate(2026, 11, 30), QTime(5, 0), Qt::UTC);
@@ -39,16 +41,16 @@ GpuBenchRecord sampleRecord() {
     r.request.headDim = 64;
     r.request.variants = {kGpuBenchStandardFp32, kGpuBenchFlashFp32, kGpuBenchFlashFp16};
     r.points = {
-        {kGpuBenchStandardFp32, 1024, 16, 32, 5.867, 23.43, 2147483648.0, ""},
-        {kGpuBenchFlashFp32, 1024, 16, 32, 3.457, 39.76, 4194304.0, ""},
-        {kGpuBenchFlashFp16, 1024, 16, 32, 0.466, 295.21, 0.0, ""},
-        {kGpuBenchStandardFp32, 2048, 8, 32, 10.293, 26.71, 4294967296.0, ""},
-        {kGpuBenchFlashFp32, 2048, 8, 32, 6.766, 40.63, 4194304.0, ""},
-        {kGpuBenchFlashFp16, 2048, 8, 32, 0.881, 311.95, 0.0, ""},
+        {kGpuBenchStandardFp32, 1024, 16, 32, 5.867, 23.43, 2147483648.0, "", ""},
+        {kGpuBenchFlashFp32, 1024, 16, 32, 3.457, 39.76, 4194304.0, "", kFp32Kernel},
+        {kGpuBenchFlashFp16, 1024, 16, 32, 0.466, 295.21, 0.0, "", kFp16Kernel},
+        {kGpuBenchStandardFp32, 2048, 8, 32, 10.293, 26.71, 4294967296.0, "", ""},
+        {kGpuBenchFlashFp32, 2048, 8, 32, 6.766, 40.63, 4194304.0, "", kFp32Kernel},
+        {kGpuBenchFlashFp16, 2048, 8, 32, 0.881, 311.95, 0.0, "", kFp16Kernel},
         {kGpuBenchStandardFp32, 4096, 4, 32, 0, 0, 8589934592.0,
-         "its 8.0 GiB of scores do not fit"},
-        {kGpuBenchFlashFp32, 4096, 4, 32, 13.581, 40.48, 4194304.0, ""},
-        {kGpuBenchFlashFp16, 4096, 4, 32, 1.712, 321.20, 0.0, ""},
+         "its 8.0 GiB of scores do not fit", ""},
+        {kGpuBenchFlashFp32, 4096, 4, 32, 13.581, 40.48, 4194304.0, "", kFp32Kernel},
+        {kGpuBenchFlashFp16, 4096, 4, 32, 1.712, 321.20, 0.0, "", kFp16Kernel},
     };
     return r;
 }
@@ -155,6 +157,8 @@ void TestGpuBenchView::onAGpuRunsShowsSavesAndCancels() {
     for (const GpuBenchPoint& point : first.points) {
         QVERIFY2(point.measured(), point.note.c_str());
         QVERIFY(point.tflops > 0 && std::isfinite(point.tflops));
+        // Flash points say which kernel ran; standard attention is cuBLAS, named by its variant.
+        QCOMPARE(point.kernel.empty(), point.variant == kGpuBenchStandardFp32);
     }
     QVERIFY(seriesOf(view.chart(GpuBenchmarkView::ThroughputChart), kGpuBenchFlashFp16));
     QVERIFY(QFile::exists(view.resultsPath()));
@@ -227,6 +231,21 @@ void TestGpuBenchView::savedResultsAreDrawnAsMeasured() {
     QVERIFY2(caption.contains(QStringLiteral("11.7×")), qPrintable(caption));
     QVERIFY2(caption.contains(QStringLiteral("flat")), qPrintable(caption));
     QVERIFY2(caption.contains(QStringLiteral("do not fit")), qPrintable(caption));
+    // ... and which arithmetic flash fp32 was, from its kernel's name.
+    QVERIFY2(caption.contains(QStringLiteral("flash fp32 ran d64_br64_bc128_m2_sw_u8x4: fp32 "
+                                             "multiply-adds")),
+             qPrintable(caption));
+    GpuBenchRecord tensorCores = saved;
+    for (GpuBenchPoint& p : tensorCores.points)
+        if (p.variant == kGpuBenchFlashFp32) p.kernel = "tf32x3_d64_br128_bc64_m1";
+    const QString path = QDir::temp().filePath(QStringLiteral("flashviz-gpu-bench-tf32x3.json"));
+    saveGpuBenchRecord(tensorCores, path);
+    QVERIFY(view.loadResults(path));
+    QVERIFY2(view.captionText().contains(QStringLiteral(
+                 "flash fp32 ran tf32x3_d64_br128_bc64_m1: tensor cores, each fp32 product as "
+                 "three TF32 products")),
+             qPrintable(view.captionText()));
+    QFile::remove(path);
 }
 
 void TestGpuBenchView::jsonRoundTrip() {
@@ -242,7 +261,14 @@ void TestGpuBenchView::jsonRoundTrip() {
         QCOMPARE(b.points[i].medianMs, a.points[i].medianMs);
         QCOMPARE(b.points[i].scratchBytes, a.points[i].scratchBytes);
         QCOMPARE(b.points[i].note, a.points[i].note);
+        QCOMPARE(b.points[i].kernel, a.points[i].kernel);
     }
+    // Files written before points named their kernel still load, with the kernel unknown.
+    nlohmann::json old = nlohmann::json::parse(gpuBenchRecordToJson(a).toStdString());
+    for (auto& point : old["points"]) point.erase("kernel");
+    const GpuBenchRecord c = gpuBenchRecordFromJson(QByteArray::fromStdString(old.dump()));
+    QCOMPARE(c.points.size(), a.points.size());
+    for (const GpuBenchPoint& p : c.points) QVERIFY(p.kernel.empty());
 }
 
 void TestGpuBenchView::malformedFilesGiveMessages_data() {

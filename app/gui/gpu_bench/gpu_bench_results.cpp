@@ -48,7 +48,8 @@ QByteArray gpuBenchRecordToJson(const GpuBenchRecord& record) {
                           {"medianMs", p.medianMs},
                           {"tflops", p.tflops},
                           {"scratchBytes", p.scratchBytes},
-                          {"note", p.note}});
+                          {"note", p.note},
+                          {"kernel", p.kernel}});
     const nlohmann::json doc = {
         {"format", kFormat},
         {"version", kVersion},
@@ -102,6 +103,7 @@ GpuBenchRecord gpuBenchRecordFromJson(const QByteArray& text) {
             point.tflops = p.at("tflops").get<double>();
             point.scratchBytes = p.at("scratchBytes").get<double>();
             point.note = p.value("note", std::string());
+            point.kernel = p.value("kernel", std::string()); // absent in files before 2026-11-30
             const auto& variants = record.request.variants;
             if (std::find(variants.begin(), variants.end(), point.variant) == variants.end())
                 refuse("a point names the method \"" + point.variant +

@@ -144,6 +144,18 @@ QString captionFor(const GpuBenchRecord& record) {
         }
         break;
     }
+    // Which arithmetic "flash fp32" was: its kernel's name says (kernels/cuda_backend.h).
+    for (const GpuBenchPoint& p : record.points)
+        if (p.variant == kGpuBenchFlashFp32 && !p.kernel.empty()) {
+            const QString kernel = QString::fromStdString(p.kernel);
+            parts << (kernel.startsWith(QLatin1String("tf32x3_"))
+                          ? QObject::tr("flash fp32 ran %1: tensor cores, each fp32 product as "
+                                        "three TF32 products, which keeps fp32's accuracy.")
+                          : QObject::tr("flash fp32 ran %1: fp32 multiply-adds on the CUDA "
+                                        "cores."))
+                         .arg(kernel);
+            break;
+        }
     // Memory: the standard method's n x n scores against flash's none.
     std::vector<const GpuBenchPoint*> standards, flashes;
     for (const GpuBenchPoint& p : record.points)
