@@ -54,16 +54,18 @@ CudaDeviceStatus cudaDeviceStatus();
 HardwareProfile hardwareProfileFor(const CudaDeviceInfo& info);
 std::optional<HardwareProfile> cudaDeviceProfile();
 
-// Which kernel runs a flash pass. Auto takes the fast kernel whenever its result cannot differ
-// from the mirror's (rescale and running max on, no full-score copy, a d it was built for) and
-// the mirror kernel, with the options' Br and Bc, otherwise.
+// Which kernel runs a flash pass. Auto takes the fast kernel whenever it computes the same
+// function as the mirror (rescale and running max on, no full-score copy, a d it was built for;
+// the same exact attention to fp32's accuracy, with its own tiles and, on sm_80 and sm_90, its
+// products on tensor cores as three TF32 products) and the mirror kernel, with the options' Br
+// and Bc and the CPU's arithmetic step for step, otherwise.
 enum class CudaKernelPath { Auto, Mirror, Fast };
 const char* toString(CudaKernelPath path);
 
 // The fast kernel's compiled tile configurations (the benchmark and the tests run each).
 struct CudaFastKernel {
     int id = 0;
-    std::string name; // "d64_br128_bc64_m1": d, query rows and keys per tile, blocks per SM
+    std::string name; // "tf32x3_d64_br128_bc64_m1": d, query rows and keys per tile, blocks per SM
     int headDim = 0;
     // Tensor cores, each fp32 product as three TF32 products ("tf32x3_" names), rather than
     // fp32 FMAs on the CUDA cores.

@@ -22,26 +22,25 @@ struct FastVariant {
     LaunchFunction launch;
 };
 
+// One block per BR query rows of each (batch, head), the tile's shared memory opted in.
 template <class T>
-void launchFast(const AttentionParams& p) {
-    const auto kernel = detail::flashFastKernel<T>;
+void launchTiled(void (*kernel)(AttentionParams), const AttentionParams& p, const char* name) {
     check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                int(T::kSharedBytes)),
           "Reserving shared memory for the flash kernel");
     const dim3 grid(unsigned(ceilDiv(p.queries, T::BR)), unsigned(p.heads), unsigned(p.batch));
     kernel<<<grid, T::kThreads, T::kSharedBytes>>>(p);
-    checkLaunch("flash (fast, fp32 FMA)");
+    checkLaunch(name);
+}
+
+template <class T>
+void launchFast(const AttentionParams& p) {
+    launchTiled<T>(detail::flashFastKernel<T>, p, "flash (fast, fp32 FMA)");
 }
 
 template <class T>
 void launchTf32x3(const AttentionParams& p) {
-    const auto kernel = tf32x3::flashTf32x3Kernel<T>;
-    check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               int(T::kSharedBytes)),
-          "Reserving shared memory for the 3xTF32 flash kernel");
-    const dim3 grid(unsigned(ceilDiv(p.queries, T::BR)), unsigned(p.heads), unsigned(p.batch));
-    kernel<<<grid, T::kThreads, T::kSharedBytes>>>(p);
-    checkLaunch("flash (fast, 3xTF32)");
+    launchTiled<T>(tf32x3::flashTf32x3Kernel<T>, p, "flash (fast, 3xTF32)");
 }
 
 template <int D, int BR, int BC, int MinBlocks, bool Swizzle, int UnrollS, int UnrollPV>
@@ -80,8 +79,9 @@ FastVariant tf32x3Variant(int id) {
 }
 
 // In order of preference per d, as measured on an H200 (kernels/bench/NOTES.md); the first
-// that fits the device's shared memory is the default. Ids are fixed (the benchmark's --only).
-// 3xTF32 first: tensor cores with fp32's accuracy, 1.3-1.5x the FMA kernels (NOTES.md, v7).
+// that fits the device's shared memory (and, for 3xTF32, its tensor cores: see
+// tf32x3OutrunsFma) is the default. Ids are fixed (the benchmark's --only). 3xTF32 first:
+// tensor cores with fp32's accuracy, 1.35-1.45x the FMA kernels on the H200 (NOTES.md, v7).
 // The A100 allows 163 KiB per block, so there d = 128 takes the 141 KiB 3xTF32 variant; GPUs
 // with about 100 KiB (sm_86, sm_89) have d = 64 variants and run d = 128 on the mirror kernel.
 const std::vector<FastVariant>& variants() {
@@ -99,6 +99,19 @@ const std::vector<FastVariant>& variants() {
         variant<128, 64, 64, 2, true, 8, 4>(3),         // 112 KiB, 41.1-41.9 (fp32 FMA)
     };
     return all;
+}
+
+// Three TF32 products beat one fp32 FMA where the tensor cores' TF32 rate is several times the
+// FMA rate: the A100 (sm_80, 8x) and Hopper (sm_90, 7.4x; mma.sync measured 4.7x on the H200).
+// On sm_86 / sm_89 cards TF32 runs at about the FMA rate, so there the FMA kernel stays first.
+bool tf32x3OutrunsFma() {
+    int device = 0, major = 0, minor = 0;
+    check(cudaGetDevice(&device), "Selecting the GPU");
+    check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
+          "Reading the GPU's compute capability");
+    check(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device),
+          "Reading the GPU's compute capability");
+    return (major == 8 && minor == 0) || major == 9;
 }
 
 __global__ void fillKernel(float* data, std::size_t count, float value) {
@@ -147,8 +160,11 @@ const std::vector<FastKernelInfo>& fastKernels() {
 
 const FastKernelInfo* defaultFastKernel(int headDim) {
     const std::size_t limit = maxSharedBytesPerBlock();
+    const bool tf32x3 = tf32x3OutrunsFma();
     for (const auto& v : variants())
-        if (v.info.headDim == headDim && v.info.sharedBytes <= limit) return &v.info;
+        if (v.info.headDim == headDim && v.info.sharedBytes <= limit &&
+            (tf32x3 || v.info.arithmetic != FastArithmetic::Tf32x3))
+            return &v.info;
     return nullptr;
 }
 
@@ -182,15 +198,12 @@ void launchFlashFast(const AttentionParams& p, int kernelId) {
                           "The fast flash kernel is built for d = 64 and 128 with 16-byte aligned "
                           "rows; d = " + std::to_string(p.headDim) +
                               " runs on the mirror kernel instead.");
+    const FastKernelInfo* byDefault = kernelId < 0 ? defaultFastKernel(p.headDim) : nullptr;
     const FastVariant* chosen = nullptr;
-    const std::size_t limit = maxSharedBytesPerBlock();
-    for (const auto& v : variants()) {
-        if (v.info.headDim != p.headDim) continue;
-        if (kernelId >= 0 ? v.info.id == kernelId : v.info.sharedBytes <= limit) {
+    for (const auto& v : variants())
+        if (v.info.headDim == p.headDim && (kernelId < 0 ? &v.info == byDefault : v.info.id == kernelId))
             chosen = &v;
-            break;
-        }
-    }
+    const std::size_t limit = maxSharedBytesPerBlock();
     if (!chosen)
         throw EngineError(ErrorKind::Unsupported,
                           "No fast flash kernel variant " + std::to_string(kernelId) +

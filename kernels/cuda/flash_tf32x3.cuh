@@ -1,33 +1,37 @@
 #pragma once
 // The fp32 FlashAttention forward kernel on tensor cores, with fp32 accuracy kept by splitting
 // every operand in two ("3xTF32", the arithmetic of PyTorch's fp32 memory-efficient backend on
-// sm_80 and later): x = big + small, both representable in TF32 (10-bit mantissa), and
-// a b ~ big_a big_b + big_a small_b + small_a big_b, each product an mma.sync.m16n8k8 TF32 with
-// fp32 accumulation. The dropped small_a small_b and the rounding of small leave about 2^-21 of
-// relative error per product (fp32's own rounding is 2^-24); kernels/bench/NOTES.md (v7) has the
-// measured errors against fp64.
+// sm_80 and later): x = big + small with big rounded to TF32 (10-bit mantissa) and small = x - big
+// exactly, and a b ~ big_a big_b + big_a small_b + small_a big_b, each product an
+// mma.sync.m16n8k8 TF32 with fp32 accumulation. |small| <= 2^-11 |x|; the tensor core truncates
+// small to TF32 (at most 2^-23 |x| lost) and small_a small_b is dropped (at most 2^-22 |a b|), so
+// each product is within 2^-21 |a b| (fp32's own rounding: 2^-24). kernels/bench/NOTES.md (v7)
+// has the measured errors against fp64: smaller than the fp32 FMA kernel's.
 //
 // The work split is FlashAttention-2's, as in tc_flash.cuh: each warp owns 16 query rows of the
 // block's BR and never talks to the others except through the two barriers per key tile; K and
 // V tiles (BC keys) stream through shared memory by cp.async, double-buffered; m, l and O stay in
-// registers, and the softmax runs on the S accumulators (tc::softmaxScores).
+// registers, and the softmax runs on the S accumulators (mma_softmax.cuh). The tensor cores round
+// every accumulation toward zero: a bias that would grow with the number of keys if a row's P V
+// were summed straight into O, so each tile's products go to fresh accumulators, added to O in
+// fp32 (S's accumulators see only D / 8 roundings each, the same at every n).
 //
 // TF32 fragments are 32-bit, so ldmatrix cannot transpose them. Instead the order of the summed
 // indices is chosen per thread so that every fragment comes from one 16-byte load of a
 // row-major, padded fp32 tile (a sum does not care about the order of its terms):
 // - S = Q K^T, k-steps in pairs over 16 columns of d: the thread of quad q reads columns
-//   16p + 4q .. 16p + 4q + 3 of its two Q rows and of its K row (one LDS.128 each), and feeds
-//   columns +0, +1 to k-step 2p and +2, +3 to k-step 2p + 1.
+//   16c + 4q .. 16c + 4q + 3 of its two Q rows and of its K row (one LDS.128 each), and feeds
+//   columns +0, +1 to k-step 2c and +2, +3 to k-step 2c + 1.
 // - O += P V, one k-step per 8 keys: S's accumulators hold keys 2q and 2q + 1 of each 8, so the
 //   A operand's k index q means key 2q and q + 4 key 2q + 1; B then needs V rows 2q and 2q + 1.
-//   Output columns are spread over four n-tiles (tile i, column g is d = 32p + 4g + i), so one
+//   Output columns are spread over four n-tiles (tile i, column g is d = 32c + 4g + i), so one
 //   LDS.128 of V row 2q serves four mma's, and O's accumulators come out as two float4 per row.
 // Row strides (floats) are chosen for those loads: Q's and K's D + 16 and V's D + 4 put the 8
 // lanes of each quarter-warp on 8 different 16-byte bank groups. Q stays in shared memory: the
 // registers go to O and to the fresh per-tile accumulators that keep the error flat in n.
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/mma_softmax.cuh"
 #include "kernels/cuda/params.h"
-#include "kernels/cuda/tc_flash.cuh"
 
 #include <cstdint>
 
@@ -39,7 +43,7 @@ struct Tile {
     static constexpr int kWarps = Warps_;
     static constexpr int BC = BC_;
     static constexpr int kMinBlocks = MinBlocks_;
-    static constexpr int MT = 1; // 16-row mma tiles per warp (the shape tc::softmaxScores takes)
+    static constexpr int MT = 1; // 16-row mma tiles per warp (the shape softmaxScores takes)
     static constexpr int BR = 16 * kWarps;
     static constexpr int kThreads = 32 * kWarps;
     static constexpr int kKStride = D + 16; // Q's too
@@ -51,11 +55,12 @@ struct Tile {
     static constexpr std::size_t kSharedBytes =
         std::size_t(kQFloats + 2 * (kKFloats + kVFloats)) * 4;
     static_assert(D % 32 == 0 && BC % 8 == 0, "whole fragment groups");
-    static_assert((BC * D / 4) % kThreads == 0, "whole tile-load passes");
 };
 
-// x split for a TF32 product: `big` is x rounded to TF32 (round half away from zero on the
-// magnitude), `small` = x - big exactly; the tensor core reads the top 19 bits of each.
+// x split for a TF32 product: `big` is x rounded to TF32 (half-way cases away from zero),
+// `small` = x - big exactly; the tensor core reads the top 19 bits of each. NaN stays NaN; an
+// infinite x, or a finite one above 3.4025e38 whose big rounds to infinity, gives NaN
+// (inf - inf), where the fp32 FMA kernel would give inf or NaN.
 struct Split {
     std::uint32_t big, small;
 };
@@ -76,12 +81,12 @@ __device__ __forceinline__ void mmaTf32(float (&c)[4], const std::uint32_t (&a)[
 // c += a b in three TF32 products. The two small products go to their own accumulator: the
 // tensor core rounds each sum toward zero, and an accumulator of the small terms' size loses
 // 2^11 times less to that than the large one would.
-__device__ __forceinline__ void mma3(float (&big)[4], float (&small)[4],
+__device__ __forceinline__ void mma3(float (&sumBig)[4], float (&sumSmall)[4],
                                      const std::uint32_t (&aBig)[4],
                                      const std::uint32_t (&aSmall)[4], Split b0, Split b1) {
-    mmaTf32(small, aSmall, b0.big, b1.big);
-    mmaTf32(small, aBig, b0.small, b1.small);
-    mmaTf32(big, aBig, b0.big, b1.big);
+    mmaTf32(sumSmall, aSmall, b0.big, b1.big);
+    mmaTf32(sumSmall, aBig, b0.small, b1.small);
+    mmaTf32(sumBig, aBig, b0.big, b1.big);
 }
 
 // The A fragment {a0, a1, a2, a3} = {(g, k q), (g + 8, k q), (g, k q + 4), (g + 8, k q + 4)}.
@@ -104,6 +109,7 @@ __device__ __forceinline__ void loadTile(float* shared, const float* global,
                                          int tid) {
     constexpr int kChunksPerRow = T::D / 4;
     constexpr int kRowsPerPass = T::kThreads / kChunksPerRow;
+    static_assert(T::kThreads % kChunksPerRow == 0 && Rows % kRowsPerPass == 0, "whole passes");
     const int row0 = tid / kChunksPerRow;
     const int col = (tid % kChunksPerRow) * 4;
     const float* source = global + std::int64_t(rowBegin + row0) * rowStride + col;
@@ -217,7 +223,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) flashTf32x3Kernel(
         }
 
         float correction[1][2];
-        tc::softmaxScores<T>(s, rowMax, rowSum, correction, scaleLog2);
+        detail::softmaxScores<T>(s, rowMax, rowSum, correction, scaleLog2);
         std::uint32_t pBig[BC / 8][4], pSmall[BC / 8][4]; // P's A fragments, k-step t
 #pragma unroll
         for (int t = 0; t < BC / 8; ++t)
@@ -233,27 +239,27 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) flashTf32x3Kernel(
         const float* even = sV + 2 * q * T::kVStride + 4 * g;
 #pragma unroll
         for (int c = 0; c < D / 32; ++c) {
-            float big[4][4], small[4][4];
+            float tileBig[4][4], tileSmall[4][4];
 #pragma unroll
             for (int i = 0; i < 4; ++i)
 #pragma unroll
-                for (int e = 0; e < 4; ++e) big[i][e] = small[i][e] = 0.f;
+                for (int e = 0; e < 4; ++e) tileBig[i][e] = tileSmall[i][e] = 0.f;
 #pragma unroll
             for (int t = 0; t < BC / 8; ++t) {
                 const float* v = even + 8 * t * T::kVStride + 32 * c;
                 const float4 v0 = *reinterpret_cast<const float4*>(v);
                 const float4 v1 = *reinterpret_cast<const float4*>(v + T::kVStride);
-                mma3(big[0], small[0], pBig[t], pSmall[t], split(v0.x), split(v1.x));
-                mma3(big[1], small[1], pBig[t], pSmall[t], split(v0.y), split(v1.y));
-                mma3(big[2], small[2], pBig[t], pSmall[t], split(v0.z), split(v1.z));
-                mma3(big[3], small[3], pBig[t], pSmall[t], split(v0.w), split(v1.w));
+                mma3(tileBig[0], tileSmall[0], pBig[t], pSmall[t], split(v0.x), split(v1.x));
+                mma3(tileBig[1], tileSmall[1], pBig[t], pSmall[t], split(v0.y), split(v1.y));
+                mma3(tileBig[2], tileSmall[2], pBig[t], pSmall[t], split(v0.z), split(v1.z));
+                mma3(tileBig[3], tileSmall[3], pBig[t], pSmall[t], split(v0.w), split(v1.w));
             }
 #pragma unroll
             for (int i = 0; i < 4; ++i)
 #pragma unroll
                 for (int e = 0; e < 4; ++e)
                     acc[4 * c + i][e] = fmaf(acc[4 * c + i][e], correction[0][e >> 1],
-                                             big[i][e] + small[i][e]);
+                                             tileBig[i][e] + tileSmall[i][e]);
         }
     }
     detail::copyAsyncWait<0>();

@@ -19,7 +19,7 @@ enum class FastArithmetic { Fp32, Tf32x3 };
 
 struct FastKernelInfo {
     int id = 0;
-    std::string name; // "d128_br128_bc64"
+    std::string name; // "tf32x3_d128_br128_bc64_m1", "d128_br128_bc64_m1_pad_u32x4"
     int headDim = 0;
     int blockRows = 0;
     int blockCols = 0;
@@ -31,8 +31,8 @@ struct FastKernelInfo {
 
 // Every compiled variant, in order of preference for each head dimension.
 const std::vector<FastKernelInfo>& fastKernels();
-// The variant used for d on this device (the first that fits its shared memory); null when the
-// fast kernel has no variant for d.
+// The variant used for d on this device: the first that fits its shared memory, 3xTF32 only
+// where its tensor cores outrun its FMAs (sm_80, sm_90); null when none fits.
 const FastKernelInfo* defaultFastKernel(int headDim);
 // The name of variant `kernelId` (-1: the default for d), "" when there is none.
 std::string fastKernelName(int headDim, int kernelId);

@@ -12,6 +12,7 @@
 // registers for the whole pass (QInRegs) or is re-read from shared memory per tile (less
 // register pressure for MT = 2 at d = 128).
 #include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/mma_softmax.cuh"
 #include "kernels/cuda/tc_params.h"
 
 #include <cuda_bf16.h>
@@ -169,56 +170,6 @@ __device__ __forceinline__ void scores(float (&s)[Tile::MT][Tile::BC / 8][4], st
     }
 }
 
-// Largest of v[First, First + N) as a balanced tree (short dependency chain).
-template <int First, int N, int Size>
-__device__ __forceinline__ float treeMax(const float (&v)[Size]) {
-    if constexpr (N == 1) return v[First];
-    else return fmaxf(treeMax<First, N / 2>(v), treeMax<First + N / 2, N - N / 2>(v));
-}
-
-// Online softmax on the S accumulators (each row lives in the 4 lanes of one quad): new row
-// maxima, P = exp(S - m) in place, l rescaled by exp(m_old - m_new) and increased by the row's
-// new P. The corrections exp(m_old - m_new) are returned for O; the result says whether any of
-// this thread's is not exactly 1.
-template <class Tile>
-__device__ __forceinline__ bool softmaxScores(float (&s)[Tile::MT][Tile::BC / 8][4],
-                                              float (&rowMax)[Tile::MT][2],
-                                              float (&rowSum)[Tile::MT][2],
-                                              float (&correction)[Tile::MT][2], float scaleLog2) {
-    constexpr int kPerRow = Tile::BC / 4; // values of one row in one thread
-    bool changed = false;
-#pragma unroll
-    for (int mt = 0; mt < Tile::MT; ++mt)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            float row[kPerRow];
-#pragma unroll
-            for (int nt = 0; nt < Tile::BC / 8; ++nt) {
-                row[2 * nt] = s[mt][nt][2 * h];
-                row[2 * nt + 1] = s[mt][nt][2 * h + 1];
-            }
-            float mx = fmaxf(rowMax[mt][h], treeMax<0, kPerRow>(row));
-            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-            // A row that has seen no key yet keeps m = -inf; subtract 0 instead, p = 0.
-            const float mScaled = mx == -INFINITY ? 0.f : mx * scaleLog2;
-            correction[mt][h] = detail::exp2Approx(rowMax[mt][h] * scaleLog2 - mScaled);
-            changed = changed || correction[mt][h] != 1.f;
-            rowMax[mt][h] = mx;
-            float sum[2] = {0.f, 0.f}; // two chains: half the dependent additions
-#pragma unroll
-            for (int nt = 0; nt < Tile::BC / 8; ++nt)
-#pragma unroll
-                for (int e = 2 * h; e < 2 * h + 2; ++e) {
-                    const float pe = detail::exp2Approx(fmaf(s[mt][nt][e], scaleLog2, -mScaled));
-                    s[mt][nt][e] = pe;
-                    sum[e & 1] += pe;
-                }
-            rowSum[mt][h] = rowSum[mt][h] * correction[mt][h] + (sum[0] + sum[1]);
-        }
-    return changed;
-}
-
 // softmaxScores, then O rescaled by the corrections. Once the maxima settle, most tiles change
 // none of a warp's row maxima: every correction is then exactly 1, and with kSkipRescale the
 // multiplications of O are skipped (one warp-uniform branch per tile, the same result).
@@ -227,7 +178,7 @@ __device__ __forceinline__ void onlineSoftmax(float (&s)[Tile::MT][Tile::BC / 8]
                                               float (&rowMax)[Tile::MT][2], float (&rowSum)[Tile::MT][2],
                                               float (&acc)[Tile::MT][Tile::D / 8][4], float scaleLog2) {
     float correction[Tile::MT][2];
-    const bool rescale = softmaxScores<Tile>(s, rowMax, rowSum, correction, scaleLog2);
+    const bool rescale = detail::softmaxScores<Tile>(s, rowMax, rowSum, correction, scaleLog2);
     if (!Tile::kSkipRescale || __any_sync(0xffffffffu, rescale)) {
 #pragma unroll
         for (int mt = 0; mt < Tile::MT; ++mt)

@@ -125,8 +125,10 @@ private slots:
         cuda::AttentionParams p =
             cuda::denseSelfAttentionParams(q.get(), k.get(), v.get(), o.get(), 1, heads, n, d, false);
         // Every variant for d, 3xTF32 and fp32 FMA: each launcher checks its own launch.
+        bool triedTf32x3 = false, triedFma = false;
         for (const auto& kernel : cudaFastKernels()) {
             if (kernel.headDim != d || !kernel.fitsDevice) continue;
+            (kernel.tf32x3 ? triedTf32x3 : triedFma) = true;
             const EngineError e = expectError([&] { cuda::launchFlashFast(p, kernel.id); });
             QCOMPARE(e.kind(), ErrorKind::BackendFailure);
             // The H200 answers cudaErrorInvalidValue; the name is the runtime's to choose.
@@ -136,6 +138,7 @@ private slots:
                      e.what());
             QVERIFY2(!QString(e.what()).contains("restart"), e.what()); // not a lost context
         }
+        QVERIFY(triedTf32x3 && triedFma);
 
         p = cuda::denseSelfAttentionParams(q.get(), k.get(), v.get(), o.get(), 1, 1, n, d, false);
         cuda::launchFlashFast(p);
