@@ -1,7 +1,8 @@
 #pragma once
-// The fast fp32 FlashAttention forward kernel (kernel body only; launchers are in
-// flash_launch.cu). The same function as the CPU engine with the rescale and the running
-// maximum on: exact attention, computed with its own tile sizes.
+// The fp32 FlashAttention forward kernel on the CUDA cores (fp32 FMAs; kernel body only,
+// launchers are in flash_launch.cu; the tensor-core one is flash_tf32x3.cuh). The same
+// function as the CPU engine with the rescale and the running maximum on: exact attention,
+// computed with its own tile sizes.
 //
 // One thread block owns BR query rows of one (batch, head). K and V tiles stream through shared
 // memory by asynchronous copies: the next K tile is fetched while P V runs, the next V tile
@@ -65,32 +66,6 @@ struct FastTile {
         else return row * PS + col;
     }
 };
-
-// Stages rows [rowBegin, rowBegin + Rows) of a row-major matrix with D columns into shared
-// memory (Q and K layout when QkLayout, plain rows of D floats otherwise); rows at or past
-// rowLimit become zeros. Each thread copies the same column chunk of every (Threads / (D / 4))-th
-// row, so its source pointer only steps by a constant.
-template <class T, int Rows, bool QkLayout>
-__device__ __forceinline__ void loadTileAsync(float* shared, const float* global,
-                                              std::int64_t rowStride, int rowBegin, int rowLimit,
-                                              int tid) {
-    constexpr int kChunksPerRow = T::D / 4;
-    constexpr int kRowsPerPass = T::kThreads / kChunksPerRow;
-    static_assert(T::kThreads % kChunksPerRow == 0 && Rows % kRowsPerPass == 0, "whole passes");
-    const int row0 = tid / kChunksPerRow;
-    const int col = (tid % kChunksPerRow) * 4;
-    const int validRows = rowLimit - rowBegin;
-    const float* source = global + std::int64_t(rowBegin + row0) * rowStride + col;
-    const std::int64_t step = std::int64_t(kRowsPerPass) * rowStride;
-#pragma unroll
-    for (int i = 0; i < Rows / kRowsPerPass; ++i) {
-        const int row = row0 + i * kRowsPerPass;
-        const bool valid = row < validRows;
-        const int offset = QkLayout ? T::qkOffset(row, col) : row * T::VS + col;
-        copyAsync16(shared + offset, valid ? source : global, valid);
-        source += step;
-    }
-}
 
 __device__ __forceinline__ float component(const float4& v, int c) {
     return c == 0 ? v.x : c == 1 ? v.y : c == 2 ? v.z : v.w;

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 namespace flashviz::cuda {
 
@@ -43,39 +44,39 @@ void launchTf32x3(const AttentionParams& p) {
     launchTiled<T>(tf32x3::flashTf32x3Kernel<T>, p, "flash (fast, 3xTF32)");
 }
 
+template <class T>
+FastVariant describe(int id, std::string name, FastArithmetic arithmetic, LaunchFunction launch) {
+    FastKernelInfo info;
+    info.id = id;
+    info.name = std::move(name);
+    info.headDim = T::D;
+    info.blockRows = T::BR;
+    info.blockCols = T::BC;
+    info.threads = T::kThreads;
+    info.minBlocksPerSm = T::kMinBlocks;
+    info.sharedBytes = T::kSharedBytes;
+    info.arithmetic = arithmetic;
+    return {info, launch};
+}
+
 template <int D, int BR, int BC, int MinBlocks, bool Swizzle, int UnrollS, int UnrollPV>
 FastVariant variant(int id) {
     using T = detail::FastTile<D, BR, BC, MinBlocks, Swizzle, UnrollS, UnrollPV>;
-    FastKernelInfo info;
-    info.id = id;
-    info.name = "d" + std::to_string(D) + "_br" + std::to_string(BR) + "_bc" + std::to_string(BC) +
-                "_m" + std::to_string(MinBlocks) + (Swizzle ? "_sw" : "_pad") + "_u" +
-                std::to_string(UnrollS) + "x" + std::to_string(UnrollPV);
-    info.headDim = D;
-    info.blockRows = BR;
-    info.blockCols = BC;
-    info.threads = T::kThreads;
-    info.minBlocksPerSm = MinBlocks;
-    info.sharedBytes = T::kSharedBytes;
-    info.arithmetic = FastArithmetic::Fp32;
-    return {info, &launchFast<T>};
+    return describe<T>(id,
+                       "d" + std::to_string(D) + "_br" + std::to_string(BR) + "_bc" +
+                           std::to_string(BC) + "_m" + std::to_string(MinBlocks) +
+                           (Swizzle ? "_sw" : "_pad") + "_u" + std::to_string(UnrollS) + "x" +
+                           std::to_string(UnrollPV),
+                       FastArithmetic::Fp32, &launchFast<T>);
 }
 
 template <int D, int Warps, int BC, int MinBlocks>
 FastVariant tf32x3Variant(int id) {
     using T = tf32x3::Tile<D, Warps, BC, MinBlocks>;
-    FastKernelInfo info;
-    info.id = id;
-    info.name = "tf32x3_d" + std::to_string(D) + "_br" + std::to_string(T::BR) + "_bc" +
-                std::to_string(BC) + "_m" + std::to_string(MinBlocks);
-    info.headDim = D;
-    info.blockRows = T::BR;
-    info.blockCols = BC;
-    info.threads = T::kThreads;
-    info.minBlocksPerSm = MinBlocks;
-    info.sharedBytes = T::kSharedBytes;
-    info.arithmetic = FastArithmetic::Tf32x3;
-    return {info, &launchTf32x3<T>};
+    return describe<T>(id,
+                       "tf32x3_d" + std::to_string(D) + "_br" + std::to_string(T::BR) + "_bc" +
+                           std::to_string(BC) + "_m" + std::to_string(MinBlocks),
+                       FastArithmetic::Tf32x3, &launchTf32x3<T>);
 }
 
 // In order of preference per d, as measured on an H200 (kernels/bench/NOTES.md); the first

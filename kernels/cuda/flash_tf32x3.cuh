@@ -48,6 +48,7 @@ struct Tile {
     static constexpr int kThreads = 32 * kWarps;
     static constexpr int kKStride = D + 16; // Q's too
     static constexpr int kVStride = D + 4;
+    static constexpr int VS = kVStride; // the names detail::loadTileAsync reads
     static constexpr int kQFloats = BR * kKStride;
     static constexpr int kKFloats = BC * kKStride;
     static constexpr int kVFloats = BC * kVStride;
@@ -55,6 +56,9 @@ struct Tile {
     static constexpr std::size_t kSharedBytes =
         std::size_t(kQFloats + 2 * (kKFloats + kVFloats)) * 4;
     static_assert(D % 32 == 0 && BC % 8 == 0, "whole fragment groups");
+
+    // Where float col of row r lives in the Q and K tiles (padded rows).
+    __device__ static __forceinline__ int qkOffset(int row, int col) { return row * kKStride + col; }
 };
 
 // x split for a TF32 product: `big` is x rounded to TF32 (half-way cases away from zero),
@@ -101,28 +105,6 @@ __device__ __forceinline__ void splitFragment(float x0, float x1, float x2, floa
     }
 }
 
-// Rows [rowBegin, rowBegin + Rows) of a row-major [rows][D] matrix into a tile with `Stride`
-// floats per row; rows at or past rowLimit become zeros.
-template <class T, int Rows, int Stride>
-__device__ __forceinline__ void loadTile(float* shared, const float* global,
-                                         std::int64_t rowStride, int rowBegin, int rowLimit,
-                                         int tid) {
-    constexpr int kChunksPerRow = T::D / 4;
-    constexpr int kRowsPerPass = T::kThreads / kChunksPerRow;
-    static_assert(T::kThreads % kChunksPerRow == 0 && Rows % kRowsPerPass == 0, "whole passes");
-    const int row0 = tid / kChunksPerRow;
-    const int col = (tid % kChunksPerRow) * 4;
-    const float* source = global + std::int64_t(rowBegin + row0) * rowStride + col;
-#pragma unroll
-    for (int i = 0; i < Rows / kRowsPerPass; ++i) {
-        const int row = row0 + i * kRowsPerPass;
-        const bool valid = rowBegin + row < rowLimit;
-        detail::copyAsync16(shared + row * Stride + col,
-                            valid ? source + std::int64_t(i) * kRowsPerPass * rowStride : global,
-                            valid);
-    }
-}
-
 template <class T>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) flashTf32x3Kernel(const AttentionParams p) {
     constexpr int D = T::D, BC = T::BC, BR = T::BR;
@@ -149,10 +131,10 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) flashTf32x3Kernel(
                                        p.causal);
 
     if (tiles > 0) {
-        loadTile<T, BR, T::kKStride>(sQ, Q, p.qRowStride, row0, p.queries, tid);
-        loadTile<T, BC, T::kKStride>(sK0, K, p.kRowStride, 0, p.keys, tid);
+        detail::loadTileAsync<T, BR, true>(sQ, Q, p.qRowStride, row0, p.queries, tid);
+        detail::loadTileAsync<T, BC, true>(sK0, K, p.kRowStride, 0, p.keys, tid);
         detail::copyAsyncCommit();
-        loadTile<T, BC, T::kVStride>(sV0, V, p.vRowStride, 0, p.keys, tid);
+        detail::loadTileAsync<T, BC, false>(sV0, V, p.vRowStride, 0, p.keys, tid);
         detail::copyAsyncCommit();
     }
     // This thread's Q values: rows g and g + 8 of the warp, columns 16c + 4q .. + 3 (see the top).
@@ -173,11 +155,11 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) flashTf32x3Kernel(
         __syncthreads();            // ... for every thread; and tile j - 1 is fully used
         if (j + 1 < tiles) {
             const int next = (j + 1) * BC;
-            loadTile<T, BC, T::kKStride>(sK0 + (buffer ^ 1) * T::kKFloats, K, p.kRowStride,
-                                         next, p.keys, tid);
+            detail::loadTileAsync<T, BC, true>(sK0 + (buffer ^ 1) * T::kKFloats, K, p.kRowStride,
+                                               next, p.keys, tid);
             detail::copyAsyncCommit();
-            loadTile<T, BC, T::kVStride>(sV0 + (buffer ^ 1) * T::kVFloats, V, p.vRowStride,
-                                         next, p.keys, tid);
+            detail::loadTileAsync<T, BC, false>(sV0 + (buffer ^ 1) * T::kVFloats, V,
+                                                p.vRowStride, next, p.keys, tid);
         } else {
             detail::copyAsyncCommit();
         }
