@@ -87,13 +87,13 @@ FastVariant tf32x3Variant(int id) {
 // with about 100 KiB (sm_86, sm_89) have d = 64 variants and run d = 128 on the mirror kernel.
 const std::vector<FastVariant>& variants() {
     static const std::vector<FastVariant> all = {
-        tf32x3Variant<64, 8, 64, 1>(4),                 // 114 KiB, 56.8-59.2 TFLOP/s
-        tf32x3Variant<64, 4, 64, 2>(5),                 //  94 KiB, 57.0-58.0
+        tf32x3Variant<64, 8, 64, 1>(4),                 // 114 KiB, 57.4-59.9 TFLOP/s
+        tf32x3Variant<64, 4, 64, 2>(5),                 //  94 KiB, 57.0-59.9
         variant<64, 64, 128, 2, true, 8, 4>(0),         // 112 KiB, 40.0-41.3 (fp32 FMA)
-        tf32x3Variant<64, 4, 32, 3>(6),                 //  57 KiB, 56.3-56.9
+        tf32x3Variant<64, 4, 32, 3>(6),                 //  57 KiB, 56.3-59.8
         variant<64, 64, 64, 3, true, 4, 2>(1),          //  64 KiB, 37.8-38.6 (fp32 FMA)
-        tf32x3Variant<128, 8, 64, 1>(7),                // 210 KiB, 58.0-60.3
-        tf32x3Variant<128, 8, 32, 1>(8),                // 141 KiB, 54.0-56.2
+        tf32x3Variant<128, 8, 64, 1>(7),                // 210 KiB, 58.0-61.2
+        tf32x3Variant<128, 8, 32, 1>(8),                // 141 KiB, 54.0-58.0
         // Q K^T unrolled over all of d = 128: nvcc then starts each step's loads during the
         // previous step's FFMAs, with no loop boundary in between (NOTES.md, v6).
         variant<128, 128, 64, 1, false, 32, 4>(2),      // 171 KiB, 42.6-43.6 (fp32 FMA)
