@@ -117,6 +117,7 @@ class TestAnalysis : public QObject {
     void fontsFollowTheWidget();
     void insideLegendsStackEveryEntry();
     void legendLabelsAreWholeOnALaptop();
+    void insideLegendsLeaveTheDataVisible();
     void showChartPages();
     void cleanupTestCase();
 
@@ -591,6 +592,42 @@ void TestAnalysis::legendLabelsAreWholeOnALaptop() {
                                                    .arg(i + 1).arg(cut.join(QStringLiteral(" | ")))));
         }
     }
+    m_view->resize(1280, 760);
+    m_view->showChart(0);
+}
+
+// A legend inside the plot covers no data point, at the page's size on a 1366 x 768 laptop and
+// on a larger screen, with the default font and a projector's (chart 3's covered the lines'
+// first points at 1366 px).
+void TestAnalysis::insideLegendsLeaveTheDataVisible() {
+    for (const QSize size : {QSize(940, 560), QSize(1280, 760)})
+        for (const qreal scale : {1.0, 1.6}) {
+            m_view->resize(size);
+            QFont font = QFont();
+            font.setPointSizeF(font.pointSizeF() * scale);
+            m_view->setFont(font);
+            for (int i = 0; i < 9; ++i) {
+                m_view->showChart(i);
+                QTest::qWait(20);
+                QChart* chart = m_view->chart(i);
+                QLegend* legend = chart->legend();
+                if (legend->isAttachedToChart()) continue;
+                for (QAbstractSeries* series : chart->series()) {
+                    auto* line = qobject_cast<QXYSeries*>(series);
+                    if (!line || !line->isVisible()) continue;
+                    for (const QPointF& point : line->points()) {
+                        const QPointF at = chart->mapToPosition(point, line);
+                        QVERIFY2(!legend->geometry().contains(at),
+                                 qPrintable(QStringLiteral("chart %1 at %2x%3, font x%4: the legend "
+                                                           "covers %5 (%6, %7)")
+                                                .arg(i + 1).arg(size.width()).arg(size.height())
+                                                .arg(scale).arg(line->name()).arg(point.x())
+                                                .arg(point.y())));
+                    }
+                }
+            }
+        }
+    m_view->setFont(QFont());
     m_view->resize(1280, 760);
     m_view->showChart(0);
 }

@@ -22,7 +22,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <memory>
 
 namespace flashviz::gui {
 
@@ -242,44 +244,105 @@ void pinTexts(QChart* chart, QAbstractSeries* series,
     place();
 }
 
-// A legend with many entries goes inside the plot, in a corner the data leaves empty, stacked
-// so that no entry is cut off; it follows the plot area when the chart resizes.
-void legendInside(QChart* chart, Qt::Alignment corner) {
-    QLegend* legend = chart->legend();
-    legend->setAlignment(Qt::AlignLeft);
-    legend->detachFromChart();
-    legend->setBackgroundVisible(true);
+// The box a detached legend needs to stack its entries in one column. Its size hint is that of
+// one entry, so the room is measured here from the labels.
+QSizeF stackedLegendSize(QLegend* legend) {
+    const QFontMetricsF metrics(legend->font());
+    qreal width = 0;
+    int entries = 0;
+    for (QLegendMarker* marker : legend->markers()) {
+        if (marker->label().isEmpty()) continue;
+        width = std::max(width, metrics.horizontalAdvance(marker->label()));
+        ++entries;
+    }
+    const qreal line = metrics.height() * 1.75; // an entry with its marker and spacing
+    return {width + line * 2.2, entries * line + line * 0.6};
+}
+
+void styleLegend(QLegend* legend, bool inside) {
+    legend->setBackgroundVisible(inside);
     legend->setBrush(QColor(255, 255, 255, 230));
     legend->setPen(QPen(QColor(0xBB, 0xBB, 0xBB)));
     legend->setZValue(30);
-    auto place = [chart, legend, corner] {
-        // A detached legend stacks its entries only if given the room; its size hint is that of
-        // one entry, so the room is measured here from the labels.
-        const QFontMetricsF metrics(legend->font());
-        qreal width = 0;
-        int entries = 0;
-        for (QLegendMarker* marker : legend->markers()) {
-            if (marker->label().isEmpty()) continue;
-            width = std::max(width, metrics.horizontalAdvance(marker->label()));
-            ++entries;
-        }
-        const qreal line = metrics.height() * 1.75; // an entry with its marker and spacing
+}
+
+// Sets a log axis to the data's decades [dataLo, dataHi] plus `share` of the plot's height on
+// the `below` or upper side; false when it already is.
+bool reserveShare(QLogValueAxis* axis, double dataLo, double dataHi, double share, bool below) {
+    const double span = (dataHi - dataLo) / (1 - share);
+    const double lo = below ? dataHi - span : dataLo;
+    const double hi = below ? dataHi : dataLo + span;
+    if (std::abs(std::log10(axis->min()) - lo) <= 0.01 &&
+        std::abs(std::log10(axis->max()) - hi) <= 0.01)
+        return false;
+    axis->setRange(std::pow(10.0, lo), std::pow(10.0, hi));
+    return true;
+}
+
+// A legend with many entries goes inside the plot, in a corner the data leaves empty, stacked
+// so that no entry is cut off; it follows the plot area when the chart resizes. With `roomOn`,
+// a log axis whose range is the data's, that axis is extended on the legend's side (up for a
+// top corner, down for a bottom one) by as many decades as the box needs at the current size
+// and font, so the box sits beside the data rather than on it. A box taller than
+// kMaxInsideShare of the plot (a projector's font in a small window) goes outside, to the right.
+void legendInside(QChart* chart, Qt::Alignment corner, QLogValueAxis* roomOn = nullptr) {
+    constexpr double kMaxInsideShare = 0.6;
+    QLegend* legend = chart->legend();
+    legend->setAlignment(Qt::AlignLeft);
+    legend->detachFromChart();
+    styleLegend(legend, true);
+    const double dataLo = roomOn ? std::log10(roomOn->min()) : 0;
+    const double dataHi = roomOn ? std::log10(roomOn->max()) : 0;
+    // Changing the axis range or attaching the legend lays the chart out again, which would
+    // call this from inside; the flag stops that, and the box is placed again once the layout
+    // has settled.
+    auto placing = std::make_shared<bool>(false);
+    auto place = std::make_shared<std::function<void()>>();
+    *place = [chart, legend, corner, roomOn, dataLo, dataHi, placing,
+              again = std::weak_ptr<std::function<void()>>(place)] {
+        if (*placing) return;
+        *placing = true;
         const QRectF plot = chart->plotArea();
-        const QSizeF size =
-            QSizeF(width + line * 2.2, entries * line + line * 0.6).boundedTo(plot.size());
+        const QSizeF size = stackedLegendSize(legend).boundedTo(plot.size());
         const qreal margin = 10;
-        const qreal x =
-            corner & Qt::AlignRight ? plot.right() - size.width() - margin : plot.left() + margin;
-        const qreal y = corner & Qt::AlignBottom    ? plot.bottom() - size.height() - margin
-                        : corner & Qt::AlignVCenter ? plot.center().y() - size.height() / 2
-                                                    : plot.top() + margin;
-        legend->setGeometry(QRectF(QPointF(x, y), size));
-        legend->update();
+        // A chart not yet laid out at its size (a hidden page) has a token plot area.
+        const bool laidOut = plot.height() > 4 * QFontMetricsF(legend->font()).height();
+        const double share = laidOut ? (size.height() + 2 * margin) / plot.height() : 0;
+        const bool inside = share <= kMaxInsideShare;
+        bool relayout = false;
+        if (inside == legend->isAttachedToChart()) {
+            if (inside) {
+                legend->detachFromChart();
+                legend->setAlignment(Qt::AlignLeft);
+            } else {
+                legend->attachToChart();
+                legend->setAlignment(Qt::AlignRight);
+            }
+            styleLegend(legend, inside);
+            relayout = true;
+        }
+        if (inside) {
+            const qreal x = corner & Qt::AlignRight ? plot.right() - size.width() - margin
+                                                    : plot.left() + margin;
+            const qreal y = corner & Qt::AlignBottom    ? plot.bottom() - size.height() - margin
+                            : corner & Qt::AlignVCenter ? plot.center().y() - size.height() / 2
+                                                        : plot.top() + margin;
+            legend->setGeometry(QRectF(QPointF(x, y), size));
+            legend->update();
+        }
+        if (roomOn && laidOut)
+            relayout = reserveShare(roomOn, dataLo, dataHi, inside ? share : 0,
+                                    corner & Qt::AlignBottom) ||
+                       relayout;
+        *placing = false;
+        if (relayout)
+            QMetaObject::invokeMethod(
+                legend, [again] { if (auto p = again.lock()) (*p)(); }, Qt::QueuedConnection);
     };
-    QObject::connect(chart, &QChart::plotAreaChanged, legend, place);
+    QObject::connect(chart, &QChart::plotAreaChanged, legend, [place] { (*place)(); });
     // The page sets its fonts after building the chart; without this the box kept the old
     // font's height and the last entry wrapped into a cut-off second column.
-    QObject::connect(legend, &QLegend::fontChanged, legend, place);
+    QObject::connect(legend, &QLegend::fontChanged, legend, [place] { (*place)(); });
 }
 
 // ---- 1. memory-bound ------------------------------------------------------------------------
@@ -452,8 +515,7 @@ ChartPage tiledChart(const AnalysisResults& r) {
         see(r.paperModel[i].standardAccesses * kBytesPerElement / kBytesPerMB);
         see(r.paperModel[i].flashAccesses * kBytesPerElement / kBytesPerMB);
     }
-    // Headroom above the lines holds the legend.
-    const auto [ylo, yhi] = paddedLogRange(lo, hi * 30);
+    const auto [ylo, yhi] = paddedLogRange(lo, hi); // legendInside adds room for the legend
     auto* x = sizeAxis(QStringLiteral("sequence length n (tokens)"), rows.front().n, rows.back().n);
     auto* y = logAxis(QStringLiteral("MB (log scale)"), 10, QStringLiteral("%g"), ylo, yhi);
     chart->addAxis(x, Qt::AlignBottom);
@@ -490,7 +552,7 @@ ChartPage tiledChart(const AnalysisResults& r) {
     }
     for (QLineSeries* s : {stdTraffic, flashTraffic, stdPeak, flashPeak, paperStd, paperFlash})
         attach(chart, s, x, y);
-    legendInside(chart, Qt::AlignTop | Qt::AlignLeft);
+    legendInside(chart, Qt::AlignTop | Qt::AlignLeft, y);
 
     const TiledRow& first = rows.front();
     const TiledRow& last = rows.back();
