@@ -180,4 +180,37 @@ std::vector<qreal> fitColumnWidths(const std::vector<qreal>& weights,
     return widths;
 }
 
+TableHeader fitTableHeader(const QStringList& titles, const QStringList& compact,
+                           const std::vector<qreal>& weights, const std::vector<qreal>& contents,
+                           QFont font, qreal minPointSize, qreal total, qreal padding) {
+    const qreal largest = font.pointSizeF();
+    TableHeader header;
+    std::vector<qreal> needs;
+    for (const QStringList* choice : {&titles, &compact}) {
+        header.titles = *choice;
+        for (qreal size = largest; size >= minPointSize; size -= 0.5) {
+            font.setPointSizeF(size);
+            const QFontMetricsF fm(font);
+            needs.clear();
+            qreal sum = 0;
+            for (int c = 0; c < header.titles.size(); ++c) {
+                qreal need = std::size_t(c) < contents.size() ? contents[std::size_t(c)] : 0;
+                for (const QString& line : header.titles[c].split(QLatin1Char('\n')))
+                    need = std::max(need, fm.horizontalAdvance(line) + padding);
+                needs.push_back(need);
+                sum += need;
+            }
+            if (sum <= total) {
+                header.font = font;
+                header.widths = fitColumnWidths(weights, needs, total);
+                return header;
+            }
+        }
+    }
+    // Not even the compact titles fit: the smallest size, the shares by weight.
+    header.font = font;
+    header.widths = fitColumnWidths(weights, needs, total);
+    return header;
+}
+
 } // namespace flashviz::gui

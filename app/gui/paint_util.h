@@ -9,6 +9,7 @@
 #include <QRectF>
 #include <QSize>
 #include <QString>
+#include <QStringList>
 
 #include <vector>
 
@@ -43,5 +44,20 @@ std::vector<QRectF> layoutSideBySide(const std::vector<QSize>& shapes, const QRe
 // together, the plain proportional shares.
 std::vector<qreal> fitColumnWidths(const std::vector<qreal>& weights,
                                    const std::vector<qreal>& minimums, qreal total);
+
+// The header of a table whose titles are a symbol line and an explanation line ("ℓ\nsum so
+// far"): the largest size from `font`'s down to `minPointSize` at which the columns fit side by
+// side in `total`, each as wide as its widest title line plus `padding` or its `contents` entry
+// (what its values need), whichever is more; where even the smallest does not, the `compact`
+// titles (the symbols alone, long ones over two lines) at the largest size that fits. The
+// widths are fitColumnWidths' for the chosen titles.
+struct TableHeader {
+    QFont font;
+    QStringList titles;
+    std::vector<qreal> widths;
+};
+TableHeader fitTableHeader(const QStringList& titles, const QStringList& compact,
+                           const std::vector<qreal>& weights, const std::vector<qreal>& contents,
+                           QFont font, qreal minPointSize, qreal total, qreal padding);
 
 } // namespace flashviz::gui

@@ -209,6 +209,56 @@ QRectF TileDetailView::tableRect() const {
     return m_frame ? tileGeometry().tableArea : QRectF();
 }
 
+std::vector<TileDetailView::Column> TileDetailView::tableColumns(bool withBackend) const {
+    const StepKind k = m_frame->state.info.kind;
+    const int shownValues = std::min(m_frame->scene->settings.spec.headDim, 4);
+    // The single values (formatValue's 4 significant digits) are not to be cut; the rows of acc
+    // and O take what their weight gives them and end in "…" when that is too little.
+    const QString number = QStringLiteral("-0.0000");
+    const QString values;
+    std::vector<Column> columns = {
+        {tr("row"), tr("row"), 0.5, false, QStringLiteral("00 ✗")},
+        {tr("m\nmax so far"), tr("m"), 1.2, k == StepKind::UpdateMax, number},
+        {tr("ℓ\nsum so far"), tr("ℓ"), 1.6, k == StepKind::UpdateSum, number},
+        {tr("e^(m_old−m_new)\ncorrection"), tr("e^(m_old\n   −m_new)"), 1.8,
+         k == StepKind::UpdateSum || k == StepKind::UpdateOutput, number},
+        {tr("acc\nO before ÷ ℓ"), tr("acc"), 0.5 + 0.58 * shownValues,
+         k == StepKind::UpdateOutput, values},
+        {tr("O = acc / ℓ\nthe output row"), tr("O = acc/ℓ"), 0.3 + 0.45 * shownValues,
+         k == StepKind::Normalise || k == StepKind::StoreOutput, values},
+    };
+    // "CUDA (NVIDIA H200)" heads its column as "CUDA"; the note under the table has it in full.
+    if (withBackend) {
+        const QString name = m_frame->scene->backendName.section(QStringLiteral(" ("), 0, 0);
+        columns.push_back({tr("%1\nrecorded").arg(name), name, 1.9, false, number});
+    }
+    return columns;
+}
+
+// One header size for all columns: the largest at which the titles fit side by side (the compact
+// ones when the whole titles cannot); the columns then share the width by weight, each at least
+// as wide as its title and its values.
+TableHeader TileDetailView::fitHeader(const std::vector<Column>& columns, qreal width) const {
+    QStringList titles, compact;
+    std::vector<qreal> weights, contents;
+    const QFontMetricsF cellFont(m_theme.mono(8.5, true));
+    for (const Column& c : columns) {
+        titles << c.title;
+        compact << c.compact;
+        weights.push_back(c.weight);
+        contents.push_back(c.sample.isEmpty() ? 0 : cellFont.horizontalAdvance(c.sample) + 12);
+    }
+    return fitTableHeader(titles, compact, weights, contents, m_theme.font(8.5, true), 6.5, width,
+                          12);
+}
+
+QStringList TileDetailView::tableTitles() const {
+    if (!m_frame) return {};
+    const TileGeometry g = tileGeometry();
+    return g.hasRows ? fitHeader(tableColumns(g.backend), g.tableArea.width()).titles
+                     : QStringList();
+}
+
 void TileDetailView::paintEvent(QPaintEvent*) {
     QPainter p(this);
     p.setRenderHint(QPainter::Antialiasing);
@@ -350,49 +400,15 @@ void TileDetailView::paintEvent(QPaintEvent*) {
         backend ? m_frame->trace : nullptr; // its values, once this tile is updated
     const int d = scene.settings.spec.headDim;
     const int shownValues = std::min(d, 4);
+    // The note under the table names the backend in full, its column ("CUDA") in short.
     const QString backendName = scene.backendName;
-    // "CUDA (NVIDIA H200)" heads its column as "CUDA"; the note under the table has it in full.
     const QString backendShortName = backendName.section(QStringLiteral(" ("), 0, 0);
 
-    struct Column {
-        QString title;
-        qreal weight;
-        bool active;
-    };
-    std::vector<Column> columns = {
-        {tr("row"), 0.5, false},
-        {tr("m\nmax so far"), 1.2, k == StepKind::UpdateMax},
-        {tr("ℓ\nsum so far"), 1.6, k == StepKind::UpdateSum},
-        {tr("e^(m_old−m_new)\ncorrection"), 1.8,
-         k == StepKind::UpdateSum || k == StepKind::UpdateOutput},
-        {tr("acc\nO before ÷ ℓ"), 0.5 + 0.58 * shownValues, k == StepKind::UpdateOutput},
-        {tr("O = acc / ℓ\nthe output row"), 0.3 + 0.45 * shownValues,
-         k == StepKind::Normalise || k == StepKind::StoreOutput},
-    };
-    if (backend) columns.push_back({tr("%1\nrecorded").arg(backendShortName), 1.9, false});
-    // One header size for all columns: the largest at which the titles fit side by side; the
-    // columns then share the width by weight, each at least as wide as its title.
-    QFont headerFont = m_theme.font(8.5, true);
-    std::vector<qreal> columnWeights, titleWidths;
-    for (const auto& c : columns)
-        columnWeights.push_back(c.weight);
-    for (qreal size = headerFont.pointSizeF(); size >= 6.5; size -= 0.5) {
-        headerFont.setPointSizeF(size);
-        const QFontMetricsF fm(headerFont);
-        titleWidths.clear();
-        qreal sum = 0;
-        for (const auto& c : columns) {
-            qreal widest = 0;
-            for (const QString& line : c.title.split(QLatin1Char('\n')))
-                widest = std::max(widest, fm.horizontalAdvance(line));
-            titleWidths.push_back(widest + 12);
-            sum += widest + 12;
-        }
-        if (sum <= table.width()) break;
-    }
+    const std::vector<Column> columns = tableColumns(backend);
+    const TableHeader header = fitHeader(columns, table.width());
     std::vector<QRectF> colRects;
     qreal x = table.left();
-    for (const qreal w : fitColumnWidths(columnWeights, titleWidths, table.width())) {
+    for (const qreal w : header.widths) {
         colRects.emplace_back(x, table.top(), w, tableHeadH);
         x += w;
     }
@@ -400,8 +416,9 @@ void TileDetailView::paintEvent(QPaintEvent*) {
         const QRectF r = colRects[c].adjusted(2, 0, -2, 0);
         if (columns[c].active) p.fillRect(r, withAlpha(m_theme.accent, m_theme.lecture ? 70 : 60));
         p.setPen(columns[c].active ? m_theme.text : m_theme.muted);
-        p.setFont(headerFont);
-        p.drawText(r.adjusted(3, 0, -3, 0), Qt::AlignLeft | Qt::AlignVCenter, columns[c].title);
+        p.setFont(header.font);
+        p.drawText(r.adjusted(3, 0, -3, 0), Qt::AlignLeft | Qt::AlignVCenter,
+                   header.titles[int(c)]);
     }
 
     auto vec = [](const Vector& v, int i) -> std::optional<double> {

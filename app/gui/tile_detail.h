@@ -4,6 +4,9 @@
 // O = acc/ℓ. What this step changed is highlighted; with a bug switch on, the correct run's values
 // of the same step are shown under the buggy ones; with another backend, the values it recorded.
 #include "frame_view.h"
+#include "paint_util.h"
+
+#include <vector>
 
 namespace flashviz::gui {
 
@@ -22,6 +25,9 @@ class TileDetailView : public FrameView {
     // What the current size lists (fewer rows than setMaxRows when the view is short) and where.
     int listedRows() const;
     QRectF tableRect() const;
+    // The table's column titles as drawn at the current size: symbol and explanation lines, or
+    // the symbols alone where those do not fit side by side.
+    QStringList tableTitles() const;
 
   protected:
     void paintEvent(QPaintEvent* event) override;
@@ -37,6 +43,17 @@ class TileDetailView : public FrameView {
         QRectF gridArea, tableArea;
     };
     TileGeometry tileGeometry() const;
+    // The table's columns for the current step (which one this step changes is `active`), and
+    // their header at a width.
+    struct Column {
+        QString title;   // symbol line, explanation line
+        QString compact; // the symbols alone, for a narrow table
+        qreal weight;
+        bool active;
+        QString sample; // as wide as its widest usual value
+    };
+    std::vector<Column> tableColumns(bool withBackend) const;
+    TableHeader fitHeader(const std::vector<Column>& columns, qreal width) const;
 
     bool m_showBackend = false;
     int m_maxRows = 8;

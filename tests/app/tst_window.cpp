@@ -42,6 +42,7 @@ class TestWindow : public QObject {
     void screenshotWritesAPng();
     void tableColumnsMakeRoomForTheirTitles();
     void tileTableFitsItsView();
+    void tableHeaderFallsBackToCompactTitles();
     void opensWithinTheScreen();
     void keysHintOnlyWhenItFits();
     void settingsPersist();
@@ -252,6 +253,44 @@ void TestWindow::tableColumnsMakeRoomForTheirTitles() {
     QVERIFY(fitColumnWidths({}, {}, 400).empty());
 }
 
+// The tile table's header: whole titles at the largest size that fits; in a narrow table the
+// compact ones rather than cut ones; every column as wide as its title and its values.
+void TestWindow::tableHeaderFallsBackToCompactTitles() {
+    const QStringList titles{QStringLiteral("m\nmax so far"),
+                             QStringLiteral("e^(m_old−m_new)\ncorrection"), QStringLiteral("acc")};
+    const QStringList compact{QStringLiteral("m"), QStringLiteral("e^(m_old\n −m_new)"),
+                              QStringLiteral("acc")};
+    const std::vector<qreal> weights{1, 1, 2}, contents{60, 60, 0};
+    QFont font;
+    font.setPointSizeF(8.5);
+    const auto fits = [&](const TableHeader& h) {
+        const QFontMetricsF fm(h.font);
+        for (int c = 0; c < h.titles.size(); ++c) {
+            if (h.widths[std::size_t(c)] < contents[std::size_t(c)] - 1e-9) return false;
+            for (const QString& line : h.titles[c].split(QLatin1Char('\n')))
+                if (fm.horizontalAdvance(line) + 12 > h.widths[std::size_t(c)] + 1e-9) return false;
+        }
+        return true;
+    };
+    const TableHeader wide = fitTableHeader(titles, compact, weights, contents, font, 6.5, 800, 12);
+    QCOMPARE(wide.titles, titles);
+    QCOMPARE(wide.font.pointSizeF(), 8.5);
+    QVERIFY(fits(wide));
+    // Narrower than the whole titles need at the smallest size, wide enough for the compact ones.
+    QFont smallest = font;
+    smallest.setPointSizeF(6.5);
+    const QFontMetricsF fm(smallest);
+    const qreal whole = std::max(fm.horizontalAdvance(QStringLiteral("max so far")) + 12, 60.0) +
+                        fm.horizontalAdvance(QStringLiteral("e^(m_old−m_new)")) + 12 +
+                        fm.horizontalAdvance(QStringLiteral("acc")) + 12;
+    const TableHeader narrow =
+        fitTableHeader(titles, compact, weights, contents, font, 6.5, whole - 2, 12);
+    QCOMPARE(narrow.titles, compact);
+    QVERIFY(fits(narrow));
+    const auto sum = [](const std::vector<qreal>& v) { return std::accumulate(v.begin(), v.end(), 0.0); };
+    QVERIFY(std::abs(sum(narrow.widths) - (whole - 2)) < 1e-9);
+}
+
 // In a short view (a 1280 x 800 screen, the bug's extra line per row, the backend's column) the
 // tile table lists only the rows that fit, instead of running off the bottom; a tall view lists
 // the whole 4-row tile.
@@ -269,10 +308,15 @@ void TestWindow::tileTableFitsItsView() {
     QVERIFY2(tile->listedRows() >= 1 && tile->listedRows() < 4,
              qPrintable(QString::number(tile->listedRows())));
     QVERIFY(tile->tableRect().bottom() <= tile->height());
+    // Seven columns do not fit their whole titles here: the symbols alone, not cut titles.
+    QCOMPARE(tile->tableTitles().size(), 7);
+    QVERIFY2(!tile->tableTitles().join(QLatin1Char('|')).contains(QStringLiteral("max so far")),
+             qPrintable(tile->tableTitles().join(QLatin1Char('|'))));
 
     w.resize(1920, 1200);
     QTRY_COMPARE(tile->listedRows(), 4);
     QVERIFY(tile->tableRect().bottom() <= tile->height());
+    QVERIFY(tile->tableTitles().join(QLatin1Char('|')).contains(QStringLiteral("max so far")));
 }
 
 // A window larger than the screen's free area opens maximised instead of hanging off it; one
