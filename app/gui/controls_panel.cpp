@@ -15,6 +15,7 @@
 #include <QStandardItemModel>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <climits>
 
 namespace flashviz::gui {
@@ -121,19 +122,8 @@ ControlsPanel::ControlsPanel(QWidget* parent) : QWidget(parent) {
     }
     m_backend = new QComboBox(algo);
     m_backend->setObjectName(QStringLiteral("backend"));
-    auto* model = new QStandardItemModel(m_backend);
-    for (const BackendAvailability& b : listBackends()) {
-        auto* item = new QStandardItem(
-            b.available ? QString::fromStdString(b.name)
-                        : tr("%1 (unavailable)").arg(QString::fromStdString(b.name)));
-        item->setData(int(b.kind), Qt::UserRole);
-        if (!b.available) {
-            item->setFlags(item->flags() & ~(Qt::ItemIsEnabled | Qt::ItemIsSelectable));
-            item->setToolTip(QString::fromStdString(b.reason));
-        }
-        model->appendRow(item);
-    }
-    m_backend->setModel(model);
+    m_backend->setModel(new QStandardItemModel(m_backend));
+    refreshBackends();
     af->addRow(tr("algorithm"), m_algorithm);
     af->addRow(tr("Br (rows/tile)"), m_blockRows);
     af->addRow(tr("Bc (keys/tile)"), m_blockCols);
@@ -192,6 +182,27 @@ void ControlsPanel::applyTheme(const Theme& theme) {
     bold.setBold(true);
     m_message->setFont(bold);
     m_presetNote->setStyleSheet(QStringLiteral("color: %1").arg(theme.muted.name()));
+}
+
+void ControlsPanel::refreshBackends() {
+    auto* model = static_cast<QStandardItemModel*>(m_backend->model());
+    const QVariant chosen = m_backend->currentData(Qt::UserRole);
+    const QSignalBlocker blocker(m_backend);
+    model->clear();
+    for (const BackendAvailability& b : listBackends()) {
+        auto* item = new QStandardItem(
+            b.available ? QString::fromStdString(b.name)
+                        : tr("%1 (unavailable)").arg(QString::fromStdString(b.name)));
+        item->setData(int(b.kind), Qt::UserRole);
+        if (!b.available) {
+            item->setFlags(item->flags() & ~(Qt::ItemIsEnabled | Qt::ItemIsSelectable));
+            item->setToolTip(QString::fromStdString(b.reason));
+        }
+        model->appendRow(item);
+    }
+    // The choice stays as it was, greyed if it no longer runs: the settings still name it.
+    const int at = chosen.isValid() ? m_backend->findData(chosen, Qt::UserRole) : -1;
+    m_backend->setCurrentIndex(std::max(at, 0));
 }
 
 void ControlsPanel::setSettings(const VizSettings& s) {

@@ -26,6 +26,9 @@ class ControlsPanel : public QWidget {
     void showRefusal(const QString& message);      // empty clears it
     QString refusalText() const;
     void applyTheme(const Theme& theme);
+    // Reads again which backends this machine can run: a GPU can become unusable during a
+    // session (a kernel fault ends its context), and the list then greys it out with the reason.
+    void refreshBackends();
 
     // For tests: the controls by name.
     QSpinBox* queriesBox() const { return m_queries; }

@@ -366,6 +366,9 @@ void MainWindow::onSceneChanged() {
     if (scene->settings.backend != BackendKind::Cpu) {
         m_controls->backendValuesBox()->setChecked(true);
     }
+    // The chosen backend refused and the CPU stood in: if that backend cannot run any more (a
+    // lost GPU context), the list now says so.
+    if (!scene->backendNote.isEmpty()) m_controls->refreshBackends();
     updateAnalysisSettings();
 }
 

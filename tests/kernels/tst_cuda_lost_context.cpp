@@ -18,9 +18,16 @@
 #include <cstdint>
 
 #if FLASHVIZ_TEST_WINDOW
+#include "controller.h"
+#include "controls_panel.h"
+#include "main_window.h"
 #include "scene.h"
 #include "settings.h"
 
+#include <QComboBox>
+#include <QStandardItemModel>
+
+#include <memory>
 #endif
 
 using namespace flashviz;
@@ -35,6 +42,14 @@ std::shared_ptr<const gui::Scene> toySceneOnTheGpu(Algorithm algorithm = Algorit
     settings.backend = BackendKind::Cuda;
     settings.algorithm = algorithm;
     return gui::buildScene(settings, nullptr);
+}
+
+// The window's backend list: the CUDA entry.
+QStandardItem* cudaEntry(gui::MainWindow& window) {
+    QComboBox* box = window.controls()->backendBox();
+    auto* model = static_cast<QStandardItemModel*>(box->model());
+    const int at = box->findData(int(BackendKind::Cuda), Qt::UserRole);
+    return at < 0 ? nullptr : model->item(at);
 }
 #endif
 
@@ -59,6 +74,14 @@ private slots:
         QVERIFY2(scene->backendNote.isEmpty(), qPrintable(scene->backendNote));
         QVERIFY2(scene->backendName.startsWith(QStringLiteral("CUDA")), qPrintable(scene->backendName));
         QVERIFY(scene->check.passed());
+        // A window opened now offers CUDA, and keeps its list until a scene falls back.
+        gui::StartOptions options;
+        options.restore = false;
+        options.save = false;
+        m_window = std::make_unique<gui::MainWindow>(options);
+        QVERIFY(m_window->waitUntilIdle());
+        QStandardItem* cuda = cudaEntry(*m_window);
+        QVERIFY(cuda && cuda->isEnabled());
     }
 #endif
 
@@ -118,6 +141,23 @@ private slots:
         QVERIFY(standard->check.passed());
         QVERIFY(!standard->cpuCheck.has_value());
     }
+
+    // The window opened before the fault: asked for CUDA, it shows the CPU's scene, and its
+    // backend list now greys CUDA out with the reason instead of offering it.
+    void theWindowsListThenGreysCudaOut() {
+        QVERIFY(m_window);
+        gui::VizSettings settings = gui::toySettings();
+        settings.backend = BackendKind::Cuda;
+        QVERIFY(m_window->controller()->apply(settings, QString()));
+        QVERIFY(m_window->waitUntilIdle());
+        QCOMPARE(m_window->controller()->scene()->backendName, QStringLiteral("CPU"));
+        QStandardItem* cuda = cudaEntry(*m_window);
+        QVERIFY(cuda && !cuda->isEnabled());
+        QVERIFY2(cuda->text().contains(QStringLiteral("unavailable")) &&
+                     cuda->toolTip().contains(QStringLiteral("restart FlashViz")),
+                 qPrintable(cuda->text() + QStringLiteral(" | ") + cuda->toolTip()));
+        m_window.reset();
+    }
 #endif
 
     void theCpuStillComputes() {
@@ -128,7 +168,16 @@ private slots:
                                checkTolerance(*cpu, problem.spec))
                     .passed());
     }
+
+#if FLASHVIZ_TEST_WINDOW
+  private:
+    std::unique_ptr<gui::MainWindow> m_window; // opened before the fault
+#endif
 };
 
+#if FLASHVIZ_TEST_WINDOW
+QTEST_MAIN(TestCudaLostContext)
+#else
 QTEST_GUILESS_MAIN(TestCudaLostContext)
+#endif
 #include "tst_cuda_lost_context.moc"
