@@ -184,6 +184,10 @@ void ControlsPanel::applyTheme(const Theme& theme) {
     m_presetNote->setStyleSheet(QStringLiteral("color: %1").arg(theme.muted.name()));
 }
 
+QString ControlsPanel::presetNoteText() const {
+    return m_presetNote->text();
+}
+
 void ControlsPanel::refreshBackends() {
     auto* model = static_cast<QStandardItemModel*>(m_backend->model());
     const QVariant chosen = m_backend->currentData(Qt::UserRole);
@@ -234,18 +238,77 @@ void ControlsPanel::setSettings(const VizSettings& s) {
     for (QWidget* w : std::initializer_list<QWidget*>{m_blockRows, m_blockCols, m_loopOrder, m_bug,
                                                       m_keepScores, m_noMax})
         w->setEnabled(flash);
-    // The preset combo names the preset these settings are, if any.
-    int presetIndex = 0;
+    showPreset(s);
+}
+
+namespace {
+
+// What the "Break it" switches of `now` change from `preset`, when nothing else differs;
+// empty otherwise (and when nothing differs at all).
+QStringList switchedFrom(const VizSettings& preset, const VizSettings& now) {
+    VizSettings same = preset;
+    same.options.rescale = now.options.rescale;
+    same.options.keepFullScores = now.options.keepFullScores;
+    same.options.runningMax = now.options.runningMax;
+    if (!(same == now)) return {};
+    QStringList changes;
+    if (preset.options.rescale != now.options.rescale)
+        changes << (now.options.rescale ? QObject::tr("the rescale back on")
+                                        : QObject::tr("the rescale switched off (the bug)"));
+    if (preset.options.keepFullScores != now.options.keepFullScores)
+        changes << (now.options.keepFullScores ? QObject::tr("the full S kept")
+                                               : QObject::tr("the full S no longer kept"));
+    if (preset.options.runningMax != now.options.runningMax)
+        changes << (now.options.runningMax ? QObject::tr("the running max back on")
+                                           : QObject::tr("no running max"));
+    return changes;
+}
+
+} // namespace
+
+// The preset combo names the preset these settings are, if any; settings that only flip a
+// "Break it" switch of a preset (the last one shown first, else the first in the list, as for
+// `--preset toy --bug`) keep its name, marked as changed, and its note.
+void ControlsPanel::showPreset(const VizSettings& s) {
+    int index = 0;
+    QStringList changes;
     for (int i = 1; i < m_preset->count(); ++i)
         if (const Preset* p = findPreset(m_preset->itemData(i).toString()); p && p->settings == s) {
-            presetIndex = i;
+            index = i;
+            m_shownPreset = p->id;
             break;
         }
-    const QSignalBlocker b17(m_preset);
-    m_preset->setCurrentIndex(presetIndex);
-    m_presetNote->setText(presetIndex > 0
-                              ? findPreset(m_preset->itemData(presetIndex).toString())->description
-                              : describeSettings(s));
+    if (index == 0) {
+        std::vector<const Preset*> candidates;
+        if (const Preset* last = findPreset(m_shownPreset)) candidates.push_back(last);
+        for (const Preset& p : presets()) candidates.push_back(&p);
+        for (const Preset* p : candidates) {
+            changes = switchedFrom(p->settings, s);
+            if (changes.isEmpty()) continue;
+            index = m_preset->findData(p->id);
+            m_shownPreset = p->id;
+            break;
+        }
+    }
+    if (index <= 0) {
+        index = 0;
+        m_shownPreset.clear();
+    }
+    const QSignalBlocker blocker(m_preset);
+    for (int i = 1; i < m_preset->count(); ++i)
+        if (const Preset* p = findPreset(m_preset->itemData(i).toString()))
+            m_preset->setItemText(i, i == index && !changes.isEmpty()
+                                         ? tr("%1 (changed)").arg(p->title)
+                                         : p->title);
+    m_preset->setCurrentIndex(index);
+    if (index == 0)
+        m_presetNote->setText(describeSettings(s));
+    else
+        m_presetNote->setText(
+            changes.isEmpty()
+                ? findPreset(m_shownPreset)->description
+                : tr("%1\nChanged here: %2.")
+                      .arg(findPreset(m_shownPreset)->description, changes.join(QStringLiteral(", "))));
 }
 
 VizSettings ControlsPanel::proposed() const {

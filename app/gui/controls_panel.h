@@ -38,6 +38,7 @@ class ControlsPanel : public QWidget {
     QSpinBox* blockColsBox() const { return m_blockCols; }
     QCheckBox* bugBox() const { return m_bug; }
     QComboBox* presetBox() const { return m_preset; }
+    QString presetNoteText() const;
     QComboBox* backendBox() const { return m_backend; }
     QCheckBox* backendValuesBox() const { return m_backendValues; }
 
@@ -48,10 +49,12 @@ class ControlsPanel : public QWidget {
 
   private:
     void propose();
+    void showPreset(const VizSettings& settings);
 
     VizSettings m_base; // fields the panel does not edit (scale) come from here
     QComboBox* m_preset;
     QLabel* m_presetNote;
+    QString m_shownPreset; // the preset the settings came from, while only switches differ
     QSpinBox* m_queries;
     QSpinBox* m_keys;
     QSpinBox* m_headDim;

@@ -43,6 +43,7 @@ class TestWindow : public QObject {
     void tableColumnsMakeRoomForTheirTitles();
     void tileTableFitsItsView();
     void tableHeaderFallsBackToCompactTitles();
+    void presetStaysNamedWhileOnlyASwitchChanged();
     void opensWithinTheScreen();
     void keysHintOnlyWhenItFits();
     void settingsPersist();
@@ -251,6 +252,40 @@ void TestWindow::tableColumnsMakeRoomForTheirTitles() {
     QCOMPARE(w[0], 150.0);
     QVERIFY(std::abs(w[1] - 250) < 1e-9);
     QVERIFY(fitColumnWidths({}, {}, 400).empty());
+}
+
+// B on a preset keeps the preset's name, marked as changed, and its description with what the
+// switch changed; B again is the preset itself. Another setting leaves the preset behind.
+void TestWindow::presetStaysNamedWhileOnlyASwitchChanged() {
+    MainWindow w(fresh());
+    activate(w);
+    QVERIFY(w.controller()->applyPreset(QStringLiteral("toy")));
+    QVERIFY(w.waitUntilIdle());
+    QComboBox* box = w.controls()->presetBox();
+    const QString title = box->currentText();
+    QCOMPARE(box->currentData().toString(), QStringLiteral("toy"));
+    const QString description = w.controls()->presetNoteText();
+
+    QTest::keyClick(&w, Qt::Key_B);
+    QVERIFY(w.waitUntilIdle());
+    QCOMPARE(box->currentData().toString(), QStringLiteral("toy"));
+    QCOMPARE(box->currentText(), QStringLiteral("%1 (changed)").arg(title));
+    QVERIFY2(w.controls()->presetNoteText().startsWith(description) &&
+                 w.controls()->presetNoteText().contains(QStringLiteral("rescale switched off")),
+             qPrintable(w.controls()->presetNoteText()));
+
+    QTest::keyClick(&w, Qt::Key_B);
+    QVERIFY(w.waitUntilIdle());
+    QCOMPARE(box->currentText(), title);
+    QCOMPARE(w.controls()->presetNoteText(), description);
+
+    VizSettings other = w.controller()->settings();
+    other.spec.seed = 99;
+    QVERIFY(w.controller()->apply(other, QString()));
+    QVERIFY(w.waitUntilIdle());
+    QCOMPARE(box->currentIndex(), 0);
+    for (int i = 1; i < box->count(); ++i)
+        QVERIFY(!box->itemText(i).endsWith(QStringLiteral("(changed)")));
 }
 
 // The tile table's header: whole titles at the largest size that fits; in a narrow table the
