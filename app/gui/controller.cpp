@@ -7,6 +7,7 @@
 #include <QtConcurrent/QtConcurrent>
 
 #include <cmath>
+#include <utility>
 
 namespace flashviz::gui {
 
@@ -137,7 +138,11 @@ bool Controller::applyPreset(const QString& id) {
                    .arg(id, known.join(QStringLiteral(", "))));
         return false;
     }
-    return apply(preset->settings, preset->step);
+    // Set first: apply() announces the settings, and the window names the preset then.
+    const QString previous = std::exchange(m_presetId, id);
+    if (apply(preset->settings, preset->step)) return true;
+    m_presetId = previous;
+    return false;
 }
 
 void Controller::dropBuild() {

@@ -46,6 +46,9 @@ class Controller : public QObject {
     // new scene has the same steps, otherwise starts at 0.
     bool apply(const VizSettings& settings, const QString& stepSpec = {});
     bool applyPreset(const QString& id);
+    // The preset last applied (its id), so that the window can name it even where two presets
+    // share their settings; empty before any.
+    QString presetId() const { return m_presetId; }
     // Processes events until idle or the timeout; returns whether idle was reached.
     bool waitUntilIdle(int timeoutMs = 120000);
     // Work below these many floating-point operations runs on the GUI thread.
@@ -95,6 +98,7 @@ class Controller : public QObject {
     void tick();
 
     VizSettings m_settings;
+    QString m_presetId;
     VizSettings m_requested;
     std::shared_ptr<const Scene> m_scene;
     std::shared_ptr<const Frame> m_frame;

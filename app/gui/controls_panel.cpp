@@ -209,7 +209,7 @@ void ControlsPanel::refreshBackends() {
     m_backend->setCurrentIndex(std::max(at, 0));
 }
 
-void ControlsPanel::setSettings(const VizSettings& s) {
+void ControlsPanel::setSettings(const VizSettings& s, const QString& presetId) {
     m_base = s;
     const QSignalBlocker b1(m_queries), b2(m_keys), b3(m_headDim), b4(m_seed), b5(m_pattern),
         b6(m_precision), b7(m_causal), b8(m_algorithm), b9(m_blockRows), b10(m_blockCols),
@@ -238,7 +238,7 @@ void ControlsPanel::setSettings(const VizSettings& s) {
     for (QWidget* w : std::initializer_list<QWidget*>{m_blockRows, m_blockCols, m_loopOrder, m_bug,
                                                       m_keepScores, m_noMax})
         w->setEnabled(flash);
-    showPreset(s);
+    showPreset(s, presetId);
 }
 
 namespace {
@@ -253,47 +253,45 @@ QStringList switchedFrom(const VizSettings& preset, const VizSettings& now) {
     if (!(same == now)) return {};
     QStringList changes;
     if (preset.options.rescale != now.options.rescale)
-        changes << (now.options.rescale ? QObject::tr("the rescale back on")
-                                        : QObject::tr("the rescale switched off (the bug)"));
+        changes << (now.options.rescale ? ControlsPanel::tr("the rescale back on")
+                                        : ControlsPanel::tr("the rescale switched off (the bug)"));
     if (preset.options.keepFullScores != now.options.keepFullScores)
-        changes << (now.options.keepFullScores ? QObject::tr("the full S kept")
-                                               : QObject::tr("the full S no longer kept"));
+        changes << (now.options.keepFullScores ? ControlsPanel::tr("the full S kept")
+                                               : ControlsPanel::tr("the full S no longer kept"));
     if (preset.options.runningMax != now.options.runningMax)
-        changes << (now.options.runningMax ? QObject::tr("the running max back on")
-                                           : QObject::tr("no running max"));
+        changes << (now.options.runningMax ? ControlsPanel::tr("the running max back on")
+                                           : ControlsPanel::tr("no running max"));
     return changes;
 }
 
 } // namespace
 
 // The preset combo names the preset these settings are, if any; settings that only flip a
-// "Break it" switch of a preset (the last one shown first, else the first in the list, as for
-// `--preset toy --bug`) keep its name, marked as changed, and its note.
-void ControlsPanel::showPreset(const VizSettings& s) {
-    int index = 0;
+// "Break it" switch of a preset keep its name, marked as changed, and its note. Candidates in
+// order: the preset applied last, the one shown last, then the list (`--preset toy --bug`
+// arrives as one set of settings).
+void ControlsPanel::showPreset(const VizSettings& s, const QString& presetId) {
+    std::vector<const Preset*> candidates;
+    auto consider = [&](const Preset* p) {
+        if (p && std::find(candidates.begin(), candidates.end(), p) == candidates.end())
+            candidates.push_back(p);
+    };
+    consider(findPreset(presetId));
+    consider(findPreset(m_shownPreset));
+    for (const Preset& p : presets()) consider(&p);
+    const Preset* shown = nullptr;
     QStringList changes;
-    for (int i = 1; i < m_preset->count(); ++i)
-        if (const Preset* p = findPreset(m_preset->itemData(i).toString()); p && p->settings == s) {
-            index = i;
-            m_shownPreset = p->id;
+    for (const Preset* p : candidates)
+        if (p->settings == s) {
+            shown = p;
             break;
         }
-    if (index == 0) {
-        std::vector<const Preset*> candidates;
-        if (const Preset* last = findPreset(m_shownPreset)) candidates.push_back(last);
-        for (const Preset& p : presets()) candidates.push_back(&p);
-        for (const Preset* p : candidates) {
-            changes = switchedFrom(p->settings, s);
-            if (changes.isEmpty()) continue;
-            index = m_preset->findData(p->id);
-            m_shownPreset = p->id;
-            break;
-        }
+    for (std::size_t i = 0; !shown && i < candidates.size(); ++i) {
+        changes = switchedFrom(candidates[i]->settings, s);
+        if (!changes.isEmpty()) shown = candidates[i];
     }
-    if (index <= 0) {
-        index = 0;
-        m_shownPreset.clear();
-    }
+    m_shownPreset = shown ? shown->id : QString();
+    const int index = shown ? std::max(m_preset->findData(shown->id), 0) : 0;
     const QSignalBlocker blocker(m_preset);
     for (int i = 1; i < m_preset->count(); ++i)
         if (const Preset* p = findPreset(m_preset->itemData(i).toString()))
@@ -301,14 +299,13 @@ void ControlsPanel::showPreset(const VizSettings& s) {
                                          ? tr("%1 (changed)").arg(p->title)
                                          : p->title);
     m_preset->setCurrentIndex(index);
-    if (index == 0)
+    if (!shown)
         m_presetNote->setText(describeSettings(s));
+    else if (changes.isEmpty())
+        m_presetNote->setText(shown->description);
     else
-        m_presetNote->setText(
-            changes.isEmpty()
-                ? findPreset(m_shownPreset)->description
-                : tr("%1\nChanged here: %2.")
-                      .arg(findPreset(m_shownPreset)->description, changes.join(QStringLiteral(", "))));
+        m_presetNote->setText(tr("%1\nChanged here: %2.")
+                                  .arg(shown->description, changes.join(QStringLiteral(", "))));
 }
 
 VizSettings ControlsPanel::proposed() const {

@@ -21,7 +21,9 @@ class ControlsPanel : public QWidget {
   public:
     explicit ControlsPanel(QWidget* parent = nullptr);
 
-    void setSettings(const VizSettings& settings); // shows them; emits nothing
+    // Shows the settings; emits nothing. `presetId` names the preset they came from when two
+    // presets share their settings.
+    void setSettings(const VizSettings& settings, const QString& presetId = {});
     VizSettings proposed() const;                  // what the controls say now
     void showRefusal(const QString& message);      // empty clears it
     QString refusalText() const;
@@ -49,7 +51,7 @@ class ControlsPanel : public QWidget {
 
   private:
     void propose();
-    void showPreset(const VizSettings& settings);
+    void showPreset(const VizSettings& settings, const QString& presetId);
 
     VizSettings m_base; // fields the panel does not edit (scale) come from here
     QComboBox* m_preset;

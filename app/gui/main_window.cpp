@@ -65,7 +65,10 @@ MainWindow::MainWindow(const StartOptions& options, QWidget* parent)
         m_status->setText(stage);
     });
     connect(m_controller, &Controller::settingsChanged, this,
-            [this] { m_controls->setSettings(m_controller->requestedSettings()); });
+            [this] {
+                m_controls->setSettings(m_controller->requestedSettings(),
+                                        m_controller->presetId());
+            });
     connect(m_controls, &ControlsPanel::settingsRequested, m_controller,
             [this](const VizSettings& s) { m_controller->apply(s); });
     connect(m_controls, &ControlsPanel::presetRequested, m_controller,
@@ -380,7 +383,7 @@ void MainWindow::updateAnalysisSettings() {
 }
 
 void MainWindow::onRefused(const QString& message) {
-    m_controls->setSettings(m_controller->requestedSettings());
+    m_controls->setSettings(m_controller->requestedSettings(), m_controller->presetId());
     m_controls->showRefusal(message);
     statusBar()->showMessage(tr("Refused: %1").arg(message), 10000);
 }

@@ -212,20 +212,21 @@ QRectF TileDetailView::tableRect() const {
 std::vector<TileDetailView::Column> TileDetailView::tableColumns(bool withBackend) const {
     const StepKind k = m_frame->state.info.kind;
     const int shownValues = std::min(m_frame->scene->settings.spec.headDim, 4);
-    // The single values (formatValue's 4 significant digits) are not to be cut; the rows of acc
-    // and O take what their weight gives them and end in "…" when that is too little.
+    // Each single-value column has room for a signed 4-digit value; longer ones ("-1.23e-05")
+    // shrink to fit (drawFittedText). The rows of acc and O take what their weight gives them and
+    // end in "…" when that is too little.
     const QString number = QStringLiteral("-0.0000");
-    const QString values;
+    const QString noMinimum;
     std::vector<Column> columns = {
-        {tr("row"), tr("row"), 0.5, false, QStringLiteral("00 ✗")},
+        {tr("row"), tr("row"), 0.5, false, QStringLiteral("000 ✗")},
         {tr("m\nmax so far"), tr("m"), 1.2, k == StepKind::UpdateMax, number},
         {tr("ℓ\nsum so far"), tr("ℓ"), 1.6, k == StepKind::UpdateSum, number},
-        {tr("e^(m_old−m_new)\ncorrection"), tr("e^(m_old\n   −m_new)"), 1.8,
+        {tr("e^(m_old−m_new)\ncorrection"), tr("e^(m_old\n −m_new)"), 1.8,
          k == StepKind::UpdateSum || k == StepKind::UpdateOutput, number},
         {tr("acc\nO before ÷ ℓ"), tr("acc"), 0.5 + 0.58 * shownValues,
-         k == StepKind::UpdateOutput, values},
+         k == StepKind::UpdateOutput, noMinimum},
         {tr("O = acc / ℓ\nthe output row"), tr("O = acc/ℓ"), 0.3 + 0.45 * shownValues,
-         k == StepKind::Normalise || k == StepKind::StoreOutput, values},
+         k == StepKind::Normalise || k == StepKind::StoreOutput, noMinimum},
     };
     // "CUDA (NVIDIA H200)" heads its column as "CUDA"; the note under the table has it in full.
     if (withBackend) {
@@ -246,7 +247,8 @@ TableHeader TileDetailView::fitHeader(const std::vector<Column>& columns, qreal 
         titles << c.title;
         compact << c.compact;
         weights.push_back(c.weight);
-        contents.push_back(c.sample.isEmpty() ? 0 : cellFont.horizontalAdvance(c.sample) + 12);
+        // A cell's text sits 5 px inside its column on each side (see `cell` in paintEvent).
+        contents.push_back(c.sample.isEmpty() ? 0 : cellFont.horizontalAdvance(c.sample) + 10);
     }
     return fitTableHeader(titles, compact, weights, contents, m_theme.font(8.5, true), 6.5, width,
                           12);

@@ -279,6 +279,15 @@ void TestWindow::presetStaysNamedWhileOnlyASwitchChanged() {
     QCOMPARE(box->currentText(), title);
     QCOMPARE(w.controls()->presetNoteText(), description);
 
+    // "rescale" has the toy's settings (another step): the box names the preset applied.
+    QVERIFY(w.controller()->applyPreset(QStringLiteral("rescale")));
+    QVERIFY(w.waitUntilIdle());
+    QCOMPARE(box->currentData().toString(), QStringLiteral("rescale"));
+    QTest::keyClick(&w, Qt::Key_B);
+    QVERIFY(w.waitUntilIdle());
+    QCOMPARE(box->currentData().toString(), QStringLiteral("rescale"));
+    QVERIFY(box->currentText().endsWith(QStringLiteral("(changed)")));
+
     VizSettings other = w.controller()->settings();
     other.spec.seed = 99;
     QVERIFY(w.controller()->apply(other, QString()));

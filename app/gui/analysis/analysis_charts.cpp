@@ -259,13 +259,6 @@ QSizeF stackedLegendSize(QLegend* legend) {
     return {width + line * 2.2, entries * line + line * 0.6};
 }
 
-void styleLegend(QLegend* legend, bool inside) {
-    legend->setBackgroundVisible(inside);
-    legend->setBrush(QColor(255, 255, 255, 230));
-    legend->setPen(QPen(QColor(0xBB, 0xBB, 0xBB)));
-    legend->setZValue(30);
-}
-
 // Sets a log axis to the data's decades [dataLo, dataHi] plus `share` of the plot's height on
 // the `below` or upper side; false when it already is.
 bool reserveShare(QLogValueAxis* axis, double dataLo, double dataHi, double share, bool below) {
@@ -280,62 +273,52 @@ bool reserveShare(QLogValueAxis* axis, double dataLo, double dataHi, double shar
 }
 
 // A legend with many entries goes inside the plot, in a corner the data leaves empty, stacked
-// so that no entry is cut off; it follows the plot area when the chart resizes. With `roomOn`,
-// a log axis whose range is the data's, that axis is extended on the legend's side (up for a
-// top corner, down for a bottom one) by as many decades as the box needs at the current size
-// and font, so the box sits beside the data rather than on it. A box taller than
-// kMaxInsideShare of the plot (a projector's font in a small window) goes outside, to the right.
-void legendInside(QChart* chart, Qt::Alignment corner, QLogValueAxis* roomOn = nullptr) {
-    constexpr double kMaxInsideShare = 0.6;
+// so that no entry is cut off; it follows the plot area when the chart resizes. With
+// `makeRoomOn`, a log axis whose range is the data's, that axis is extended on the legend's
+// side (up for a top corner, down for a bottom one) by as many decades as the box needs at the
+// current size and font, so the box sits beside the data rather than on it; however tall the
+// box, the data keeps the lower (upper) quarter of the plot at least.
+constexpr double kMaxLegendShare = 0.75; // of the plot's height, when making room for a legend
+
+void legendInside(QChart* chart, Qt::Alignment corner, QLogValueAxis* makeRoomOn = nullptr) {
     QLegend* legend = chart->legend();
     legend->setAlignment(Qt::AlignLeft);
     legend->detachFromChart();
-    styleLegend(legend, true);
-    const double dataLo = roomOn ? std::log10(roomOn->min()) : 0;
-    const double dataHi = roomOn ? std::log10(roomOn->max()) : 0;
-    // Changing the axis range or attaching the legend lays the chart out again, which would
-    // call this from inside; the flag stops that, and the box is placed again once the layout
-    // has settled.
+    legend->setBackgroundVisible(true);
+    legend->setBrush(QColor(255, 255, 255, 230));
+    legend->setPen(QPen(QColor(0xBB, 0xBB, 0xBB)));
+    legend->setZValue(30);
+    QLogValueAxis* axis = makeRoomOn;
+    const double dataLo = axis ? std::log10(axis->min()) : 0;
+    const double dataHi = axis ? std::log10(axis->max()) : 0;
+    // Changing the axis range lays the chart out again, which would call this from inside
+    // setRange(); the flag stops that, and the box is placed again once the layout has settled.
     auto placing = std::make_shared<bool>(false);
     auto place = std::make_shared<std::function<void()>>();
-    *place = [chart, legend, corner, roomOn, dataLo, dataHi, placing,
+    *place = [chart, legend, corner, axis, dataLo, dataHi, placing,
               again = std::weak_ptr<std::function<void()>>(place)] {
         if (*placing) return;
         *placing = true;
         const QRectF plot = chart->plotArea();
         const QSizeF size = stackedLegendSize(legend).boundedTo(plot.size());
         const qreal margin = 10;
-        // A chart not yet laid out at its size (a hidden page) has a token plot area.
+        const qreal x =
+            corner & Qt::AlignRight ? plot.right() - size.width() - margin : plot.left() + margin;
+        const qreal y = corner & Qt::AlignBottom    ? plot.bottom() - size.height() - margin
+                        : corner & Qt::AlignVCenter ? plot.center().y() - size.height() / 2
+                                                    : plot.top() + margin;
+        legend->setGeometry(QRectF(QPointF(x, y), size));
+        legend->update();
+        bool relaid = false;
+        // A chart not yet laid out (a hidden page) has a token plot area: no room to make yet.
         const bool laidOut = plot.height() > 4 * QFontMetricsF(legend->font()).height();
-        const double share = laidOut ? (size.height() + 2 * margin) / plot.height() : 0;
-        const bool inside = share <= kMaxInsideShare;
-        bool relayout = false;
-        if (inside == legend->isAttachedToChart()) {
-            if (inside) {
-                legend->detachFromChart();
-                legend->setAlignment(Qt::AlignLeft);
-            } else {
-                legend->attachToChart();
-                legend->setAlignment(Qt::AlignRight);
-            }
-            styleLegend(legend, inside);
-            relayout = true;
+        if (axis && dataHi > dataLo && laidOut) {
+            const double share =
+                std::min(kMaxLegendShare, (size.height() + 2 * margin) / plot.height());
+            relaid = reserveShare(axis, dataLo, dataHi, share, corner & Qt::AlignBottom);
         }
-        if (inside) {
-            const qreal x = corner & Qt::AlignRight ? plot.right() - size.width() - margin
-                                                    : plot.left() + margin;
-            const qreal y = corner & Qt::AlignBottom    ? plot.bottom() - size.height() - margin
-                            : corner & Qt::AlignVCenter ? plot.center().y() - size.height() / 2
-                                                        : plot.top() + margin;
-            legend->setGeometry(QRectF(QPointF(x, y), size));
-            legend->update();
-        }
-        if (roomOn && laidOut)
-            relayout = reserveShare(roomOn, dataLo, dataHi, inside ? share : 0,
-                                    corner & Qt::AlignBottom) ||
-                       relayout;
         *placing = false;
-        if (relayout)
+        if (relaid)
             QMetaObject::invokeMethod(
                 legend, [again] { if (auto p = again.lock()) (*p)(); }, Qt::QueuedConnection);
     };
