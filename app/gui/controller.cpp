@@ -7,7 +7,6 @@
 #include <QtConcurrent/QtConcurrent>
 
 #include <cmath>
-#include <utility>
 
 namespace flashviz::gui {
 
@@ -89,7 +88,17 @@ void Controller::refuse(const QString& message) {
     emit refused(message);
 }
 
-bool Controller::apply(const VizSettings& settings, const QString& stepSpec) {
+bool Controller::apply(const VizSettings& settings, const QString& stepSpec,
+                       const QString& presetId) {
+    // Set first: building announces the settings, and the window names the preset then.
+    const QString previous = m_presetId;
+    if (!presetId.isEmpty()) m_presetId = presetId;
+    if (build(settings, stepSpec)) return true;
+    m_presetId = previous;
+    return false;
+}
+
+bool Controller::build(const VizSettings& settings, const QString& stepSpec) {
     try {
         validateForWindow(settings);
     } catch (const EngineError& e) {
@@ -138,11 +147,7 @@ bool Controller::applyPreset(const QString& id) {
                    .arg(id, known.join(QStringLiteral(", "))));
         return false;
     }
-    // Set first: apply() announces the settings, and the window names the preset then.
-    const QString previous = std::exchange(m_presetId, id);
-    if (apply(preset->settings, preset->step)) return true;
-    m_presetId = previous;
-    return false;
+    return apply(preset->settings, preset->step, id);
 }
 
 void Controller::dropBuild() {

@@ -43,8 +43,10 @@ class Controller : public QObject {
     // Checks the settings and builds their scene: inline when small, otherwise on a worker.
     // Returns false (and emits refused) when the engine refuses; the current scene stays.
     // `stepSpec` is "", a step number, "end" or "first-rescale"; empty keeps the step where the
-    // new scene has the same steps, otherwise starts at 0.
-    bool apply(const VizSettings& settings, const QString& stepSpec = {});
+    // new scene has the same steps, otherwise starts at 0. A `presetId` names the preset the
+    // settings come from (see presetId()); without one the last stays.
+    bool apply(const VizSettings& settings, const QString& stepSpec = {},
+               const QString& presetId = {});
     bool applyPreset(const QString& id);
     // The preset last applied (its id), so that the window can name it even where two presets
     // share their settings; empty before any.
@@ -83,6 +85,7 @@ class Controller : public QObject {
     void settingsChanged();
 
   private:
+    bool build(const VizSettings& settings, const QString& stepSpec);
     void setScene(std::shared_ptr<const Scene> scene, const QString& stepSpec);
     void refuse(const QString& message);
     void dropBuild();

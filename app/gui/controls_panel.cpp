@@ -268,8 +268,8 @@ QStringList switchedFrom(const VizSettings& preset, const VizSettings& now) {
 
 // The preset combo names the preset these settings are, if any; settings that only flip a
 // "Break it" switch of a preset keep its name, marked as changed, and its note. Candidates in
-// order: the preset applied last, the one shown last, then the list (`--preset toy --bug`
-// arrives as one set of settings).
+// order: the preset applied last (two presets can share their settings), then the list
+// (`--preset toy --bug` arrives as one set of settings).
 void ControlsPanel::showPreset(const VizSettings& s, const QString& presetId) {
     std::vector<const Preset*> candidates;
     auto consider = [&](const Preset* p) {
@@ -277,7 +277,6 @@ void ControlsPanel::showPreset(const VizSettings& s, const QString& presetId) {
             candidates.push_back(p);
     };
     consider(findPreset(presetId));
-    consider(findPreset(m_shownPreset));
     for (const Preset& p : presets()) consider(&p);
     const Preset* shown = nullptr;
     QStringList changes;
@@ -290,7 +289,6 @@ void ControlsPanel::showPreset(const VizSettings& s, const QString& presetId) {
         changes = switchedFrom(candidates[i]->settings, s);
         if (!changes.isEmpty()) shown = candidates[i];
     }
-    m_shownPreset = shown ? shown->id : QString();
     const int index = shown ? std::max(m_preset->findData(shown->id), 0) : 0;
     const QSignalBlocker blocker(m_preset);
     for (int i = 1; i < m_preset->count(); ++i)

@@ -56,7 +56,6 @@ class ControlsPanel : public QWidget {
     VizSettings m_base; // fields the panel does not edit (scale) come from here
     QComboBox* m_preset;
     QLabel* m_presetNote;
-    QString m_shownPreset; // the preset the settings came from, while only switches differ
     QSpinBox* m_queries;
     QSpinBox* m_keys;
     QSpinBox* m_headDim;

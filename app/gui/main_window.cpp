@@ -86,9 +86,11 @@ MainWindow::MainWindow(const StartOptions& options, QWidget* parent)
         if (auto saved = loadSettings(store)) start = *saved;
     }
     bool started = false;
+    QString presetId;
     if (!options.preset.isEmpty()) {
         if (const Preset* preset = findPreset(options.preset)) {
             start = preset->settings;
+            presetId = preset->id;
             if (step.isEmpty()) step = preset->step;
         } else {
             m_controller->applyPreset(options.preset); // refuses, naming the presets
@@ -97,7 +99,7 @@ MainWindow::MainWindow(const StartOptions& options, QWidget* parent)
     if (options.bug) start.options.rescale = false;
     if (options.backend) start.backend = *options.backend;
     if (options.backendValues) m_controls->backendValuesBox()->setChecked(true);
-    started = m_controller->apply(start, step);
+    started = m_controller->apply(start, step, presetId);
     if (!started) m_controller->apply(toySettings(), step);
 
     if (options.lecture) {

@@ -82,7 +82,7 @@ FastVariant tf32x3Variant(int id) {
 // In order of preference per d, as measured on an H200 (kernels/bench/NOTES.md); the first
 // that fits the device's shared memory (and, for 3xTF32, its tensor cores: see
 // tf32x3OutrunsFma) is the default. Ids are fixed (the benchmark's --only). 3xTF32 first:
-// tensor cores with fp32's accuracy, 1.35-1.45x the FMA kernels on the H200 (NOTES.md, v7).
+// tensor cores with fp32's accuracy, 1.38-1.45x the FMA kernels on the H200 (NOTES.md, v7).
 // The A100 allows 163 KiB per block, so there d = 128 takes the 141 KiB 3xTF32 variant; GPUs
 // with about 100 KiB (sm_86, sm_89) have d = 64 variants and run d = 128 on the mirror kernel.
 const std::vector<FastVariant>& variants() {
@@ -102,19 +102,6 @@ const std::vector<FastVariant>& variants() {
     return all;
 }
 
-// Three TF32 products beat one fp32 FMA where the tensor cores' TF32 rate is several times the
-// FMA rate: the A100 (sm_80, 8x) and Hopper (sm_90, 7.4x; mma.sync measured 4.7x on the H200).
-// On sm_86 / sm_89 cards TF32 runs at about the FMA rate, so there the FMA kernel stays first.
-bool tf32x3OutrunsFma() {
-    int device = 0, major = 0, minor = 0;
-    check(cudaGetDevice(&device), "Selecting the GPU");
-    check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
-          "Reading the GPU's compute capability");
-    check(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device),
-          "Reading the GPU's compute capability");
-    return (major == 8 && minor == 0) || major == 9;
-}
-
 __global__ void fillKernel(float* data, std::size_t count, float value) {
     const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
     for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
@@ -131,6 +118,16 @@ std::size_t deviceAttribute(cudaDeviceAttr attribute, const char* what) {
     int value = 0;
     check(cudaDeviceGetAttribute(&value, attribute, device), what);
     return std::size_t(value);
+}
+
+// Three TF32 products beat one fp32 FMA where the tensor cores' TF32 rate is several times the
+// FMA rate: the A100 (sm_80, 8x) and Hopper (sm_90, 7.4x; mma.sync measured 4.7x on the H200).
+// On sm_86 / sm_89 cards TF32 runs at about the FMA rate, so there the FMA kernel stays first.
+bool tf32x3OutrunsFma() {
+    const char* what = "Reading the GPU's compute capability";
+    const std::size_t major = deviceAttribute(cudaDevAttrComputeCapabilityMajor, what);
+    const std::size_t minor = deviceAttribute(cudaDevAttrComputeCapabilityMinor, what);
+    return (major == 8 && minor == 0) || major == 9;
 }
 
 } // namespace

@@ -295,6 +295,15 @@ void TestWindow::presetStaysNamedWhileOnlyASwitchChanged() {
     QCOMPARE(box->currentIndex(), 0);
     for (int i = 1; i < box->count(); ++i)
         QVERIFY(!box->itemText(i).endsWith(QStringLiteral("(changed)")));
+    // The command line's preset and switch arrive as one set of settings: still that preset.
+    StartOptions start = fresh();
+    start.preset = QStringLiteral("rescale");
+    start.bug = true;
+    MainWindow fromCommandLine(start);
+    QVERIFY(fromCommandLine.waitUntilIdle());
+    QCOMPARE(fromCommandLine.controls()->presetBox()->currentData().toString(),
+             QStringLiteral("rescale"));
+    QVERIFY(fromCommandLine.controls()->presetBox()->currentText().endsWith(QStringLiteral("(changed)")));
 }
 
 // The tile table's header: whole titles at the largest size that fits; in a narrow table the

@@ -272,14 +272,14 @@ bool reserveShare(QLogValueAxis* axis, double dataLo, double dataHi, double shar
     return true;
 }
 
+constexpr double kMaxLegendShare = 0.75; // of the plot's height, when making room for a legend
+
 // A legend with many entries goes inside the plot, in a corner the data leaves empty, stacked
 // so that no entry is cut off; it follows the plot area when the chart resizes. With
 // `makeRoomOn`, a log axis whose range is the data's, that axis is extended on the legend's
 // side (up for a top corner, down for a bottom one) by as many decades as the box needs at the
 // current size and font, so the box sits beside the data rather than on it; however tall the
 // box, the data keeps the lower (upper) quarter of the plot at least.
-constexpr double kMaxLegendShare = 0.75; // of the plot's height, when making room for a legend
-
 void legendInside(QChart* chart, Qt::Alignment corner, QLogValueAxis* makeRoomOn = nullptr) {
     QLegend* legend = chart->legend();
     legend->setAlignment(Qt::AlignLeft);
@@ -288,14 +288,13 @@ void legendInside(QChart* chart, Qt::Alignment corner, QLogValueAxis* makeRoomOn
     legend->setBrush(QColor(255, 255, 255, 230));
     legend->setPen(QPen(QColor(0xBB, 0xBB, 0xBB)));
     legend->setZValue(30);
-    QLogValueAxis* axis = makeRoomOn;
-    const double dataLo = axis ? std::log10(axis->min()) : 0;
-    const double dataHi = axis ? std::log10(axis->max()) : 0;
+    const double dataLo = makeRoomOn ? std::log10(makeRoomOn->min()) : 0;
+    const double dataHi = makeRoomOn ? std::log10(makeRoomOn->max()) : 0;
     // Changing the axis range lays the chart out again, which would call this from inside
     // setRange(); the flag stops that, and the box is placed again once the layout has settled.
     auto placing = std::make_shared<bool>(false);
     auto place = std::make_shared<std::function<void()>>();
-    *place = [chart, legend, corner, axis, dataLo, dataHi, placing,
+    *place = [chart, legend, corner, axis = makeRoomOn, dataLo, dataHi, placing,
               again = std::weak_ptr<std::function<void()>>(place)] {
         if (*placing) return;
         *placing = true;
