@@ -5,6 +5,7 @@
 #include "core/tile_update.h"
 
 #include <algorithm>
+#include <charconv>
 #include <limits>
 
 namespace flashviz {
@@ -111,30 +112,96 @@ int phaseOf(StepKind kind) {
 
 } // namespace
 
+namespace {
+
+// How many key blocks each query block sees (all of them, or a prefix when causal). The
+// counts never fall from one query block to the next: the causal rule's last visible key grows
+// with the row.
+std::vector<int> visibleBlocksOf(const ProblemSpec& spec, const FlashOptions& options) {
+    std::vector<int> visible(std::size_t(blockCount(spec.queries, options.blockRows)));
+    for (std::size_t i = 0; i < visible.size(); ++i) {
+        const Range rows = blockRange(int(i), options.blockRows, spec.queries);
+        const int lastKey = lastVisibleKey(rows.end - 1, spec.queries, spec.keys, spec.causal);
+        visible[i] = lastKey < 0 ? 0 : lastKey / options.blockCols + 1;
+    }
+    return visible;
+}
+
+// The step count in closed form from the visible blocks, in 64 bits. Query outer: per query
+// block LoadQuery, (LoadKeyValue + 5 tile steps) per visible key block, Normalise, StoreOutput.
+// Paper order: InitialiseOutput, per key block LoadKeyValue and per query block seeing it
+// LoadQuery, LoadRunningState, 5 tile steps, StoreRunningState, plus Normalise after its last.
+std::int64_t flashStepCount(const std::vector<int>& visible, int keyBlocks, LoopOrder order) {
+    std::int64_t tiles = 0, seeing = 0;
+    for (int v : visible) {
+        tiles += v;
+        seeing += v > 0 ? 1 : 0;
+    }
+    if (order == LoopOrder::QueryOuter)
+        return 3 * std::int64_t(visible.size()) + (1 + kTileStepCount) * tiles;
+    return 1 + std::int64_t(keyBlocks) + (3 + kTileStepCount) * tiles + seeing;
+}
+
+void requireStepCount(std::int64_t steps, const ProblemSpec& spec, Algorithm algorithm,
+                      const FlashOptions& options) {
+    if (steps <= kMaxStepCount) return;
+    throw EngineError(ErrorKind::LimitExceeded,
+                      "n_q = " + std::to_string(spec.queries) + ", n_k = " +
+                          std::to_string(spec.keys) + " with Br = " +
+                          std::to_string(options.blockRows) + " and Bc = " +
+                          std::to_string(options.blockCols) + " (" + toString(algorithm) + ", " +
+                          toString(options.loopOrder) + ") gives " + std::to_string(steps) +
+                          " steps; the step view handles at most " +
+                          std::to_string(kMaxStepCount) + "; use larger blocks");
+}
+
+} // namespace
+
+std::int64_t countSteps(const ProblemSpec& spec, Algorithm algorithm, const FlashOptions& options) {
+    validate(spec);
+    validate(options);
+    if (algorithm == Algorithm::Standard) return kStandardStepCount;
+    return flashStepCount(visibleBlocksOf(spec, options),
+                          blockCount(spec.keys, options.blockCols), options.loopOrder);
+}
+
+void validateSteps(const ProblemSpec& spec, Algorithm algorithm, const FlashOptions& options) {
+    requireStepCount(countSteps(spec, algorithm, options), spec, algorithm, options);
+}
+
 StepEngine::StepEngine(Problem problem, Algorithm algorithm, FlashOptions options)
     : m_problem(std::move(problem)), m_algorithm(algorithm), m_options(options) {
     validate(m_options);
     const auto& spec = m_problem.spec;
     if (m_algorithm == Algorithm::Standard) {
         requireScoreMatrixMemory(spec.queries, spec.keys, int(sizeof(double)), 2);
-        m_outer.push_back({0, {}});
+        m_outer.push_back({0, {}, 0, 0});
         m_stepCount = kStandardStepCount;
         return;
     }
-    for (int i = 0; i < queryBlockCount(); ++i) {
-        const Range rows = blockRange(i, m_options.blockRows, spec.queries);
-        const int lastKey = lastVisibleKey(rows.end - 1, spec.queries, spec.keys, spec.causal);
-        m_visibleBlocks.push_back(lastKey < 0 ? 0 : lastKey / m_options.blockCols + 1);
-    }
+    m_visibleBlocks = visibleBlocksOf(spec, m_options);
+    // Refused before anything is laid out: every step index below fits in an int.
+    requireStepCount(flashStepCount(m_visibleBlocks, keyBlockCount(), m_options.loopOrder), spec,
+                     m_algorithm, m_options);
     int step = 0;
     Counters before;
     if (m_options.loopOrder == LoopOrder::KeyValueOuter) {
         before += stepDelta(StepInfo{0, StepKind::InitialiseOutput, -1, -1, {}, {}, false});
         step = 1;
     }
+    const bool queryOuter = m_options.loopOrder == LoopOrder::QueryOuter;
+    m_outer.reserve(std::size_t(outerBlockCount()));
     for (int outer = 0; outer < outerBlockCount(); ++outer) {
-        m_outer.push_back({step, before});
-        const bool queryOuter = m_options.loopOrder == LoopOrder::QueryOuter;
+        Outer o{step, before, 0, 0};
+        if (!queryOuter) {
+            // The first query block whose visible prefix reaches past key block `outer`, and
+            // the first whose prefix reaches past the next one.
+            const auto first = std::upper_bound(m_visibleBlocks.begin(), m_visibleBlocks.end(), outer);
+            const auto ends = std::upper_bound(first, m_visibleBlocks.end(), outer + 1);
+            o.firstQuery = int(first - m_visibleBlocks.begin());
+            o.endsBefore = int(ends - m_visibleBlocks.begin());
+        }
+        m_outer.push_back(o);
         step += queryOuter ? stepsInQueryBlock(outer) : stepsInKeyBlock(outer);
         before += queryOuter ? queryBlockTotals(outer) : keyBlockTotals(outer);
     }
@@ -163,23 +230,25 @@ Counters StepEngine::queryBlockTotals(int queryBlock) const {
     return c;
 }
 
+// The query blocks seeing a key block are a suffix [firstQuery, queryBlockCount), so their rows
+// are the rows from firstQuery * Br on, and what they count adds up in closed form.
 Counters StepEngine::keyBlockTotals(int keyBlock) const {
     const auto& spec = m_problem.spec;
+    const Outer& o = m_outer[std::size_t(keyBlock)];
     const std::uint64_t d = spec.headDim;
     const std::uint64_t cols = blockRange(keyBlock, m_options.blockCols, spec.keys).size();
+    const std::uint64_t r =
+        std::uint64_t(spec.queries - std::min(spec.queries, o.firstQuery * m_options.blockRows));
     Counters c;
     c.read(2 * cols * d);
-    for (int i = 0; i < queryBlockCount(); ++i) {
-        if (keyBlock >= m_visibleBlocks[i]) continue;
-        const std::uint64_t r = blockRange(i, m_options.blockRows, spec.queries).size();
-        c.read(r * d + r * d + 2 * r);
-        c.flops += 4 * r * d * cols;
-        if (m_options.keepFullScores) {
-            c.write(r * cols);
-            c.scratch(std::uint64_t(spec.queries) * spec.keys);
-        }
-        c.write(r * d + 2 * r);
+    if (r == 0) return c;
+    c.read(r * d + r * d + 2 * r);
+    c.flops += 4 * r * d * cols;
+    if (m_options.keepFullScores) {
+        c.write(r * cols);
+        c.scratch(std::uint64_t(spec.queries) * spec.keys);
     }
+    c.write(r * d + 2 * r);
     return c;
 }
 
@@ -207,12 +276,10 @@ int StepEngine::stepsInQueryBlock(int queryBlock) const {
 }
 
 int StepEngine::stepsInKeyBlock(int keyBlock) const {
-    int steps = 1; // LoadKeyValue
-    for (int i = 0; i < queryBlockCount(); ++i) {
-        if (keyBlock >= m_visibleBlocks[i]) continue;
-        steps += 3 + kTileStepCount + (keyBlock == m_visibleBlocks[i] - 1 ? 1 : 0);
-    }
-    return steps;
+    const Outer& o = m_outer[std::size_t(keyBlock)];
+    // LoadKeyValue, then 8 steps per query block seeing it and a Normalise for those ending here.
+    return 1 + (3 + kTileStepCount) * (queryBlockCount() - o.firstQuery) +
+           (o.endsBefore - o.firstQuery);
 }
 
 int StepEngine::outerOf(int step) const {
@@ -262,30 +329,37 @@ StepInfo StepEngine::infoKeyValueOuter(int step) const {
     const auto& spec = m_problem.spec;
     if (step == 0) return {0, StepKind::InitialiseOutput, -1, -1, {0, spec.queries}, {}, false};
     const int j = outerOf(step);
+    const Outer& o = m_outer[std::size_t(j)];
     StepInfo info{step, StepKind::LoadKeyValue, -1, j, {},
                   blockRange(j, m_options.blockCols, spec.keys), false};
-    int offset = step - m_outer[j].firstStep;
+    int offset = step - o.firstStep;
     if (offset == 0) return info;
     --offset;
-    for (int i = 0; i < queryBlockCount(); ++i) {
-        if (j >= m_visibleBlocks[i]) continue;
-        const bool last = j == m_visibleBlocks[i] - 1;
-        const int steps = 3 + kTileStepCount + (last ? 1 : 0);
-        if (offset >= steps) {
-            offset -= steps;
-            continue;
-        }
-        info.queryBlock = i;
-        info.rows = blockRange(i, m_options.blockRows, spec.queries);
-        info.lastKeyBlock = last;
-        if (offset == 0) info.kind = StepKind::LoadQuery;
-        else if (offset == 1) info.kind = StepKind::LoadRunningState;
-        else if (offset < 2 + kTileStepCount) info.kind = kTileSteps[offset - 2];
-        else if (last && offset == 2 + kTileStepCount) info.kind = StepKind::Normalise;
-        else info.kind = StepKind::StoreRunningState;
-        return info;
+    // The query blocks ending at this key block come first (9 steps each), then the rest (8).
+    constexpr int kWithNormalise = 4 + kTileStepCount, kWithout = 3 + kTileStepCount;
+    const int ending = o.endsBefore - o.firstQuery;
+    int i = 0;
+    bool last = false;
+    if (offset < ending * kWithNormalise) {
+        i = o.firstQuery + offset / kWithNormalise;
+        offset %= kWithNormalise;
+        last = true;
+    } else {
+        offset -= ending * kWithNormalise;
+        i = o.endsBefore + offset / kWithout;
+        offset %= kWithout;
     }
-    throw EngineError(ErrorKind::InvalidArgument, "Step index past the end of its key block");
+    if (i >= queryBlockCount())
+        throw EngineError(ErrorKind::InvalidArgument, "Step index past the end of its key block");
+    info.queryBlock = i;
+    info.rows = blockRange(i, m_options.blockRows, spec.queries);
+    info.lastKeyBlock = last;
+    if (offset == 0) info.kind = StepKind::LoadQuery;
+    else if (offset == 1) info.kind = StepKind::LoadRunningState;
+    else if (offset < 2 + kTileStepCount) info.kind = kTileSteps[offset - 2];
+    else if (last && offset == 2 + kTileStepCount) info.kind = StepKind::Normalise;
+    else info.kind = StepKind::StoreRunningState;
+    return info;
 }
 
 Counters StepEngine::stepDelta(const StepInfo& info) const {
@@ -491,6 +565,65 @@ std::optional<int> StepEngine::firstRescaleStep() const {
         const StepInfo i = info(s);
         if (i.kind == StepKind::UpdateSum && i.queryBlock == queryBlock && i.keyBlock == keyBlock)
             return s;
+    }
+    return std::nullopt;
+}
+
+namespace {
+
+constexpr std::string_view kStepForms =
+    "a step number, 'end' or 'first-rescale', either name optionally followed by +K or -K";
+
+[[noreturn]] void badStep(std::string_view text, const std::string& why) {
+    throw EngineError(ErrorKind::InvalidArgument,
+                      "step '" + std::string(text) + "': " + why + " (a step is " +
+                          std::string(kStepForms) + ", with K from 0 to " +
+                          std::to_string(kMaxStepCount - 1) + ")");
+}
+
+// Decimal digits only (no sign, no spaces), at most kMaxStepCount - 1.
+std::int64_t stepDigits(std::string_view whole, std::string_view digits, const char* what) {
+    if (digits.empty()) badStep(whole, std::string("the ") + what + " is missing");
+    if (digits.find_first_not_of("0123456789") != std::string_view::npos)
+        badStep(whole, std::string("the ") + what + " is not a whole number");
+    std::int64_t value = 0;
+    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    if (error == std::errc::result_out_of_range || (error == std::errc{} && value > kMaxStepCount - 1))
+        badStep(whole, std::string("the ") + what + " is past " + std::to_string(kMaxStepCount - 1));
+    if (error != std::errc{} || end != digits.data() + digits.size())
+        badStep(whole, std::string("the ") + what + " is not a whole number");
+    return value;
+}
+
+} // namespace
+
+StepExpression parseStepExpression(std::string_view text) {
+    if (text.empty()) badStep(text, "it is empty");
+    for (const auto& [name, anchor] : {std::pair{std::string_view("first-rescale"),
+                                                StepExpression::Anchor::FirstRescale},
+                                      std::pair{std::string_view("end"),
+                                                StepExpression::Anchor::End}}) {
+        if (text.substr(0, name.size()) != name) continue;
+        const std::string_view rest = text.substr(name.size());
+        if (rest.empty()) return {anchor, 0};
+        if (rest[0] != '+' && rest[0] != '-')
+            badStep(text, "only +K or -K may follow '" + std::string(name) + "'");
+        const std::int64_t k = stepDigits(text, rest.substr(1), "offset");
+        return {anchor, rest[0] == '-' ? -k : k};
+    }
+    if (text[0] == '-') badStep(text, "a step number cannot be negative");
+    return {StepExpression::Anchor::Number, stepDigits(text, text, "step number")};
+}
+
+std::optional<std::int64_t> resolveStepExpression(const StepExpression& e, std::int64_t stepCount,
+                                                  std::optional<int> firstRescale) {
+    // |value| < kMaxStepCount and the anchors are below it too: the sums stay far inside int64.
+    switch (e.anchor) {
+    case StepExpression::Anchor::Number: return e.value;
+    case StepExpression::Anchor::End: return stepCount - 1 + e.value;
+    case StepExpression::Anchor::FirstRescale:
+        if (!firstRescale) return std::nullopt;
+        return std::int64_t(*firstRescale) + e.value;
     }
     return std::nullopt;
 }

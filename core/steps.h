@@ -7,11 +7,19 @@
 #include "core/options.h"
 #include "core/problem.h"
 
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace flashviz {
+
+// Steps are numbered with int everywhere they are shown (the CLI, the window's slider, the
+// lecture beats): a run has at most this many steps, 0 .. kMaxStepCount - 1. Problems with more
+// are refused up front (countSteps/validateSteps), never built.
+inline constexpr std::int64_t kMaxStepCount = std::numeric_limits<int>::max();
 
 enum class StepKind {
     // FlashAttention
@@ -65,9 +73,38 @@ struct StepState {
     Matrix output; // the rows of O once normalised (Normalise, StoreOutput or the last paper step)
 };
 
+// How many steps the algorithm takes on problems of these sizes, counted in 64 bits in
+// O(query blocks) from the sizes alone (no inputs are made). Throws EngineError for an invalid
+// spec or options.
+std::int64_t countSteps(const ProblemSpec& spec, Algorithm algorithm, const FlashOptions& options);
+
+// Throws EngineError (LimitExceeded) when countSteps() is past kMaxStepCount: "... gives N
+// steps; the step view handles at most M; use larger blocks". Cheap: call it before any heavy
+// work (making the inputs, the scene).
+void validateSteps(const ProblemSpec& spec, Algorithm algorithm, const FlashOptions& options);
+
+// A step written as text, as the command lines, presets and lecture beats take it: a step
+// number K, "end", "first-rescale", or either name followed by +K or -K. K is decimal digits
+// only, below kMaxStepCount.
+struct StepExpression {
+    enum class Anchor { Number, End, FirstRescale };
+    Anchor anchor = Anchor::Number;
+    std::int64_t value = 0; // the step (Number) or the offset from the anchor
+    bool operator==(const StepExpression&) const = default;
+};
+// Throws EngineError (InvalidArgument) naming the text, what is wrong and the forms allowed.
+StepExpression parseStepExpression(std::string_view text);
+// The step an expression names in a run of `stepCount` steps whose rescale first bites at
+// `firstRescale`; std::nullopt for first-rescale when there is none. Exact (64-bit) arithmetic:
+// the result may lie outside 0 .. stepCount - 1, and the caller clamps or refuses.
+std::optional<std::int64_t> resolveStepExpression(const StepExpression& expression,
+                                                  std::int64_t stepCount,
+                                                  std::optional<int> firstRescale);
+
 class StepEngine {
 public:
-    // Throws EngineError for invalid options; a problem already validated by makeProblem.
+    // Throws EngineError for invalid options and for runs of more than kMaxStepCount steps;
+    // a problem already validated by makeProblem. Costs O(query blocks + key blocks).
     StepEngine(Problem problem, Algorithm algorithm, FlashOptions options);
 
     const Problem& problem() const { return m_problem; }
@@ -96,6 +133,10 @@ private:
     struct Outer {
         int firstStep = 0;
         Counters countersBefore; // everything counted before this outer block starts
+        // Paper order: the query blocks that see this key block are [firstQuery, queryBlockCount);
+        // those in [firstQuery, endsBefore) see it last (and normalise after it).
+        int firstQuery = 0;
+        int endsBefore = 0;
     };
     int stepsInQueryBlock(int queryBlock) const;
     int stepsInKeyBlock(int keyBlock) const;

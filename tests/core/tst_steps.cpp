@@ -256,6 +256,18 @@ class TstSteps : public QObject {
     void firstRescaleStep_data();
     void firstRescaleStep();
     void badStepIndex();
+    void stepCountsPastIntAreRefused_data();
+    void stepCountsPastIntAreRefused();
+    void countStepsMatchesTheEngine_data() {
+        addConfigColumns();
+        addConfigRows(false);
+    }
+    void countStepsMatchesTheEngine();
+    void largePaperOrderRunsStepCheaply();
+    void stepExpressions_data();
+    void stepExpressions();
+    void badStepExpressions_data();
+    void badStepExpressions();
     void namesAndDescriptions();
     void descriptionsFollowTheSwitches();
 };
@@ -668,6 +680,165 @@ void TstSteps::badStepIndex() {
     FlashOptions zero;
     zero.blockRows = 0;
     QVERIFY_THROWS_EXCEPTION(EngineError, StepEngine(p, Algorithm::Flash, zero));
+}
+
+// Sizes inside the documented limits whose step count does not fit the int steps are numbered
+// with: refused up front with the count, the limit and what to change, in a fraction of a
+// second (the count of 1 + Kb + 8 tiles + ... used to wrap to a negative int, and the paper
+// order spent O(query blocks x key blocks) finding it).
+void TstSteps::stepCountsPastIntAreRefused_data() {
+    QTest::addColumn<int>("n");
+    QTest::addColumn<LoopOrder>("order");
+    QTest::addColumn<qint64>("steps");
+    // Query outer: 3 per query block + 6 per tile; paper order: 1 + Kb + 8 per tile + Qb.
+    QTest::newRow("n 100000, query outer") << 100000 << LoopOrder::QueryOuter
+                                           << qint64(3) * 25000 + qint64(6) * 25000 * 25000;
+    QTest::newRow("n 100000, kv outer") << 100000 << LoopOrder::KeyValueOuter
+                                        << 1 + qint64(25000) + qint64(8) * 25000 * 25000 + 25000;
+    QTest::newRow("n 2^18, kv outer") << (1 << 18) << LoopOrder::KeyValueOuter
+                                      << 1 + qint64(65536) * 2 + qint64(8) * 65536 * 65536;
+}
+
+void TstSteps::stepCountsPastIntAreRefused() {
+    QFETCH(int, n);
+    QFETCH(LoopOrder, order);
+    QFETCH(qint64, steps);
+    // d = 1: the inputs are small, the step count is not.
+    const Problem p = makeProblem(Matrix::Zero(n, 1), Matrix::Zero(n, 1), Matrix::Zero(n, 1));
+    const FlashOptions o = makeOptions(4, 4, order);
+    QElapsedTimer timer;
+    timer.start();
+    try {
+        const StepEngine engine(p, Algorithm::Flash, o);
+        QFAIL(qPrintable(QStringLiteral("accepted, with %1 steps").arg(engine.stepCount())));
+    } catch (const EngineError& e) {
+        QCOMPARE(e.kind(), ErrorKind::LimitExceeded);
+        const std::string message = e.what();
+        QVERIFY2(message.find("gives " + std::to_string(steps) + " steps") != std::string::npos,
+                 e.what());
+        QVERIFY2(message.find("at most " + std::to_string(kMaxStepCount)) != std::string::npos,
+                 e.what());
+        QVERIFY2(message.find("larger blocks") != std::string::npos, e.what());
+    }
+    QVERIFY2(timer.elapsed() < 2000, qPrintable(QString::number(timer.elapsed()) + " ms"));
+    // The same count from the sizes alone, without inputs, and the same refusal.
+    QCOMPARE(qint64(countSteps(p.spec, Algorithm::Flash, o)), steps);
+    QVERIFY_THROWS_EXCEPTION(EngineError, validateSteps(p.spec, Algorithm::Flash, o));
+    // With blocks large enough, the same sizes are fine.
+    const FlashOptions large = makeOptions(1024, 1024, order);
+    QVERIFY(countSteps(p.spec, Algorithm::Flash, large) < kMaxStepCount);
+    validateSteps(p.spec, Algorithm::Flash, large);
+}
+
+void TstSteps::countStepsMatchesTheEngine() {
+    const Fetched f = fetchConfig();
+    const StepEngine engine(f.problem, f.algorithm, f.options);
+    QCOMPARE(countSteps(f.problem.spec, f.algorithm, f.options), std::int64_t(engine.stepCount()));
+    validateSteps(f.problem.spec, f.algorithm, f.options);
+}
+
+// The paper's order with many query blocks per key block (n = 2^20, Br = 16, Bc = 2^16): the
+// engine is built in O(blocks), and a step deep inside a key block is found and counted without
+// walking the 9 x 65536 steps before it one by one through an O(query blocks) lookup each.
+void TstSteps::largePaperOrderRunsStepCheaply() {
+    const int n = kMaxSequenceLength;
+    const Problem p = makeProblem(Matrix::Zero(n, 1), Matrix::Zero(n, 1), Matrix::Zero(n, 1));
+    const FlashOptions o = makeOptions(16, 1 << 16, LoopOrder::KeyValueOuter);
+    QElapsedTimer timer;
+    timer.start();
+    const StepEngine engine(p, Algorithm::Flash, o);
+    const qint64 qb = n / 16, kb = 16;
+    QCOMPARE(qint64(engine.stepCount()), 1 + kb + 8 * qb * kb + qb);
+    QCOMPARE(engine.firstStepOfOuterBlock(1), int(1 + 1 + 8 * qb));
+    const int last = engine.stepCount() - 1;
+    const StepInfo end = engine.info(last);
+    QCOMPARE(end.kind, StepKind::StoreRunningState);
+    QCOMPARE(end.queryBlock, int(qb - 1));
+    QCOMPARE(end.keyBlock, int(kb - 1));
+    QVERIFY(end.lastKeyBlock);
+    // Everything counted through the last step is the closed form of the whole run.
+    QVERIFY(engine.countersThrough(last) == flashCounts(n, n, 1, false, o));
+    // A step in the middle of key block 7: query block 40000's UpdateSum.
+    const int middle = engine.firstStepOfOuterBlock(7) + 1 + 8 * 40000 + 5;
+    const StepState s = engine.state(middle);
+    QCOMPARE(s.info.kind, StepKind::UpdateSum);
+    QCOMPARE(s.info.queryBlock, 40000);
+    QCOMPARE(s.info.keyBlock, 7);
+    QCOMPARE(s.mNew.size(), Eigen::Index(16));
+    QVERIFY2(timer.elapsed() < 10000, qPrintable(QString::number(timer.elapsed()) + " ms"));
+}
+
+void TstSteps::stepExpressions_data() {
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<int>("stepCount");
+    QTest::addColumn<int>("firstRescale"); // -1: none
+    QTest::addColumn<qint64>("step");      // -1: resolves to nothing
+    const qint64 max = kMaxStepCount - 1;
+    QTest::newRow("number") << "12" << 100 << 20 << qint64(12);
+    QTest::newRow("zero") << "0" << 100 << 20 << qint64(0);
+    QTest::newRow("past the end, exact") << "500" << 100 << 20 << qint64(500);
+    QTest::newRow("largest number") << "2147483646" << 100 << 20 << max;
+    QTest::newRow("end") << "end" << 100 << 20 << qint64(99);
+    QTest::newRow("end-3") << "end-3" << 100 << 20 << qint64(96);
+    QTest::newRow("first-rescale") << "first-rescale" << 100 << 20 << qint64(20);
+    QTest::newRow("first-rescale+1") << "first-rescale+1" << 100 << 20 << qint64(21);
+    QTest::newRow("first-rescale-25") << "first-rescale-25" << 100 << 20 << qint64(-5);
+    // No wrap-around: the sum is exact, and far past the end.
+    QTest::newRow("first-rescale+max") << "first-rescale+2147483646" << 100 << 20 << 20 + max;
+    QTest::newRow("end+max") << "end+2147483646" << int(kMaxStepCount) << 20 << 2 * max;
+    QTest::newRow("no first rescale") << "first-rescale+1" << 100 << -1 << qint64(-1);
+}
+
+void TstSteps::stepExpressions() {
+    QFETCH(QString, text);
+    QFETCH(int, stepCount);
+    QFETCH(int, firstRescale);
+    QFETCH(qint64, step);
+    const StepExpression e = parseStepExpression(text.toStdString());
+    const auto first = firstRescale < 0 ? std::nullopt : std::optional<int>(firstRescale);
+    const auto resolved = resolveStepExpression(e, stepCount, first);
+    if (step == -1) {
+        QVERIFY(!resolved);
+        return;
+    }
+    QVERIFY(resolved);
+    QCOMPARE(qint64(*resolved), step);
+}
+
+void TstSteps::badStepExpressions_data() {
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("empty") << "" << "empty";
+    QTest::newRow("negative") << "-3" << "negative";
+    QTest::newRow("offset past int") << "first-rescale+2147483647" << "past 2147483646";
+    QTest::newRow("offset past int64") << "first-rescale+99999999999999999999999" << "past";
+    QTest::newRow("number past int") << "2147483647" << "past 2147483646";
+    QTest::newRow("number past int64") << "99999999999999999999999" << "past";
+    QTest::newRow("offset below") << "first-rescale-2147483647" << "past 2147483646";
+    QTest::newRow("garbage after the name") << "first-rescalex" << "only +K or -K";
+    QTest::newRow("no offset") << "first-rescale+" << "missing";
+    QTest::newRow("double sign") << "first-rescale+-5" << "not a whole number";
+    QTest::newRow("word offset") << "end-two" << "not a whole number";
+    QTest::newRow("trailing garbage") << "12abc" << "not a whole number";
+    QTest::newRow("plus number") << "+12" << "not a whole number";
+    QTest::newRow("space") << " 12" << "not a whole number";
+    QTest::newRow("fraction") << "1.5" << "not a whole number";
+    QTest::newRow("word") << "later" << "not a whole number";
+}
+
+void TstSteps::badStepExpressions() {
+    QFETCH(QString, text);
+    QFETCH(QString, message);
+    try {
+        (void)parseStepExpression(text.toStdString());
+        QFAIL("accepted");
+    } catch (const EngineError& e) {
+        QCOMPARE(e.kind(), ErrorKind::InvalidArgument);
+        const std::string what = e.what();
+        QVERIFY2(what.find(message.toStdString()) != std::string::npos, e.what());
+        QVERIFY2(what.find("'" + text.toStdString() + "'") != std::string::npos, e.what());
+        QVERIFY2(what.find("first-rescale") != std::string::npos, e.what()); // the forms allowed
+    }
 }
 
 void TstSteps::namesAndDescriptions() {
