@@ -1,10 +1,43 @@
 #include "command_line.h"
 
+#include "analysis/analysis_charts.h"
+#include "lecture.h"
+
+#include "core/errors.h"
+#include "core/steps.h"
 #include "kernels/backend_registry.h"
 
 #include <QCommandLineParser>
+#include <QDir>
+#include <QFileInfo>
+#include <QRegularExpression>
+
+#include <cmath>
 
 namespace flashviz::gui {
+
+namespace {
+
+// A whole number written plainly (digits, an optional leading '-'; no spaces, no '+', nothing
+// after), within [lowest, highest]; std::nullopt otherwise.
+std::optional<qint64> wholeNumber(const QString& text, qint64 lowest, qint64 highest) {
+    static const QRegularExpression digits(QStringLiteral("^-?[0-9]{1,18}$"));
+    if (!digits.match(text).hasMatch()) return std::nullopt;
+    const qint64 value = text.toLongLong();
+    if (value < lowest || value > highest) return std::nullopt;
+    return value;
+}
+
+// A finite number (no nan, no inf, nothing after it) within [lowest, highest].
+std::optional<double> finiteNumber(const QString& text, double lowest, double highest) {
+    if (text != text.trimmed()) return std::nullopt;
+    bool ok = false;
+    const double value = text.toDouble(&ok);
+    if (!ok || !std::isfinite(value) || value < lowest || value > highest) return std::nullopt;
+    return value;
+}
+
+} // namespace
 
 CommandLine parseCommandLine(const QStringList& arguments) {
     CommandLine out;
@@ -22,7 +55,8 @@ CommandLine parseCommandLine(const QStringList& arguments) {
         QStringLiteral("name"));
     const QCommandLineOption step(
         QStringLiteral("step"),
-        QObject::tr("Start at this step (a number, 'end' or 'first-rescale')."),
+        QObject::tr("Start at this step: a number, 'end' or 'first-rescale', either name "
+                    "optionally followed by +K or -K (past the last step shows the last)."),
         QStringLiteral("step"));
     const QCommandLineOption lecture(QStringLiteral("lecture"),
                                      QObject::tr("Start in lecture mode."));
@@ -78,27 +112,25 @@ CommandLine parseCommandLine(const QStringList& arguments) {
         return out;
     }
     s.step = parser.value(step);
-    if (!s.step.isEmpty()) {
-        bool ok = false;
-        const int n = s.step.toInt(&ok);
-        if ((ok && n < 0) || (!ok && s.step != QLatin1String("end") &&
-                              !s.step.startsWith(QLatin1String("first-rescale")))) {
-            out.error =
-                QObject::tr("--step takes a step number, 'end' or 'first-rescale' (got '%1')")
-                    .arg(s.step);
+    if (parser.isSet(step)) {
+        try {
+            (void)parseStepExpression(s.step.toStdString());
+        } catch (const EngineError& e) {
+            out.error = QStringLiteral("--step: %1").arg(QString::fromStdString(e.what()));
             return out;
         }
     }
     s.lecture = parser.isSet(lecture);
     if (parser.isSet(chapter)) {
-        bool ok = false;
-        const int n = parser.value(chapter).toInt(&ok);
-        if (!ok || n < 1) {
-            out.error = QObject::tr("--chapter takes a chapter number from 1 (got '%1')")
+        const qint64 chapters = qint64(lectureChapters().size());
+        const auto n = wholeNumber(parser.value(chapter), 1, chapters);
+        if (!n) {
+            out.error = QObject::tr("--chapter takes a chapter number from 1 to %1 (got '%2')")
+                            .arg(chapters)
                             .arg(parser.value(chapter));
             return out;
         }
-        s.chapter = n - 1;
+        s.chapter = int(*n - 1);
         s.lecture = true;
     }
     s.bug = parser.isSet(bug);
@@ -112,37 +144,56 @@ CommandLine parseCommandLine(const QStringList& arguments) {
     s.backendValues = parser.isSet(backendValues);
     s.play = parser.isSet(play);
     if (parser.isSet(analysis)) {
-        bool ok = false;
-        const int n = parser.value(analysis).toInt(&ok);
-        if (!ok || n < 1) {
-            out.error = QObject::tr("--analysis takes a chart number from 1 (got '%1')")
+        const qint64 charts = analysisChartTitles().size();
+        const auto n = wholeNumber(parser.value(analysis), 1, charts);
+        if (!n) {
+            out.error = QObject::tr("--analysis takes a chart number from 1 to %1 (got '%2')")
+                            .arg(charts)
                             .arg(parser.value(analysis));
             return out;
         }
-        s.analysisChart = n - 1;
+        s.analysisChart = int(*n - 1);
     }
     if (parser.isSet(transition)) {
-        bool ok = false;
-        const double t = parser.value(transition).toDouble(&ok);
-        if (!ok || t < 0 || t > 1) {
+        const auto t = finiteNumber(parser.value(transition), 0.0, 1.0);
+        if (!t) {
             out.error = QObject::tr("--transition takes a number from 0 to 1 (got '%1')")
                             .arg(parser.value(transition));
             return out;
         }
-        s.transition = t;
+        s.transition = *t;
     }
     out.screenshot = parser.value(screenshot);
+    if (parser.isSet(screenshot)) {
+        // Checked before any window exists: an empty name would open the interactive window,
+        // a missing folder would be found only after the scene was built.
+        const QFileInfo file(out.screenshot);
+        if (out.screenshot.isEmpty()) {
+            out.error = QObject::tr("--screenshot takes the name of a PNG file to write (got '')");
+            return out;
+        }
+        if (file.isDir()) {
+            out.error = QObject::tr("--screenshot takes a file name, but '%1' is a folder")
+                            .arg(out.screenshot);
+            return out;
+        }
+        if (!file.absoluteDir().exists()) {
+            out.error = QObject::tr("--screenshot '%1': the folder '%2' does not exist")
+                            .arg(out.screenshot, QDir::toNativeSeparators(file.absolutePath()));
+            return out;
+        }
+    }
     if (parser.isSet(size)) {
         const QStringList parts = parser.value(size).split(QLatin1Char('x'));
-        bool okW = false, okH = false;
-        const int w = parts.size() == 2 ? parts[0].toInt(&okW) : 0;
-        const int h = parts.size() == 2 ? parts[1].toInt(&okH) : 0;
-        if (!okW || !okH || w < 320 || h < 240 || w > 8192 || h > 8192) {
-            out.error = QObject::tr("--size takes WIDTHxHEIGHT, e.g. 1600x1000 (got '%1')")
+        const auto w = parts.size() == 2 ? wholeNumber(parts[0], 320, 8192) : std::nullopt;
+        const auto h = parts.size() == 2 ? wholeNumber(parts[1], 240, 8192) : std::nullopt;
+        if (!w || !h) {
+            out.error = QObject::tr("--size takes WIDTHxHEIGHT from 320x240 to 8192x8192, e.g. "
+                                    "1600x1000 (got '%1')")
                             .arg(parser.value(size));
             return out;
         }
-        out.size = QSize(w, h);
+        out.size = QSize(int(*w), int(*h));
     }
     if (!out.screenshot.isEmpty()) {
         // A screenshot shows exactly what the command line asks for and leaves no trace.

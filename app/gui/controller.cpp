@@ -44,16 +44,17 @@ void buildJob(QPromise<BuildOutcome>& promise, const VizSettings& settings) {
 
 std::optional<int> resolveStep(const Scene& scene, const QString& stepSpec) {
     if (stepSpec.isEmpty()) return std::nullopt;
-    if (stepSpec == QLatin1String("end")) return scene.stepCount() - 1;
-    if (stepSpec.startsWith(QLatin1String("first-rescale"))) {
-        if (!scene.firstRescaleStep) return std::nullopt;
-        const int offset = stepSpec.mid(13).toInt(); // "+1", "-2" or nothing
-        return std::clamp(*scene.firstRescaleStep + offset, 0, scene.stepCount() - 1);
+    StepExpression expression;
+    try {
+        expression = parseStepExpression(stepSpec.toStdString());
+    } catch (const EngineError&) {
+        return std::nullopt; // the command line refuses these before a scene exists
     }
-    bool ok = false;
-    const int value = stepSpec.toInt(&ok);
-    if (!ok) return std::nullopt;
-    return std::clamp(value, 0, scene.stepCount() - 1);
+    const auto step =
+        resolveStepExpression(expression, scene.stepCount(), scene.firstRescaleStep);
+    if (!step) return std::nullopt;
+    // Exact in 64 bits, then clamped: "first-rescale+1" near the end of a run shows its end.
+    return int(std::clamp<std::int64_t>(*step, 0, scene.stepCount() - 1));
 }
 
 Controller::Controller(QObject* parent) : QObject(parent) {

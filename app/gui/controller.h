@@ -42,7 +42,7 @@ class Controller : public QObject {
 
     // Checks the settings and builds their scene: inline when small, otherwise on a worker.
     // Returns false (and emits refused) when the engine refuses; the current scene stays.
-    // `stepSpec` is "", a step number, "end" or "first-rescale"; empty keeps the step where the
+    // `stepSpec` is "" or a step expression (resolveStep); empty keeps the step where the
     // new scene has the same steps, otherwise starts at 0. A `presetId` names the preset the
     // settings come from (see presetId()); without one the last stays.
     bool apply(const VizSettings& settings, const QString& stepSpec = {},
@@ -122,6 +122,9 @@ class Controller : public QObject {
     std::deque<std::shared_ptr<const Frame>> m_cache;
 };
 
+// The step a step expression names in this scene (see parseStepExpression: a number, "end",
+// "first-rescale", "first-rescale+K", "end-K"), clamped to its steps; std::nullopt for "", for
+// text that is not a step expression, and for "first-rescale" where the rescale never bites.
 std::optional<int> resolveStep(const Scene& scene, const QString& stepSpec);
 
 } // namespace flashviz::gui

@@ -1,6 +1,9 @@
 // The command line: --preset, --step, --lecture, --chapter, --screenshot, and a screenshot
 // written by the real executable on the offscreen platform.
 #include "command_line.h"
+#include "lecture.h"
+
+#include "analysis/analysis_charts.h"
 
 #include <QImage>
 #include <QProcess>
@@ -42,6 +45,12 @@ void TestCommandLine::parses_data() {
                                              << "" << true << 5 << true;
     QTest::newRow("screenshot leaves no trace") << QStringList{"--screenshot", "x.png"} << ""
                                                 << "" << false << 0 << false;
+    QTest::newRow("first-rescale+2") << QStringList{"--step", "first-rescale+2"} << ""
+                                     << "first-rescale+2" << false << 0 << true;
+    QTest::newRow("end-3") << QStringList{"--step", "end-3"} << ""
+                           << "end-3" << false << 0 << true;
+    QTest::newRow("last chapter") << QStringList{"--chapter", QString::number(lectureChapters().size())}
+                                  << "" << "" << true << int(lectureChapters().size()) - 1 << true;
 }
 
 void TestCommandLine::parses() {
@@ -71,20 +80,52 @@ void TestCommandLine::backendIsParsed() {
 
 void TestCommandLine::refuses_data() {
     QTest::addColumn<QStringList>("args");
-    QTest::newRow("unknown preset") << QStringList{"--preset", "nope"};
-    QTest::newRow("negative step") << QStringList{"--step", "-3"};
-    QTest::newRow("word step") << QStringList{"--step", "later"};
-    QTest::newRow("chapter 0") << QStringList{"--chapter", "0"};
-    QTest::newRow("bad size") << QStringList{"--size", "big"};
-    QTest::newRow("transition past 1") << QStringList{"--transition", "2"};
-    QTest::newRow("unknown option") << QStringList{"--frobnicate"};
-    QTest::newRow("unknown backend") << QStringList{"--backend", "tpu"};
+    QTest::addColumn<QString>("message"); // a fragment of the error
+    const QString chapters = QString::number(lectureChapters().size());
+    const QString charts = QString::number(analysisChartTitles().size());
+    QTest::newRow("unknown preset") << QStringList{"--preset", "nope"} << "nope";
+    QTest::newRow("negative step") << QStringList{"--step", "-3"} << "negative";
+    QTest::newRow("word step") << QStringList{"--step", "later"} << "'later'";
+    QTest::newRow("step offset past int")
+        << QStringList{"--step", "first-rescale+2147483647"} << "past 2147483646";
+    QTest::newRow("step number past int") << QStringList{"--step", "99999999999"} << "past";
+    QTest::newRow("step garbage offset") << QStringList{"--step", "first-rescale+x"}
+                                         << "not a whole number";
+    QTest::newRow("step garbage after name") << QStringList{"--step", "first-rescalefoo"}
+                                             << "only +K or -K";
+    QTest::newRow("empty step") << QStringList{"--step", ""} << "empty";
+    QTest::newRow("chapter 0") << QStringList{"--chapter", "0"} << "from 1 to " + chapters;
+    QTest::newRow("chapter past the last")
+        << QStringList{"--chapter", QString::number(lectureChapters().size() + 1)}
+        << "from 1 to " + chapters;
+    QTest::newRow("chapter past int") << QStringList{"--chapter", "99999999999"} << "from 1 to";
+    QTest::newRow("chapter garbage") << QStringList{"--chapter", "2x"} << "'2x'";
+    QTest::newRow("analysis past the last") << QStringList{"--analysis", "10"} << "from 1 to " + charts;
+    QTest::newRow("analysis negative") << QStringList{"--analysis", "-1"} << "from 1 to";
+    QTest::newRow("bad size") << QStringList{"--size", "big"} << "WIDTHxHEIGHT";
+    QTest::newRow("size trailing garbage") << QStringList{"--size", "1600x1000x"} << "WIDTHxHEIGHT";
+    QTest::newRow("size past int") << QStringList{"--size", "99999999999x1000"} << "8192";
+    QTest::newRow("size with spaces") << QStringList{"--size", "1600 x 1000"} << "WIDTHxHEIGHT";
+    QTest::newRow("transition past 1") << QStringList{"--transition", "2"} << "from 0 to 1";
+    QTest::newRow("transition nan") << QStringList{"--transition", "nan"} << "'nan'";
+    QTest::newRow("transition inf") << QStringList{"--transition", "inf"} << "'inf'";
+    QTest::newRow("transition -inf") << QStringList{"--transition", "-inf"} << "'-inf'";
+    QTest::newRow("transition garbage") << QStringList{"--transition", "0.5x"} << "'0.5x'";
+    QTest::newRow("transition negative") << QStringList{"--transition", "-0.1"} << "from 0 to 1";
+    QTest::newRow("empty screenshot") << QStringList{"--screenshot", ""} << "--screenshot";
+    QTest::newRow("screenshot in a missing folder")
+        << QStringList{"--screenshot", "/no/such/folder/shot.png"} << "does not exist";
+    QTest::newRow("screenshot is a folder") << QStringList{"--screenshot", "/tmp"} << "folder";
+    QTest::newRow("unknown option") << QStringList{"--frobnicate"} << "frobnicate";
+    QTest::newRow("unknown backend") << QStringList{"--backend", "tpu"} << "'tpu'";
 }
 
 void TestCommandLine::refuses() {
     QFETCH(QStringList, args);
+    QFETCH(QString, message);
     const CommandLine c = parseCommandLine(QStringList{QStringLiteral("flashviz")} + args);
-    QVERIFY(!c.error.isEmpty());
+    QVERIFY2(c.error.contains(message), qPrintable(c.error.isEmpty() ? "accepted" : c.error));
+    QVERIFY(!c.exitNow);
 }
 
 void TestCommandLine::screenshotWritesAPng_data() {

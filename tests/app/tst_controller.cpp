@@ -61,6 +61,8 @@ class TestController : public QObject {
     void largeSceneBuildsOnAWorker();
     void cancelKeepsThePreviousScene();
     void presetSteps();
+    void stepExpressionsDoNotOverflow_data();
+    void stepExpressionsDoNotOverflow();
 };
 
 void TestController::opensNothingUntilApplied() {
@@ -352,6 +354,47 @@ void TestController::presetSteps() {
     QVERIFY((c.frame()->state.correction.array() < 1.0).any());
     QVERIFY(!c.applyPreset(QStringLiteral("no-such-preset")));
     QVERIFY(c.lastRefusal().contains(QStringLiteral("bug-bites")));
+}
+
+// "first-rescale+K" is added exactly (it wrapped past INT_MAX to a negative step, clamped to 0),
+// then clamped to the run; text that is no step expression resolves to nothing.
+void TestController::stepExpressionsDoNotOverflow_data() {
+    QTest::addColumn<QString>("spec");
+    QTest::addColumn<QString>("expected"); // "end", "first+K", a number, or "none"
+    QTest::newRow("first-rescale+1") << "first-rescale+1" << "first+1";
+    QTest::newRow("first-rescale-1") << "first-rescale-1" << "first-1";
+    QTest::newRow("largest offset") << "first-rescale+2147483646" << "end";
+    QTest::newRow("offset past int") << "first-rescale+2147483647" << "none";
+    QTest::newRow("offset far past int") << "first-rescale+99999999999" << "none";
+    QTest::newRow("largest offset back") << "first-rescale-2147483646" << "0";
+    QTest::newRow("end-2") << "end-2" << "end-2";
+    QTest::newRow("end+2147483646") << "end+2147483646" << "end";
+    QTest::newRow("number past the end") << "2147483646" << "end";
+    QTest::newRow("number past int") << "2147483648" << "none";
+    QTest::newRow("garbage after the name") << "first-rescaleX" << "none";
+    QTest::newRow("trailing garbage") << "12abc" << "none";
+}
+
+void TestController::stepExpressionsDoNotOverflow() {
+    QFETCH(QString, spec);
+    QFETCH(QString, expected);
+    Controller c;
+    QVERIFY(c.applyPreset(QStringLiteral("rescale")));
+    const auto scene = c.scene();
+    QVERIFY(scene->firstRescaleStep);
+    const int first = *scene->firstRescaleStep, end = scene->stepCount() - 1;
+    QVERIFY(first >= 2 && first + 1 < end);
+    std::optional<int> want;
+    if (expected == QLatin1String("end")) want = end;
+    else if (expected == QLatin1String("end-2")) want = end - 2;
+    else if (expected == QLatin1String("first+1")) want = first + 1;
+    else if (expected == QLatin1String("first-1")) want = first - 1;
+    else if (expected != QLatin1String("none")) want = expected.toInt();
+    QCOMPARE(resolveStep(*scene, spec), want);
+    // Applying the settings with that step lands on it (or keeps the default, step 0).
+    QVERIFY(c.apply(scene->settings, spec));
+    QVERIFY(c.waitUntilIdle(20000));
+    if (want) QCOMPARE(c.step(), *want);
 }
 
 QTEST_MAIN(TestController)
