@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
-# FlashViz set-up on Debian 12: installs the packages that are missing, builds, then either starts
-# the visualiser (`run`) or runs every test (`test`, what CI does).
+# FlashViz set-up on Debian 12: installs the packages that are missing, builds, then starts the
+# visualiser (`run`), runs every test (`test`, what CI runs on a fresh Debian root) or makes the
+# Debian package (`package`).
 #
 #   scripts/setup.sh run [flashviz options]   build and start the GUI
-#   scripts/setup.sh test                     build with warnings as errors, run all tests,
-#                                             then the core tests under ASan + UBSan
+#   scripts/setup.sh test                     build with warnings as errors and run every suite;
+#                                             build everything again with clang's AddressSanitizer
+#                                             and UndefinedBehaviorSanitizer and run every suite,
+#                                             the fuzz targets and the monkey test there
+#   scripts/setup.sh package                  build build-release/flashviz_<version>_<arch>.deb
+#
+# Environment: FLASHVIZ_FUZZ_SECONDS (60) per fuzz target and FLASHVIZ_MONKEY_SECONDS (150) for
+# the monkey test of the sanitizer build.
 set -euo pipefail
 
 mode=${1:-run}
@@ -12,12 +19,18 @@ mode=${1:-run}
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 jobs=$(nproc 2>/dev/null || echo 2)
 
-packages=(build-essential cmake ninja-build pkg-config libeigen3-dev nlohmann-json3-dev
-          qt6-base-dev qt6-charts-dev qt6-qpa-plugins libgl-dev)
+# Every package is named: apt installs without recommends, so nothing may come in as one
+# (qt6-charts-dev needs libqt6opengl6-dev, which qt6-base-dev only recommends).
+build_packages=(build-essential cmake ninja-build pkg-config libeigen3-dev nlohmann-json3-dev
+                qt6-base-dev libqt6opengl6-dev qt6-charts-dev qt6-qpa-plugins libgl-dev
+                fonts-dejavu-core)
+# The sanitizer and fuzzing build (clang, its runtimes, llvm-symbolizer for the reports), the
+# checks of the desktop entry and the AppStream metadata, and what CPack's .deb needs.
+test_packages=(clang libclang-rt-14-dev llvm appstream desktop-file-utils dpkg-dev file)
 
-install_missing() {
+install_missing() { # package...
     local missing=()
-    for p in "${packages[@]}"; do
+    for p in "$@"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
     done
     [ ${#missing[@]} -eq 0 ] && return
@@ -35,9 +48,30 @@ configure_and_build() { # build-dir, extra cmake arguments...
     cmake --build "$dir" -j"$jobs"
 }
 
+# The Release build that the tests run and the package is made from: generic x86-64, so that
+# the package runs on any machine, and warnings as errors.
+build_release() {
+    configure_and_build "$root/build-release" -DCMAKE_BUILD_TYPE=Release -DFLASHVIZ_WERROR=ON \
+        -DFLASHVIZ_NATIVE_ARCH=OFF
+}
+
+run_sanitized_suites() {
+    echo "== everything again with clang, AddressSanitizer + UndefinedBehaviorSanitizer, fuzzing"
+    CC=clang CXX=clang++ configure_and_build "$root/build-sanitize" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DFLASHVIZ_WERROR=ON -DFLASHVIZ_SANITIZE=ON -DFLASHVIZ_FUZZ=ON -DFLASHVIZ_WITH_CUDA=OFF \
+        -DFLASHVIZ_NATIVE_ARCH=OFF -DFLASHVIZ_FUZZ_SECONDS="${FLASHVIZ_FUZZ_SECONDS:-60}"
+    # Leaks are reported (a leak fails its test) except those inside Qt and fontconfig
+    # themselves, listed with their reasons in the suppression file.
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1 \
+    LSAN_OPTIONS=suppressions="$root/tests/lsan-suppressions.txt":print_suppressions=0 \
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    FLASHVIZ_MONKEY_SECONDS="${FLASHVIZ_MONKEY_SECONDS:-150}" \
+        ctest --test-dir "$root/build-sanitize" --output-on-failure -j"$jobs"
+}
+
 case "$mode" in
 run)
-    install_missing
+    install_missing "${build_packages[@]}"
     configure_and_build "$root/build" -DCMAKE_BUILD_TYPE=Release
     if [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ] && [ -z "${QT_QPA_PLATFORM:-}" ]; then
         echo "== no display found: showing the terminal demos instead of the window"
@@ -46,21 +80,21 @@ run)
     exec "$root/build/app/gui/flashviz" "$@"
     ;;
 test)
-    install_missing
+    install_missing "${build_packages[@]}" "${test_packages[@]}"
     export QT_QPA_PLATFORM=offscreen
     echo "== build (warnings are errors) and run every test"
-    configure_and_build "$root/build-ci" -DCMAKE_BUILD_TYPE=Release -DFLASHVIZ_WERROR=ON \
-        -DFLASHVIZ_NATIVE_ARCH=OFF
-    ctest --test-dir "$root/build-ci" --output-on-failure -j"$jobs"
-    echo "== the engine and its tests under AddressSanitizer + UndefinedBehaviorSanitizer"
-    configure_and_build "$root/build-sanitize" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-        -DFLASHVIZ_WERROR=ON -DFLASHVIZ_SANITIZE=ON -DFLASHVIZ_CORE_ONLY=ON -DFLASHVIZ_WITH_CUDA=OFF \
-        -DFLASHVIZ_NATIVE_ARCH=OFF
-    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-        ctest --test-dir "$root/build-sanitize" --output-on-failure -j"$jobs"
+    build_release
+    ctest --test-dir "$root/build-release" --output-on-failure -j"$jobs"
+    run_sanitized_suites
+    ;;
+package)
+    install_missing "${build_packages[@]}" dpkg-dev file
+    build_release
+    (cd "$root/build-release" && cpack -G DEB)
+    ls "$root"/build-release/flashviz_*.deb
     ;;
 *)
-    echo "usage: $0 run|test" >&2
+    echo "usage: $0 run|test|package" >&2
     exit 2
     ;;
 esac

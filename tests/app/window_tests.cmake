@@ -7,3 +7,10 @@ target_compile_definitions(tst_command_line PRIVATE FLASHVIZ_EXECUTABLE="$<TARGE
 add_dependencies(tst_command_line flashviz)
 # The scenes with the CUDA backend chosen (skips without a usable GPU).
 flashviz_add_test(tst_gpu_scene SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/tst_gpu_scene.cpp LIBS flashviz_gui_lib)
+# The monkey: seeded random use of the real window (FLASHVIZ_MONKEY_SECONDS, 20 s by default).
+flashviz_add_test(tst_monkey SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/tst_monkey.cpp LIBS flashviz_gui_lib)
+# The application's answers before it has a window, with no display at all.
+flashviz_add_test(tst_startup SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/tst_startup.cpp LIBS Qt6::Core)
+target_compile_definitions(tst_startup PRIVATE FLASHVIZ_EXECUTABLE="$<TARGET_FILE:flashviz>"
+                                               FLASHVIZ_VERSION="${PROJECT_VERSION}")
+add_dependencies(tst_startup flashviz)

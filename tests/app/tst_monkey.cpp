@@ -1,0 +1,332 @@
+// The monkey: the real window driven by seeded random keys, clicks, drags, wheel turns, resizes
+// and tab switches for a bounded time. Any crash or sanitizer report ends the process (and so
+// fails the test), a GUI thread that does not answer for FLASHVIZ_MONKEY_HANG_SECONDS (5) fails
+// it with the last actions, and so does memory that grew past a stated bound.
+//
+//   FLASHVIZ_MONKEY_SECONDS (20)   how long to play; CI's sanitizer run plays 150 s
+//   FLASHVIZ_MONKEY_SEED           the seed (default fixed, so a failure replays)
+//
+// Modal dialogs and popups are closed as soon as they open; file dialogs are rejected before
+// they can be used, so the monkey never saves, overwrites or deletes a file.
+#include "main_window.h"
+
+#include <QAbstractButton>
+#include <QApplication>
+#include <QDialog>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QFileDialog>
+#include <QMenu>
+#include <QStandardPaths>
+#include <QTimer>
+#include <QWheelEvent>
+#include <QtTest>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <mutex>
+#include <random>
+#include <thread>
+
+using namespace flashviz::gui;
+
+namespace {
+
+double envNumber(const char* name, double fallback) {
+    const QByteArray value = qgetenv(name);
+    bool ok = false;
+    const double number = value.toDouble(&ok);
+    return ok && number > 0 ? number : fallback;
+}
+
+// Resident memory of this process in MiB (Linux).
+double residentMiB() {
+    QFile statm(QStringLiteral("/proc/self/statm"));
+    if (!statm.open(QIODevice::ReadOnly)) return 0;
+    const QList<QByteArray> fields = statm.readAll().split(' ');
+    return fields.size() > 1 ? fields[1].toDouble() * 4096.0 / (1024.0 * 1024.0) : 0;
+}
+
+// The last actions, printed when the monkey fails, so that a failure can be read and replayed.
+class ActionLog {
+  public:
+    void add(const QString& action) {
+        std::lock_guard lock(m_mutex);
+        m_actions.push_back(action);
+        if (m_actions.size() > 40) m_actions.pop_front();
+    }
+    void print() {
+        std::lock_guard lock(m_mutex);
+        std::fprintf(stderr, "monkey: the last %zu actions:\n", m_actions.size());
+        for (const QString& a : m_actions)
+            std::fprintf(stderr, "  %s\n", qPrintable(a));
+    }
+
+  private:
+    std::mutex m_mutex;
+    std::deque<QString> m_actions;
+};
+
+// Aborts the process (a failed test) when the GUI thread stops answering.
+class Watchdog {
+  public:
+    Watchdog(ActionLog& log, double hangSeconds) : m_log(log), m_limit(hangSeconds) {
+        m_thread = std::thread([this] { watch(); });
+    }
+    ~Watchdog() {
+        m_stop = true;
+        m_thread.join();
+    }
+    void beat() { m_lastBeat = now(); }
+
+  private:
+    static double now() {
+        using namespace std::chrono;
+        return duration<double>(steady_clock::now().time_since_epoch()).count();
+    }
+    void watch() {
+        beat();
+        while (!m_stop) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            if (now() - m_lastBeat > m_limit) {
+                std::fprintf(stderr, "monkey: FAIL: the GUI thread did not answer for %.1f s\n",
+                             m_limit);
+                m_log.print();
+                std::abort();
+            }
+        }
+    }
+    ActionLog& m_log;
+    double m_limit;
+    std::atomic<double> m_lastBeat{0};
+    std::atomic<bool> m_stop{false};
+    std::thread m_thread;
+};
+
+// Rejects file dialogs the moment they are shown.
+class FileDialogGuard : public QObject {
+  public:
+    using QObject::QObject;
+    int rejected = 0;
+
+  protected:
+    bool eventFilter(QObject* watched, QEvent* event) override {
+        if (event->type() == QEvent::Show)
+            if (auto* dialog = qobject_cast<QFileDialog*>(watched)) {
+                ++rejected;
+                QMetaObject::invokeMethod(dialog, &QDialog::reject, Qt::QueuedConnection);
+            }
+        return false;
+    }
+};
+
+// The offscreen platform cannot raise windows or grab the keyboard for popups; it says so at
+// every popup. Those lines are counted, not printed; every other message goes through.
+QtMessageHandler previousHandler = nullptr;
+std::atomic<int> platformNotes{0};
+void dropPlatformNotes(QtMsgType type, const QMessageLogContext& context, const QString& text) {
+    if (text.startsWith(QLatin1String("This plugin does not support"))) {
+        ++platformNotes;
+        return;
+    }
+    previousHandler(type, context, text);
+}
+
+} // namespace
+
+class TestMonkey : public QObject {
+    Q_OBJECT
+  private slots:
+    void initTestCase();
+    void randomUseNeverCrashesHangsOrGrows();
+
+  private:
+    void act(MainWindow& window);
+    void pressKey(MainWindow& window);
+    void click(MainWindow& window, bool drag);
+    void wheel(MainWindow& window);
+    void resize(MainWindow& window);
+    QWidget* randomVisibleWidget(MainWindow& window);
+    void closeDialogsAndPopups();
+
+    std::mt19937_64 m_random;
+    ActionLog m_log;
+    int m_actions = 0;
+    int m_closedDialogs = 0;
+};
+
+void TestMonkey::initTestCase() {
+    QStandardPaths::setTestModeEnabled(true); // never the user's settings
+    QApplication::setOrganizationName(QStringLiteral("FlashVizTest"));
+    QApplication::setApplicationName(QStringLiteral("tst_monkey"));
+    previousHandler = qInstallMessageHandler(dropPlatformNotes);
+}
+
+QWidget* TestMonkey::randomVisibleWidget(MainWindow& window) {
+    QList<QWidget*> candidates;
+    for (QWidget* w : window.findChildren<QWidget*>())
+        if (w->isVisible() && w->width() > 2 && w->height() > 2) candidates << w;
+    if (candidates.isEmpty()) return &window;
+    return candidates[int(m_random() % candidates.size())];
+}
+
+void TestMonkey::pressKey(MainWindow& window) {
+    static const std::vector<std::pair<int, Qt::KeyboardModifiers>> keys = {
+        {Qt::Key_Space, {}},      {Qt::Key_Left, {}},      {Qt::Key_Right, {}},
+        {Qt::Key_Up, {}},         {Qt::Key_Down, {}},      {Qt::Key_Home, {}},
+        {Qt::Key_End, {}},        {Qt::Key_PageUp, {}},    {Qt::Key_PageDown, {}},
+        {Qt::Key_B, {}},          {Qt::Key_G, {}},         {Qt::Key_F5, {}},
+        {Qt::Key_Escape, {}},     {Qt::Key_Tab, {}},       {Qt::Key_Backtab, Qt::ShiftModifier},
+        {Qt::Key_Return, {}},     {Qt::Key_Backspace, {}}, {Qt::Key_1, Qt::ControlModifier},
+        {Qt::Key_2, Qt::ControlModifier}, {Qt::Key_3, Qt::ControlModifier},
+        {Qt::Key_0, {}}, {Qt::Key_1, {}}, {Qt::Key_2, {}}, {Qt::Key_4, {}}, {Qt::Key_8, {}},
+        {Qt::Key_9, {}}, {Qt::Key_Minus, {}}, {Qt::Key_Period, {}}, {Qt::Key_E, {}},
+        {Qt::Key_F1, {}}, {Qt::Key_F11, {}}, {Qt::Key_S, Qt::ControlModifier},
+        {Qt::Key_Q, Qt::ControlModifier},
+    };
+    const auto& [key, modifiers] = keys[m_random() % keys.size()];
+    QWidget* target = QApplication::focusWidget();
+    if (!target || !target->isVisible()) target = &window;
+    m_log.add(QStringLiteral("key %1 (modifiers %2) to %3")
+                  .arg(QKeySequence(key).toString())
+                  .arg(int(modifiers))
+                  .arg(QString::fromLatin1(target->metaObject()->className())));
+    QTest::keyClick(target, Qt::Key(key), modifiers);
+}
+
+void TestMonkey::click(MainWindow& window, bool drag) {
+    QWidget* target = randomVisibleWidget(window);
+    const QPoint from(int(m_random() % target->width()), int(m_random() % target->height()));
+    m_log.add(QStringLiteral("%1 %2 at (%3, %4)")
+                  .arg(drag ? QStringLiteral("drag in") : QStringLiteral("click on"),
+                       QString::fromLatin1(target->metaObject()->className()))
+                  .arg(from.x())
+                  .arg(from.y()));
+    if (!drag) {
+        const bool right = m_random() % 8 == 0;
+        QTest::mouseClick(target, right ? Qt::RightButton : Qt::LeftButton, {}, from);
+        return;
+    }
+    const QPoint to(int(m_random() % target->width()), int(m_random() % target->height()));
+    QPointer<QWidget> guarded(target);
+    QTest::mousePress(target, Qt::LeftButton, {}, from);
+    for (int i = 1; i <= 4 && guarded; ++i)
+        QTest::mouseMove(target, from + (to - from) * i / 4);
+    if (guarded) QTest::mouseRelease(target, Qt::LeftButton, {}, to);
+}
+
+void TestMonkey::wheel(MainWindow& window) {
+    QWidget* target = randomVisibleWidget(window);
+    const QPointF at(double(m_random() % target->width()), double(m_random() % target->height()));
+    const int delta = (m_random() % 2 ? 120 : -120) * int(1 + m_random() % 3);
+    m_log.add(QStringLiteral("wheel %1 on %2").arg(delta).arg(
+        QString::fromLatin1(target->metaObject()->className())));
+    QWheelEvent event(at, target->mapToGlobal(at), QPoint(), QPoint(0, delta), Qt::NoButton,
+                      Qt::NoModifier, Qt::NoScrollPhase, false);
+    QApplication::sendEvent(target, &event);
+}
+
+void TestMonkey::resize(MainWindow& window) {
+    static const QSize sizes[] = {{1920, 1080}, {1366, 768}, {1280, 800}, {1024, 700},
+                                  {800, 600},   {2560, 1440}, {640, 480}};
+    const QSize size = sizes[m_random() % std::size(sizes)];
+    m_log.add(QStringLiteral("resize to %1 x %2").arg(size.width()).arg(size.height()));
+    window.resize(size);
+}
+
+void TestMonkey::closeDialogsAndPopups() {
+    for (int i = 0; i < 10; ++i) {
+        if (QWidget* popup = QApplication::activePopupWidget()) {
+            popup->close();
+        } else if (QWidget* modal = QApplication::activeModalWidget()) {
+            ++m_closedDialogs;
+            if (auto* dialog = qobject_cast<QDialog*>(modal))
+                dialog->reject();
+            else
+                modal->close();
+        } else {
+            return;
+        }
+        QApplication::processEvents();
+    }
+}
+
+void TestMonkey::act(MainWindow& window) {
+    ++m_actions;
+    if (!window.isVisible()) { // Ctrl+Q closed it: a user would open it again
+        m_log.add(QStringLiteral("show the window again"));
+        window.show();
+    }
+    // The window's shortcuts work in the active window, as on a desktop after a click on it.
+    if (QApplication::activeWindow() != &window) QApplication::setActiveWindow(&window);
+    const std::uint64_t roll = m_random() % 100;
+    if (roll < 50)
+        pressKey(window);
+    else if (roll < 75)
+        click(window, false);
+    else if (roll < 85)
+        click(window, true);
+    else if (roll < 95)
+        wheel(window);
+    else
+        resize(window);
+    closeDialogsAndPopups();
+}
+
+void TestMonkey::randomUseNeverCrashesHangsOrGrows() {
+    const double seconds = envNumber("FLASHVIZ_MONKEY_SECONDS", 20);
+    const auto seed = std::uint64_t(envNumber("FLASHVIZ_MONKEY_SEED", 20261201));
+    const double hangSeconds = envNumber("FLASHVIZ_MONKEY_HANG_SECONDS", 5);
+    m_random.seed(seed);
+
+    FileDialogGuard guard;
+    qApp->installEventFilter(&guard);
+    StartOptions options;
+    options.restore = false;
+    options.save = false;
+    MainWindow window(options);
+    window.resize(1366, 768);
+    window.show();
+    QVERIFY(window.waitUntilIdle());
+    const double startMiB = residentMiB();
+
+    Watchdog watchdog(m_log, hangSeconds);
+    // A dialog's own event loop (exec) still answers the watchdog and gets closed.
+    QTimer keepAlive;
+    connect(&keepAlive, &QTimer::timeout, this, [&] {
+        watchdog.beat();
+        if (QApplication::activeModalWidget() || QApplication::activePopupWidget())
+            QTimer::singleShot(0, this, [this] { closeDialogsAndPopups(); });
+    });
+    keepAlive.start(50);
+
+    QElapsedTimer clock;
+    clock.start();
+    while (clock.elapsed() < seconds * 1000) {
+        act(window);
+        QTest::qWait(int(m_random() % 40)); // events, timers and worker results arrive
+        watchdog.beat();
+    }
+    keepAlive.stop();
+    // Let the last computations finish and be shown before measuring.
+    QVERIFY(window.waitUntilIdle());
+    QTest::qWait(200);
+    const double endMiB = residentMiB();
+    // The state shown is a function of (problem, options, step), so memory must not grow with
+    // the number of actions. Bound: the start plus 768 MiB, the room the sanitizers' quarantine
+    // (256 MiB) and a large problem's scene (n = 4096 with its images) take.
+    const double boundMiB = startMiB + 768;
+    std::printf("monkey: seed %llu, %.0f s, %d actions, %d dialogs closed, %d file dialogs "
+                "refused, RSS %.0f MiB at the start, %.0f MiB at the end (bound %.0f)\n",
+                static_cast<unsigned long long>(seed), clock.elapsed() / 1000.0, m_actions,
+                m_closedDialogs, guard.rejected, startMiB, endMiB, boundMiB);
+    if (endMiB > boundMiB) m_log.print();
+    QVERIFY2(endMiB <= boundMiB, "resident memory grew past its bound");
+    qApp->removeEventFilter(&guard);
+}
+
+QTEST_MAIN(TestMonkey)
+#include "tst_monkey.moc"
