@@ -22,6 +22,8 @@
 #include <QLineSeries>
 #include <QScopeGuard>
 #include <QSignalSpy>
+#include <QThread>
+#include <QTimer>
 #include <QTest>
 #include <QXYSeries>
 
@@ -115,6 +117,7 @@ class TestAnalysis : public QObject {
     void invalidSettingKeepsCharts();
     void staleResultsAreDiscarded();
     void cancelKeepsCharts();
+    void rapidChangesWhileRunsFinish();
     void fontsFollowTheWidget();
     void insideLegendsStackEveryEntry();
     void legendLabelsAreWholeOnALaptop();
@@ -535,6 +538,43 @@ void TestAnalysis::cancelKeepsCharts() {
     QCOMPARE(m_view->results()->inputs.spec.seed, std::uint64_t(99));
     apply(*m_view, m_settings);
     QVERIFY(m_view->waitForIdle());
+}
+
+// Issue #12: each run's progress poll (a timer owned by the run's watcher, which lives until its
+// deferred deletion) read the run through a raw pointer after the run had finished and been
+// freed: Up pressed in the seed box every 0.1-0.4 s gave ASan a heap-use-after-free within
+// 6-8 presses. Here the settings change quickly while runs finish, and the GUI thread is held
+// while a run ends so that its end and its poll come due in the same turn of the event loop
+// (processEvents() outside an event loop never runs deferred deletions, so the old poll kept
+// firing on the freed run). Whatever the build, a finished run must leave nothing polling.
+void TestAnalysis::rapidChangesWhileRunsFinish() {
+    int pollingAfterFinish = 0;
+    const auto connection = connect(m_view, &AnalysisView::chartsUpdated, this, [&] {
+        for (QTimer* timer : m_view->findChildren<QTimer*>())
+            if (timer->isActive() && !timer->isSingleShot()) ++pollingAfterFinish;
+    });
+    const auto restore = qScopeGuard([&] {
+        disconnect(connection);
+        apply(*m_view, m_settings);
+        m_view->waitForIdle();
+    });
+    Settings s = m_settings;
+    for (int press = 0; press < 16; ++press) {
+        s.spec.seed = 500 + std::uint64_t(press);
+        apply(*m_view, s);
+        QCoreApplication::processEvents(); // the run starts
+        // Some presses land while a run computes, most after it has finished.
+        QThread::msleep(press % 4 == 3 ? 2 : 150);
+        for (int turn = 0; turn < 3; ++turn) {
+            QCoreApplication::processEvents(); // its end, then its (overdue) poll
+            QThread::msleep(60);
+        }
+    }
+    QVERIFY(m_view->waitForIdle());
+    QTest::qWait(120);
+    QVERIFY2(m_view->errorText().isEmpty(), qPrintable(m_view->errorText()));
+    QCOMPARE(m_view->results()->inputs.spec.seed, s.spec.seed);
+    QCOMPARE(pollingAfterFinish, 0);
 }
 
 void TestAnalysis::fontsFollowTheWidget() {

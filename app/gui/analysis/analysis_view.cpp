@@ -180,26 +180,36 @@ void AnalysisView::startPending() {
     if (!m_requested) return;
     auto run = std::make_unique<Run>();
     run->generation = m_generation;
-    run->watcher = new QFutureWatcher<AnalysisOutcome>(this);
+    auto* watcher = new QFutureWatcher<AnalysisOutcome>(this);
+    run->watcher = watcher;
     const AnalysisInputs inputs = *m_requested;
     // Runs of the algorithms are taken over from a recent result computed the same way.
     std::shared_ptr<const AnalysisResults> previous = m_shown;
     for (const auto& recent : m_recent)
         if (sharesRuns(*recent, inputs, AnalysisPlan{})) previous = recent;
+    const quint64 generation = run->generation;
     const auto cancelled = run->cancelled;
     const auto done = run->done;
-    Run* raw = run.get();
-    connect(run->watcher, &QFutureWatcher<AnalysisOutcome>::finished, this, [this, raw] {
-        const quint64 generation = raw->generation;
-        const AnalysisOutcome outcome = raw->watcher->result();
-        raw->watcher->deleteLater();
-        std::erase_if(m_runs, [raw](const auto& r) { return r.get() == raw; });
-        finished(generation, outcome);
+    // The watcher and its poll outlive the Run (the Run goes when the computation ends, the
+    // watcher on a later turn of the event loop): what they call holds copies of the generation
+    // and the shared atomics, never the Run. The poll stops when the run ends.
+    auto* poll = new QTimer(watcher);
+    connect(poll, &QTimer::timeout, this, [this, generation, done] {
+        if (generation == m_generation) m_progress->setValue(done->load());
     });
+    // Called by the watcher itself, so the watcher and its child poll are alive here.
+    connect(watcher, &QFutureWatcher<AnalysisOutcome>::finished, this,
+            [this, watcher, poll, generation] {
+                poll->stop();
+                const AnalysisOutcome outcome = watcher->result();
+                watcher->deleteLater();
+                std::erase_if(m_runs, [watcher](const auto& r) { return r->watcher == watcher; });
+                finished(generation, outcome);
+            });
     m_runs.push_back(std::move(run));
     m_progress->setValue(0);
     // The worker only touches atomics it shares with this run; the GUI thread polls them.
-    raw->watcher->setFuture(QtConcurrent::run([inputs, previous, cancelled, done] {
+    watcher->setFuture(QtConcurrent::run([inputs, previous, cancelled, done] {
         return computeAnalysis(
             inputs,
             [cancelled, done](int step, int) {
@@ -208,10 +218,6 @@ void AnalysisView::startPending() {
             },
             AnalysisPlan{}, previous.get());
     }));
-    auto* poll = new QTimer(raw->watcher);
-    connect(poll, &QTimer::timeout, this, [this, raw] {
-        if (raw->generation == m_generation) m_progress->setValue(raw->done->load());
-    });
     poll->start(50);
 }
 
