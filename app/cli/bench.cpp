@@ -2,6 +2,7 @@
 
 #include "core/analysis.h"
 #include "core/attention.h"
+#include "core/errors.h"
 #include "core/flash.h"
 #include "core/steps.h"
 
@@ -14,6 +15,9 @@
 namespace flashviz::cli {
 
 namespace {
+
+constexpr int kGemmSize = 2048;
+constexpr int kStepStateSize = 4096;
 
 template <typename F>
 double medianMs(int repeats, F&& work) {
@@ -31,7 +35,7 @@ double medianMs(int repeats, F&& work) {
 // Eigen's fp32 GEMM on a square problem: the arithmetic ceiling the attention rates are read
 // against.
 double measureGemmGflops(int repeats) {
-    const int n = 2048;
+    const int n = kGemmSize;
     NormalGenerator rng(11);
     const MatrixF a = rng.matrix(n, n, 1.0).cast<float>();
     const MatrixF b = rng.matrix(n, n, 1.0).cast<float>();
@@ -43,7 +47,7 @@ double measureGemmGflops(int repeats) {
 
 // The step engine's worst case at n = 4096: the last update of the last query block.
 double measureStepState(int repeats) {
-    const Problem p = gaussianProblem(4096, 64, 0);
+    const Problem p = gaussianProblem(kStepStateSize, 64, 0);
     const StepEngine engine(p, Algorithm::Flash, FlashOptions{});
     const int step = engine.stepCount() - 3; // the final UpdateOutput
     return medianMs(repeats, [&] { (void)engine.state(step); });
@@ -51,7 +55,60 @@ double measureStepState(int repeats) {
 
 } // namespace
 
+void validate(const BenchOptions& options) {
+    const auto refuse = [](ErrorKind kind, const std::string& text) {
+        throw EngineError(kind, text);
+    };
+    if (options.sizes.empty()) refuse(ErrorKind::InvalidArgument, "--sizes names no size");
+    if (options.sizes.size() > std::size_t(kMaxBenchSizeCount))
+        refuse(ErrorKind::LimitExceeded, "--sizes names " + std::to_string(options.sizes.size()) +
+                                             " sizes; a benchmark takes 1 to " +
+                                             std::to_string(kMaxBenchSizeCount));
+    if (options.repeats < 1 || options.repeats > kMaxBenchRepeats)
+        refuse(options.repeats < 1 ? ErrorKind::InvalidArgument : ErrorKind::LimitExceeded,
+               "--repeats " + std::to_string(options.repeats) + " is out of range: 1 to " +
+                   std::to_string(kMaxBenchRepeats));
+    FlashOptions tiles;
+    tiles.blockRows = options.blockRows;
+    tiles.blockCols = options.blockCols;
+    flashviz::validate(tiles);
+    for (int n : options.sizes) {
+        if (n < 1 || n > kMaxBenchSize)
+            refuse(n < 1 ? ErrorKind::InvalidArgument : ErrorKind::LimitExceeded,
+                   "--sizes " + std::to_string(n) +
+                       " is out of range: the benchmark takes n from 1 to " +
+                       std::to_string(kMaxBenchSize));
+        ProblemSpec spec;
+        spec.queries = spec.keys = n;
+        spec.headDim = options.headDim;
+        flashviz::validate(spec);
+        requireScoreMatrixMemory(n, n, int(sizeof(float)), 1); // ordinary attention's n x n
+    }
+    const double flops = benchFlops(options);
+    if (flops > kMaxBenchFlops) {
+        char text[320];
+        std::snprintf(text, sizeof text,
+                      "this benchmark (--sizes up to %d, --repeats %d, d = %d) would do about "
+                      "%.2g floating-point operations; it does at most %.0e (minutes on one core): "
+                      "use fewer sizes, smaller sizes or fewer repeats",
+                      *std::max_element(options.sizes.begin(), options.sizes.end()),
+                      options.repeats, options.headDim, flops, kMaxBenchFlops);
+        refuse(ErrorKind::LimitExceeded, text);
+    }
+}
+
+double benchFlops(const BenchOptions& options) {
+    const double runs = double(options.repeats) + 1; // the warm-up counts too
+    const double gemm = 2.0 * kGemmSize * double(kGemmSize) * kGemmSize;
+    const double stepState = 4.0 * 64 * double(kStepStateSize) * 64; // one query block's replay
+    double total = runs * gemm + options.repeats * stepState;
+    for (int n : options.sizes) // flash and ordinary attention: 4 n^2 d each
+        total += runs * 2 * 4.0 * double(n) * double(n) * options.headDim;
+    return total;
+}
+
 BenchReport runBenchmark(const BenchOptions& options, std::ostream* progress) {
+    validate(options);
     BenchReport report;
     report.options = options;
     report.gemmGflops = measureGemmGflops(options.repeats);

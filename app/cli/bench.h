@@ -6,6 +6,15 @@
 
 namespace flashviz::cli {
 
+// What one benchmark may ask for, checked by validate() before anything is timed. The sizes,
+// head dimension and blocks must also pass the engine's own limits (core/problem.h,
+// core/options.h) and ordinary attention's n x n fp32 matrix must fit in half of this
+// machine's memory.
+inline constexpr int kMaxBenchSize = 16384;    // n: ordinary attention's n x n floats are 1 GiB
+inline constexpr int kMaxBenchSizeCount = 16;  // sizes in one run
+inline constexpr int kMaxBenchRepeats = 100;   // timed runs per measurement
+inline constexpr double kMaxBenchFlops = 1e13; // the whole run: minutes on one core
+
 struct BenchOptions {
     std::vector<int> sizes{1024, 2048, 4096, 8192};
     int headDim = 64;
@@ -30,6 +39,13 @@ struct BenchReport {
     std::vector<BenchRow> rows;
 };
 
+// Throws EngineError naming the option, the value and the allowed range; cheap (no timing).
+void validate(const BenchOptions& options);
+// The floating-point operations a run does in all: the GEMM reference, the step state and,
+// per size, flash and ordinary attention, each repeated (plus one warm-up).
+double benchFlops(const BenchOptions& options);
+
+// Validates first (nothing is timed for options that would be refused).
 BenchReport runBenchmark(const BenchOptions& options, std::ostream* progress);
 void printBenchmark(const BenchReport& report, std::ostream& out);
 

@@ -15,8 +15,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -41,81 +45,178 @@ Examples:
   flashviz-cli run --n 256 --pattern late-max --no-rescale
   flashviz-cli run --n 1000 --nk 700 --br 64 --bc 48 --causal --json
   flashviz-cli steps --n 8 --step 10
-  flashviz-cli bench --sizes 1024,2048)";
+  flashviz-cli steps --n 64 --pattern late-max --step first-rescale+1
+  flashviz-cli bench --sizes 1024,2048
+
+Each command takes only its own options (listed with the commands that take them).)";
 
 // A bad option: printed as "flashviz-cli: <message>" with exit code 2.
 struct UsageError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-int parseInt(const QCommandLineParser& p, const QString& name, int fallback) {
-    if (!p.isSet(name)) return fallback;
-    bool ok = false;
-    const int value = p.value(name).toInt(&ok);
-    if (!ok)
-        throw UsageError("--" + name.toStdString() + " expects a whole number, got '" +
-                         p.value(name).toStdString() + "'");
+std::string valueOf(const QCommandLineParser& p, const QString& name) {
+    return p.value(name).toStdString();
+}
+
+std::string range(long long lowest, long long highest) {
+    return "(allowed: " + std::to_string(lowest) + " to " + std::to_string(highest) + ")";
+}
+
+// A whole number written plainly: digits with an optional leading '-', nothing else. Values
+// past long long read as out of range, not as garbage.
+std::optional<long long> wholeNumber(const std::string& text, bool* tooLarge) {
+    *tooLarge = false;
+    const std::size_t start = !text.empty() && text[0] == '-' ? 1 : 0;
+    if (text.size() == start || text.find_first_not_of("0123456789", start) != std::string::npos)
+        return std::nullopt;
+    long long value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error == std::errc::result_out_of_range) {
+        *tooLarge = true;
+        return std::nullopt;
+    }
+    if (error != std::errc{} || end != text.data() + text.size()) return std::nullopt;
     return value;
 }
 
+// --name as a whole number in [lowest, highest]; `what` says what it is ("n_q (queries)").
+int parseInt(const QCommandLineParser& p, const QString& name, int fallback, int lowest,
+             int highest, const char* what) {
+    if (!p.isSet(name)) return fallback;
+    const std::string text = valueOf(p, name);
+    const std::string option = "--" + name.toStdString() + " '" + text + "': ";
+    bool tooLarge = false;
+    const auto value = wholeNumber(text, &tooLarge);
+    if (!value && !tooLarge)
+        throw UsageError(option + what + " expects a whole number " + range(lowest, highest));
+    if (tooLarge || *value > highest)
+        throw UsageError(option + what + " is past the limit of " + std::to_string(highest) + " " +
+                         range(lowest, highest));
+    if (*value < lowest)
+        throw UsageError(option + what + " must be at least " + std::to_string(lowest) + " " +
+                         range(lowest, highest));
+    return int(*value);
+}
+
+std::uint64_t parseSeed(const QCommandLineParser& p) {
+    if (!p.isSet("seed")) return 0;
+    const std::string text = valueOf(p, "seed");
+    std::uint64_t seed = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), seed);
+    if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos ||
+        error != std::errc{} || end != text.data() + text.size())
+        throw UsageError("--seed '" + text + "': the seed expects a whole number from 0 to " +
+                         std::to_string(std::numeric_limits<std::uint64_t>::max()));
+    return seed;
+}
+
+// The options of each command; anything else on its command line is refused by name.
+const std::map<std::string, std::set<QString>>& commandOptions() {
+    static const std::set<QString> problem{
+        "n",           "nk",      "d",          "br",         "bc",
+        "seed",        "pattern", "scale",      "no-rescale", "no-running-max",
+        "keep-full-s", "causal",  "loop-order", "precision"};
+    static const std::map<std::string, std::set<QString>> options = [] {
+        std::map<std::string, std::set<QString>> o;
+        o["demos"] = {"only"};
+        o["run"] = problem;
+        o["run"].insert({"backend", "json"});
+        o["steps"] = problem;
+        o["steps"].insert({"algorithm", "step"});
+        o["bench"] = {"sizes", "repeats", "br", "bc", "d", "json"};
+        o["profiles"] = {};
+        return o;
+    }();
+    return options;
+}
+
+void requireOwnOptions(const QCommandLineParser& p, const std::string& command) {
+    const auto& own = commandOptions().at(command);
+    for (const QString& name : p.optionNames()) {
+        if (own.count(name)) continue;
+        std::string takes;
+        for (const QString& o : own)
+            takes += (takes.empty() ? "--" : ", --") + o.toStdString();
+        throw UsageError(command + " does not take --" + name.toStdString() +
+                         (takes.empty() ? " (it takes no options)" : " (it takes " + takes + ")"));
+    }
+}
+
 void addProblemOptions(QCommandLineParser& p) {
+    const QString n = QString::number(kMaxSequenceLength), d = QString::number(kMaxHeadDim);
     p.addOptions({
-        {"n", "Number of queries n_q (default 8, the explainer's toy).", "N"},
-        {"nk", "Number of keys n_k (default: equal to n).", "N"},
-        {"d", "Head dimension d (default 4).", "D"},
-        {"br", "Query block size Br (default 4).", "B"},
-        {"bc", "Key block size Bc (default 4).", "B"},
-        {"seed", "Seed of the input generator (default 0).", "S"},
-        {"pattern", "Inputs: gaussian, late-max, early-max or large (default gaussian).", "P"},
-        {"scale", "Softmax scale (default 1/sqrt(d)).", "X"},
-        {"no-rescale", "Drop the rescale exp(m_old - m_new): the classic bug."},
-        {"no-running-max", "Subtract no maximum at all: exp() overflows on large scores."},
-        {"keep-full-s", "Also write every score tile to an n x n S 'for debugging'."},
-        {"causal", "Causal mask (bottom-right aligned when n != n_k)."},
-        {"loop-order", "query-outer (the explainer's, default) or kv-outer (the paper's).", "O"},
-        {"precision", "double (default) or float.", "P"},
-        {"backend", "cpu (default) or cuda.", "B"},
-        {"json", "Print one JSON object instead of text."},
+        {"n", "run, steps: number of queries n_q, 1 to " + n + " (default 8, the explainer's toy).",
+         "N"},
+        {"nk", "run, steps: number of keys n_k, 1 to " + n + " (default: equal to n).", "N"},
+        {"d", "run, steps, bench: head dimension d, 1 to " + d + " (default 4; bench 64).", "D"},
+        {"br", "run, steps, bench: query block size Br, 1 to " + n + " (default 4; bench 64).",
+         "B"},
+        {"bc", "run, steps, bench: key block size Bc, 1 to " + n + " (default 4; bench 128).", "B"},
+        {"seed", "run, steps: seed of the input generator, 0 to 2^64-1 (default 0).", "S"},
+        {"pattern", "run, steps: inputs gaussian, late-max, early-max or large (default gaussian).",
+         "P"},
+        {"scale", "run, steps: softmax scale, a finite number above 0 (default 1/sqrt(d)).", "X"},
+        {"no-rescale", "run, steps: drop the rescale exp(m_old - m_new): the classic bug."},
+        {"no-running-max",
+         "run, steps: subtract no maximum at all: exp() overflows on large scores."},
+        {"keep-full-s", "run, steps: also write every score tile to an n x n S 'for debugging'."},
+        {"causal", "run, steps: causal mask (bottom-right aligned when n != n_k)."},
+        {"loop-order",
+         "run, steps: query-outer (the explainer's, default) or kv-outer (the paper's).", "O"},
+        {"precision", "run, steps: double (default) or float.", "P"},
+        {"backend", "run: cpu (default) or cuda.", "B"},
+        {"json", "run, bench: print one JSON object instead of text."},
     });
 }
 
 ProblemSpec problemFrom(const QCommandLineParser& p) {
     ProblemSpec spec;
-    spec.queries = parseInt(p, "n", 8);
-    spec.keys = parseInt(p, "nk", spec.queries);
-    spec.headDim = parseInt(p, "d", 4);
-    spec.seed = std::uint64_t(parseInt(p, "seed", 0));
+    spec.queries = parseInt(p, "n", 8, 1, kMaxSequenceLength, "n_q (queries)");
+    spec.keys = parseInt(p, "nk", spec.queries, 1, kMaxSequenceLength, "n_k (keys)");
+    spec.headDim = parseInt(p, "d", 4, 1, kMaxHeadDim, "d (head dimension)");
+    spec.seed = parseSeed(p);
     if (p.isSet("pattern")) {
-        const auto pattern = parseInputPattern(p.value("pattern").toStdString());
+        const auto pattern = parseInputPattern(valueOf(p, "pattern"));
         if (!pattern)
-            throw UsageError("unknown --pattern '" + p.value("pattern").toStdString() +
+            throw UsageError("unknown --pattern '" + valueOf(p, "pattern") +
                              "' (use gaussian, late-max, early-max or large)");
         spec.pattern = *pattern;
     }
     if (p.isSet("scale")) {
-        bool ok = false;
-        spec.scale = p.value("scale").toDouble(&ok);
-        if (!ok) throw UsageError("--scale expects a number, got '" + p.value("scale").toStdString() + "'");
+        const std::string text = valueOf(p, "scale");
+        double scale = 0;
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), scale);
+        // from_chars reads "inf" and "nan" too; refused with the rest of what is not finite.
+        if (text.empty() || error != std::errc{} || end != text.data() + text.size() ||
+            !std::isfinite(scale) || !(scale > 0))
+            throw UsageError("--scale '" + text +
+                             "': the softmax scale expects a finite number above 0");
+        spec.scale = scale;
     }
     if (p.isSet("precision")) {
-        const auto precision = parsePrecision(p.value("precision").toStdString());
-        if (!precision) throw UsageError("--precision must be double or float");
+        const auto precision = parsePrecision(valueOf(p, "precision"));
+        if (!precision)
+            throw UsageError("--precision '" + valueOf(p, "precision") + "': use double or float");
         spec.precision = *precision;
     }
     spec.causal = p.isSet("causal");
+    validate(spec); // the memory the inputs need, before anything is made
     return spec;
 }
 
 FlashOptions optionsFrom(const QCommandLineParser& p) {
     FlashOptions o;
-    o.blockRows = parseInt(p, "br", 4);
-    o.blockCols = parseInt(p, "bc", 4);
+    o.blockRows = parseInt(p, "br", 4, 1, kMaxSequenceLength, "Br (query block size)");
+    o.blockCols = parseInt(p, "bc", 4, 1, kMaxSequenceLength, "Bc (key block size)");
     o.rescale = !p.isSet("no-rescale");
     o.runningMax = !p.isSet("no-running-max");
     o.keepFullScores = p.isSet("keep-full-s");
     if (p.isSet("loop-order")) {
-        const auto order = parseLoopOrder(p.value("loop-order").toStdString());
-        if (!order) throw UsageError("--loop-order must be query-outer or kv-outer");
+        const auto order = parseLoopOrder(valueOf(p, "loop-order"));
+        if (!order)
+            throw UsageError("--loop-order '" + valueOf(p, "loop-order") +
+                             "': use query-outer or kv-outer");
         o.loopOrder = *order;
     }
     validate(o);
@@ -152,8 +253,8 @@ int commandRun(const QCommandLineParser& p, std::ostream& out) {
     const FlashOptions options = optionsFrom(p);
     BackendKind kind = BackendKind::Cpu;
     if (p.isSet("backend")) {
-        const auto parsed = parseBackendKind(p.value("backend").toStdString());
-        if (!parsed) throw UsageError("--backend must be cpu or cuda");
+        const auto parsed = parseBackendKind(valueOf(p, "backend"));
+        if (!parsed) throw UsageError("--backend '" + valueOf(p, "backend") + "': use cpu or cuda");
         kind = *parsed;
     }
     const Problem problem = makeProblem(spec);
@@ -202,18 +303,44 @@ std::string vectorText(const Vector& v) {
     return "[" + s + "]";
 }
 
+// --step as a step expression (a number, end, first-rescale, +K/-K), resolved in this run.
+int stepFrom(const QCommandLineParser& p, const StepEngine& engine) {
+    const std::string text = valueOf(p, "step");
+    StepExpression expression;
+    try {
+        expression = parseStepExpression(text);
+    } catch (const EngineError& e) {
+        throw UsageError(std::string("--step: ") + e.what());
+    }
+    const std::optional<int> firstRescale =
+        expression.anchor == StepExpression::Anchor::FirstRescale ? engine.firstRescaleStep()
+                                                                  : std::nullopt;
+    const auto step = resolveStepExpression(expression, engine.stepCount(), firstRescale);
+    if (!step)
+        throw UsageError("--step '" + text +
+                         "': the rescale never changes a value in this run (every row's maximum "
+                         "is in its first visible block, or the running maximum is off)");
+    if (*step < 0 || *step >= engine.stepCount())
+        throw UsageError("--step '" + text + "' names step " + std::to_string(*step) +
+                         "; this run has steps 0 to " + std::to_string(engine.stepCount() - 1));
+    return int(*step);
+}
+
 int commandSteps(const QCommandLineParser& p, std::ostream& out) {
     const ProblemSpec spec = problemFrom(p);
     const FlashOptions options = optionsFrom(p);
     Algorithm algorithm = Algorithm::Flash;
     if (p.isSet("algorithm")) {
-        const auto parsed = parseAlgorithm(p.value("algorithm").toStdString());
-        if (!parsed) throw UsageError("--algorithm must be flash or standard");
+        const auto parsed = parseAlgorithm(valueOf(p, "algorithm"));
+        if (!parsed)
+            throw UsageError("--algorithm '" + valueOf(p, "algorithm") +
+                             "': use flash or standard");
         algorithm = *parsed;
     }
+    validateSteps(spec, algorithm, options); // the step count, before the inputs are made
     const StepEngine engine(makeProblem(spec), algorithm, options);
     if (p.isSet("step")) {
-        const StepState s = engine.state(parseInt(p, "step", 0));
+        const StepState s = engine.state(stepFrom(p, engine));
         out << "step " << s.info.index << " of " << engine.stepCount() << ": "
             << toString(s.info.kind) << " (query block " << s.info.queryBlock << ", key block "
             << s.info.keyBlock << ")\n  " << describe(s.info.kind, options) << '\n';
@@ -259,26 +386,38 @@ int commandProfiles(std::ostream& out) {
     return 0;
 }
 
-std::vector<int> parseSizes(const QString& text) {
+std::vector<int> parseSizes(const QCommandLineParser& p) {
+    const std::string text = valueOf(p, "sizes");
     std::vector<int> sizes;
-    for (const QString& part : text.split(',', Qt::SkipEmptyParts)) {
-        bool ok = false;
-        const int n = part.trimmed().toInt(&ok);
-        if (!ok || n <= 0) throw UsageError("--sizes expects positive numbers like 1024,2048");
-        sizes.push_back(n);
+    std::size_t begin = 0;
+    while (true) {
+        const std::size_t comma = text.find(',', begin);
+        const std::string part =
+            text.substr(begin, comma == std::string::npos ? comma : comma - begin);
+        bool tooLarge = false;
+        const auto n = wholeNumber(part, &tooLarge);
+        if (!n || *n < 1 || *n > kMaxBenchSize)
+            throw UsageError("--sizes '" + text + "': each size is a whole number from 1 to " +
+                             std::to_string(kMaxBenchSize) + ", separated by commas (got '" + part +
+                             "')");
+        sizes.push_back(int(*n));
+        if (comma == std::string::npos) break;
+        begin = comma + 1;
     }
-    if (sizes.empty()) throw UsageError("--sizes expects at least one size");
     return sizes;
 }
 
 int commandBench(const QCommandLineParser& p, std::ostream& out, std::ostream& err) {
     BenchOptions options;
-    if (p.isSet("sizes")) options.sizes = parseSizes(p.value("sizes"));
-    options.repeats = parseInt(p, "repeats", options.repeats);
-    options.blockRows = parseInt(p, "br", options.blockRows);
-    options.blockCols = parseInt(p, "bc", options.blockCols);
-    options.headDim = parseInt(p, "d", options.headDim);
-    if (options.repeats <= 0) throw UsageError("--repeats must be at least 1");
+    if (p.isSet("sizes")) options.sizes = parseSizes(p);
+    options.repeats =
+        parseInt(p, "repeats", options.repeats, 1, kMaxBenchRepeats, "the repeat count");
+    options.blockRows =
+        parseInt(p, "br", options.blockRows, 1, kMaxSequenceLength, "Br (query block size)");
+    options.blockCols =
+        parseInt(p, "bc", options.blockCols, 1, kMaxSequenceLength, "Bc (key block size)");
+    options.headDim = parseInt(p, "d", options.headDim, 1, kMaxHeadDim, "d (head dimension)");
+    validate(options); // everything, before any timing starts
     const bool json = p.isSet("json");
     const BenchReport report = runBenchmark(options, json ? nullptr : &err);
     if (!json) {
@@ -313,16 +452,30 @@ int dispatch(const QStringList& args, std::ostream& out, std::ostream& err) {
     p.addVersionOption();
     addProblemOptions(p);
     p.addOptions({
-        {"only", "demos: print only demo K (1-9).", "K"},
-        {"step", "steps: show the full state at step K.", "K"},
+        {"only", "demos: print only demo K, 1 to 9.", "K"},
+        {"step",
+         "steps: show the full state at step K: a number, end or first-rescale, either "
+         "name optionally followed by +K or -K.",
+         "K"},
         {"algorithm", "steps: flash (default) or standard.", "A"},
-        {"sizes", "bench: comma-separated n values (default 1024,2048,4096,8192).", "LIST"},
-        {"repeats", "bench: timed runs per size; the median is reported (default 5).", "R"},
+        {"sizes",
+         QString("bench: comma-separated n values, each 1 to %1, at most %2 of them "
+                 "(default 1024,2048,4096,8192).")
+             .arg(kMaxBenchSize)
+             .arg(kMaxBenchSizeCount),
+         "LIST"},
+        {"repeats",
+         QString("bench: timed runs per size, 1 to %1; the median is reported "
+                 "(default 5).")
+             .arg(kMaxBenchRepeats),
+         "R"},
     });
     if (!p.parse(args)) throw UsageError(p.errorText().toStdString());
     if (p.isSet("help") || p.positionalArguments().isEmpty()) {
         out << p.helpText().toStdString();
-        return p.isSet("help") ? 0 : 2;
+        if (!p.isSet("help"))
+            throw UsageError("no command given (use demos, run, steps, bench or profiles)");
+        return 0;
     }
     if (p.isSet("version")) {
         out << "flashviz-cli " << QCoreApplication::applicationVersion().toStdString() << '\n';
@@ -331,9 +484,12 @@ int dispatch(const QStringList& args, std::ostream& out, std::ostream& err) {
     const QString command = p.positionalArguments().first();
     if (p.positionalArguments().size() > 1)
         throw UsageError("unexpected argument '" + p.positionalArguments().at(1).toStdString() + "'");
+    if (!commandOptions().count(command.toStdString()))
+        throw UsageError("unknown command '" + command.toStdString() +
+                         "' (use demos, run, steps, bench or profiles; --help explains each)");
+    requireOwnOptions(p, command.toStdString());
     if (command == "demos") {
-        const int only = parseInt(p, "only", 0);
-        if (only < 0 || only > 9) throw UsageError("--only takes a demo number from 1 to 9");
+        const int only = parseInt(p, "only", 0, 1, 9, "the demo number");
         printDemos(out, only);
         return 0;
     }
@@ -359,6 +515,9 @@ int run(int argc, char** argv, std::ostream& out, std::ostream& err) {
         err << "flashviz-cli: " << e.what() << '\n';
     } catch (const std::bad_alloc&) {
         err << "flashviz-cli: out of memory\n";
+    } catch (const std::exception& e) {
+        err << "flashviz-cli: internal error: " << e.what() << '\n';
+        return 1;
     }
     return 2;
 }

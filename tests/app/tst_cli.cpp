@@ -43,6 +43,8 @@ private slots:
     void badOptionsFail_data();
     void badOptionsFail();
     void benchJsonHasRows();
+    void stepsTakesStepExpressions();
+    void badOptionsFailBeforeAnyWork();
 };
 
 // Lines (or the figure columns of lines) of the script's printed output that depend only on the
@@ -131,6 +133,42 @@ void TestCli::badOptionsFail_data() {
     QTest::newRow("standard too big")
         << QStringList{"run", "--n", "1048576", "--d", "1", "--br", "1024", "--bc", "1024"}
         << "memory";
+    // Step counts past int: refused with the count, not printed wrapped to a negative number.
+    QTest::newRow("steps past int")
+        << QStringList{"steps", "--n", "100000"}
+        << "gives 3750075000 steps; the step view handles at most 2147483647";
+    QTest::newRow("steps past int, kv-outer")
+        << QStringList{"steps", "--n", "1048576", "--loop-order", "kv-outer", "--step", "0"}
+        << "gives 549756338177 steps";
+    QTest::newRow("step offset past int")
+        << QStringList{"steps", "--step", "first-rescale+2147483647"} << "past 2147483646";
+    QTest::newRow("step past the run")
+        << QStringList{"steps", "--step", "1000"} << "this run has steps 0 to 29";
+    QTest::newRow("step garbage") << QStringList{"steps", "--step", "3x"} << "not a whole number";
+    // Each command takes its own options only.
+    QTest::newRow("demos --n") << QStringList{"demos", "--n", "-5"} << "demos does not take --n";
+    QTest::newRow("profiles --json")
+        << QStringList{"profiles", "--json"} << "profiles does not take --json";
+    QTest::newRow("bench --pattern")
+        << QStringList{"bench", "--pattern", "large"} << "bench does not take --pattern";
+    QTest::newRow("run --step") << QStringList{"run", "--step", "3"} << "run does not take --step";
+    // Numbers: the option, the value and the range.
+    QTest::newRow("n past int") << QStringList{"run", "--n", "99999999999"}
+                                << "--n '99999999999': n_q (queries) is past the limit of 1048576";
+    QTest::newRow("scale nan") << QStringList{"run", "--scale", "nan"} << "--scale 'nan'";
+    QTest::newRow("scale inf") << QStringList{"run", "--scale", "inf"} << "--scale 'inf'";
+    QTest::newRow("seed negative") << QStringList{"run", "--seed", "-1"} << "--seed '-1'";
+    QTest::newRow("only 0") << QStringList{"demos", "--only", "0"} << "(allowed: 1 to 9)";
+    // The benchmark's bounds.
+    QTest::newRow("bench sizes past the bound")
+        << QStringList{"bench", "--sizes", "40000", "--repeats", "1"} << "from 1 to 16384";
+    QTest::newRow("bench repeats past the bound")
+        << QStringList{"bench", "--repeats", "1000000000"} << "--repeats '1000000000'";
+    QTest::newRow("bench too much work")
+        << QStringList{"bench", "--sizes", "16384", "--repeats", "100"}
+        << "floating-point operations; it does at most";
+    QTest::newRow("bench br 0") << QStringList{"bench", "--br", "0"} << "Br";
+    QTest::newRow("bench empty size") << QStringList{"bench", "--sizes", "1024,,2048"} << "got ''";
 }
 
 void TestCli::badOptionsFail() {
@@ -141,6 +179,39 @@ void TestCli::badOptionsFail() {
     const auto r = runCli(argv);
     QVERIFY(r.code != 0);
     QVERIFY2(r.err.find(message.toStdString()) != std::string::npos, r.err.c_str());
+}
+
+void TestCli::stepsTakesStepExpressions() {
+    const auto at = runCli({"steps", "--n", "64", "--pattern", "late-max", "--br", "16", "--bc",
+                            "16", "--step", "first-rescale+1"});
+    QCOMPARE(at.code, 0);
+    QVERIFY2(at.out.find("step 12 of 108: update-output") != std::string::npos, at.out.c_str());
+    const auto end = runCli({"steps", "--step", "end"});
+    QCOMPARE(end.code, 0);
+    QVERIFY2(end.out.find("step 29 of 30: store-output") != std::string::npos, end.out.c_str());
+    // Early maximum: the rescale never bites, and --step says so instead of guessing a step.
+    const auto none =
+        runCli({"steps", "--n", "16", "--pattern", "early-max", "--step", "first-rescale"});
+    QCOMPARE(none.code, 2);
+    QVERIFY2(none.err.find("never changes a value") != std::string::npos, none.err.c_str());
+}
+
+// Refusals cost no work: the benchmark's bad block size used to be found after two seconds of
+// GEMM timing, the paper order's step count after minutes of counting.
+void TestCli::badOptionsFailBeforeAnyWork() {
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"bench", "--br", "0"},
+          std::vector<std::string>{"bench", "--repeats", "1000000000"},
+          std::vector<std::string>{"bench", "--sizes", "40000", "--repeats", "1"},
+          std::vector<std::string>{"steps", "--n", "1048576", "--loop-order", "kv-outer"}}) {
+        QElapsedTimer timer;
+        timer.start();
+        const auto r = runCli(args);
+        QCOMPARE(r.code, 2);
+        QVERIFY2(timer.elapsed() < 1000, qPrintable(QStringLiteral("%1: %2 ms")
+                                                        .arg(QString::fromStdString(args[1]))
+                                                        .arg(timer.elapsed())));
+    }
 }
 
 void TestCli::benchJsonHasRows() {
