@@ -5,24 +5,31 @@
 
 #include "core/errors.h"
 #include "kernels/backend_registry.h"
+#include "paint_util.h"
 
 #include <QApplication>
 #include <QChart>
 #include <QComboBox>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QLabel>
 #include <QLineSeries>
+#include <QLogValueAxis>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QSignalSpy>
 #include <QStandardPaths>
+#include <QValueAxis>
 #include <QtTest>
+
+#include <array>
 
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <limits>
 
 using namespace flashviz;
 using namespace flashviz::gui;
@@ -83,6 +90,8 @@ class TestGpuBenchView : public QObject {
     void malformedFilesGiveMessages_data();
     void malformedFilesGiveMessages();
     void badFileKeepsShownResults();
+    void logAxisRangesAreAlwaysUsable();
+    void unusualPointsAreDrawnWithoutCrashing();
     void requestValidation_data();
     void requestValidation();
     void viewRefusesAnEmptyRange();
@@ -329,6 +338,134 @@ void TestGpuBenchView::badFileKeepsShownResults() {
     QVERIFY(!view.loadResults(QDir::temp().filePath(QStringLiteral("no/such/file.json"))));
     QVERIFY(view.errorText().contains(QStringLiteral("could not be opened")));
     QFile::remove(other);
+}
+
+namespace {
+
+// Every log axis of a chart has a range Qt Charts can lay out.
+void verifyLogAxes(QChart* chart) {
+    for (QAbstractAxis* axis : chart->axes())
+        if (auto* log = qobject_cast<QLogValueAxis*>(axis)) {
+            QVERIFY2(std::isfinite(log->min()) && std::isfinite(log->max()) && log->min() > 0 &&
+                         log->max() > log->min(),
+                     qPrintable(QStringLiteral("%1: %2 .. %3")
+                                    .arg(chart->title())
+                                    .arg(log->min())
+                                    .arg(log->max())));
+        } else if (auto* value = qobject_cast<QValueAxis*>(axis)) {
+            QVERIFY(std::isfinite(value->min()) && std::isfinite(value->max()));
+            QVERIFY(value->max() > value->min());
+        }
+}
+
+} // namespace
+
+// Issue #12: a log axis given a non-positive, non-finite or empty range recursed without end in
+// Qt Charts (QLogValueAxisPrivate::setRange <-> LogXLogYDomain::setRange, >72,900 frames).
+void TestGpuBenchView::logAxisRangesAreAlwaysUsable() {
+    const double inf = std::numeric_limits<double>::infinity();
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const std::pair<double, double> ranges[] = {
+        {0, 0},         {-1, 5},        {5, 5},     {0, 10},          {inf, inf},   {-inf, inf},
+        {nan, 1},       {1, nan},       {nan, nan}, {1e-320, 1e-320}, {1e308, inf}, {10, 1},
+        {1e300, 1e308}, {1, 1.0000001}, {2.5, 2.5}, {1e-300, 1e300}};
+    for (const double base : {2.0, 10.0, 1000.0}) {
+        for (const auto& [lo, hi] : ranges) {
+            const auto [safeLo, safeHi] = safeLogRange(lo, hi, base);
+            const QString what = QStringLiteral("base %1, [%2, %3] -> [%4, %5]")
+                                     .arg(base)
+                                     .arg(lo)
+                                     .arg(hi)
+                                     .arg(safeLo)
+                                     .arg(safeHi);
+            QVERIFY2(std::isfinite(safeLo) && std::isfinite(safeHi), qPrintable(what));
+            QVERIFY2(safeLo >= kLogAxisFloor && safeHi <= kLogAxisCeiling, qPrintable(what));
+            QVERIFY2(safeHi >= safeLo * kLogAxisMinRatio, qPrintable(what));
+            // A usable range is kept as it is.
+            if (lo > 0 && hi >= lo * kLogAxisMinRatio && lo >= kLogAxisFloor &&
+                hi <= kLogAxisCeiling) {
+                QCOMPARE(safeLo, lo);
+                QCOMPARE(safeHi, hi);
+            }
+            // ... and a chart takes it: the axis in a laid-out chart with a series on it.
+            QChart chart;
+            auto* series = new QLineSeries;
+            series->append(1, 1);
+            series->append(2, 2);
+            chart.addSeries(series);
+            auto* x = new QLogValueAxis;
+            auto* y = new QLogValueAxis;
+            x->setBase(base);
+            y->setBase(base);
+            chart.addAxis(x, Qt::AlignBottom);
+            chart.addAxis(y, Qt::AlignLeft);
+            series->attachAxis(x);
+            series->attachAxis(y);
+            chart.resize(400, 300);
+            setLogAxisRange(x, lo, hi);
+            setLogAxisRange(y, lo, hi);
+            QCOMPARE(y->min(), safeLo);
+            QCOMPARE(y->max(), safeHi);
+            verifyLogAxes(&chart);
+        }
+    }
+}
+
+// A record shown directly (not read from a file) may hold anything: the page draws what can be
+// drawn and never gives an axis an unusable range. 1e308 ms made the time axis end at +inf.
+void TestGpuBenchView::unusualPointsAreDrawnWithoutCrashing() {
+    const double inf = std::numeric_limits<double>::infinity();
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    auto withPoints = [](std::vector<std::array<double, 4>> values) {
+        GpuBenchRecord r = sampleRecord();
+        r.points.clear();
+        for (const auto& [n, ms, tflops, scratch] : values)
+            r.points.push_back({kGpuBenchFlashFp16, int(n), 1, 32, ms, tflops, scratch, "", ""});
+        return r;
+    };
+    std::vector<std::pair<const char*, GpuBenchRecord>> records = {
+        {"all zero (nothing measured)", withPoints({{1024, 0, 0, 0}, {2048, 0, 0, 0}})},
+        {"equal values", withPoints({{1024, 2.5, 10, 0}, {2048, 2.5, 10, 0}, {4096, 2.5, 10, 0}})},
+        {"a power of ten", withPoints({{1024, 1, 1, 0}})},
+        {"huge values", withPoints({{1024, 1e308, 1e308, 1e308}, {2048, 1.7e308, 1.7e308, 1e300}})},
+        {"tiny values", withPoints({{1024, 1e-300, 1e-300, 0}, {2048, 5e-324, 0, 0}})},
+        {"non-finite", withPoints({{1024, inf, nan, inf}, {2048, nan, inf, nan}, {4096, 3, 3, 3}})},
+        {"zero throughput", withPoints({{1024, 5, 0, 0}, {2048, 6, 0, 0}})},
+        {"n of zero", withPoints({{0, 5, 1, 0}, {-4, 6, 1, 0}})},
+    };
+    GpuBenchRecord noSizes = sampleRecord();
+    noSizes.request.sizes.clear();
+    records.emplace_back("no sizes", noSizes);
+    GpuBenchRecord longName = sampleRecord();
+    longName.device = QString(1 << 20, QLatin1Char('G'));
+    records.emplace_back("a 1 MB device name", longName);
+
+    GpuBenchmarkView view;
+    view.resize(1400, 700);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    for (const auto& [what, record] : records) {
+        QElapsedTimer timer;
+        timer.start();
+        view.showRecord(record);
+        QTest::qWait(20); // lay the charts out
+        QVERIFY2(timer.elapsed() < 5000, what);
+        QVERIFY2(view.shownRecord(), what);
+        for (int c = 0; c < GpuBenchmarkView::ChartCount; ++c) {
+            verifyLogAxes(view.chart(c));
+            if (QTest::currentTestFailed()) QFAIL(what);
+            for (QAbstractSeries* s : view.chart(c)->series())
+                for (const QPointF& at : qobject_cast<QLineSeries*>(s)->points())
+                    QVERIFY2(std::isfinite(at.x()) && std::isfinite(at.y()) && at.x() > 0, what);
+        }
+        QVERIFY2(view.statusText().size() < 2000, what);
+    }
+    // The points that can be drawn are: the finite one of "non-finite".
+    view.showRecord(records[5].second);
+    QLineSeries* fp16 = seriesOf(view.chart(GpuBenchmarkView::TimeChart), kGpuBenchFlashFp16);
+    QVERIFY(fp16);
+    QCOMPARE(fp16->count(), 1);
+    QCOMPARE(fp16->at(0), QPointF(4096, 3));
 }
 
 void TestGpuBenchView::requestValidation_data() {

@@ -2,6 +2,7 @@
 
 #include "analysis/analysis_data.h"
 #include "page_style.h"
+#include "paint_util.h"
 
 #include <QAreaSeries>
 #include <QBarCategoryAxis>
@@ -127,7 +128,7 @@ QLogValueAxis* logAxis(const QString& title, double base, const QString& format,
     axis->setTitleText(title);
     axis->setBase(base);
     axis->setLabelFormat(format);
-    axis->setRange(lo, hi);
+    setLogAxisRange(axis, lo, hi);
     axis->setMinorTickCount(base == 10.0 ? 8 : 0);
     QPen minor(QColor(0xE4, 0xE4, 0xE4));
     minor.setWidthF(1);
@@ -265,10 +266,14 @@ bool reserveShare(QLogValueAxis* axis, double dataLo, double dataHi, double shar
     const double span = (dataHi - dataLo) / (1 - share);
     const double lo = below ? dataHi - span : dataLo;
     const double hi = below ? dataHi : dataLo + span;
-    if (std::abs(std::log10(axis->min()) - lo) <= 0.01 &&
-        std::abs(std::log10(axis->max()) - hi) <= 0.01)
+    // Compared with the range the axis can take, so that a clamped one is not set again and
+    // again.
+    const auto [safeLo, safeHi] =
+        safeLogRange(std::pow(10.0, lo), std::pow(10.0, hi), axis->base());
+    if (std::abs(std::log10(axis->min()) - std::log10(safeLo)) <= 0.01 &&
+        std::abs(std::log10(axis->max()) - std::log10(safeHi)) <= 0.01)
         return false;
-    axis->setRange(std::pow(10.0, lo), std::pow(10.0, hi));
+    setLogAxisRange(axis, safeLo, safeHi); // already safe: set as it is
     return true;
 }
 

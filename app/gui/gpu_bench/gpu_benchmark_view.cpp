@@ -1,6 +1,7 @@
 #include "gpu_bench/gpu_benchmark_view.h"
 
 #include "page_style.h"
+#include "paint_util.h"
 
 #include "core/errors.h"
 
@@ -514,12 +515,30 @@ void GpuBenchmarkView::rebuildCharts() {
         chart->setMargins(QMargins(4, 4, 4, 4));
         if (m_shown) {
             const GpuBenchRecord& record = *m_shown;
-            const auto [minN, maxN] =
-                std::minmax_element(record.request.sizes.begin(), record.request.sizes.end());
+            // Only points a chart can draw: a measured time, finite values (a record shown
+            // directly has not been through the file's checks). The axes are made from what is
+            // drawn, so that no value can give them an infinite or empty range.
+            const auto valueOf = [&](const GpuBenchPoint& p) {
+                return i == TimeChart         ? p.medianMs
+                       : i == ThroughputChart ? p.tflops
+                                              : gpuBenchWorkingBytes(record.request, p) / kGiB;
+            };
+            const auto drawn = [&](const GpuBenchPoint& p) {
+                const double y = valueOf(p);
+                return p.measured() && std::isfinite(p.medianMs) && p.n > 0 && std::isfinite(y) &&
+                       (i == TimeChart ? y > 0 : y >= 0);
+            };
+            double xMin = std::numeric_limits<double>::max(), xMax = 0;
+            for (const int n : record.request.sizes)
+                if (n > 0) xMin = std::min(xMin, double(n)), xMax = std::max(xMax, double(n));
+            for (const GpuBenchPoint& p : record.points)
+                if (drawn(p))
+                    xMin = std::min(xMin, double(p.n)), xMax = std::max(xMax, double(p.n));
+            if (xMax <= 0) xMin = xMax = 1;
             auto* xAxis = new QLogValueAxis;
             xAxis->setBase(2);
             xAxis->setLabelFormat(QStringLiteral("%g"));
-            xAxis->setRange(*minN / 1.25, *maxN * 1.25);
+            setLogAxisRange(xAxis, xMin / 1.25, xMax * 1.25);
             xAxis->setMinorTickCount(0);
             xAxis->setTitleText(tr("sequence length n (log scale)"));
             chart->addAxis(xAxis, Qt::AlignBottom);
@@ -535,11 +554,8 @@ void GpuBenchmarkView::rebuildCharts() {
                 series->setPen(pen);
                 series->setPointsVisible(true);
                 for (const GpuBenchPoint& p : record.points) {
-                    if (p.variant != style.id || !p.measured()) continue;
-                    const double y = i == TimeChart ? p.medianMs
-                                     : i == ThroughputChart
-                                         ? p.tflops
-                                         : gpuBenchWorkingBytes(record.request, p) / kGiB;
+                    if (p.variant != style.id || !drawn(p)) continue;
+                    const double y = valueOf(p);
                     series->append(p.n, y);
                     yMin = std::min(yMin, y);
                     yMax = std::max(yMax, y);
@@ -555,17 +571,25 @@ void GpuBenchmarkView::rebuildCharts() {
                 axis->setBase(10);
                 axis->setLabelFormat(QStringLiteral("%g"));
                 axis->setMinorTickCount(8);
-                if (yMax > 0) {
-                    axis->setRange(std::pow(10.0, std::floor(std::log10(yMin / 1.5))),
-                                   std::pow(10.0, std::ceil(std::log10(yMax * 1.2))));
-                }
+                // Whole decades around the times; 10^ceil(log10(1e308 * 1.2)) was +inf, and a log
+                // axis given +inf recursed until the stack overflowed (SIGSEGV).
+                if (yMax > 0)
+                    setLogAxisRange(axis,
+                                    std::pow(10.0, std::floor(std::log10(yMin) - std::log10(1.5))),
+                                    std::pow(10.0, std::ceil(std::log10(yMax) + std::log10(1.2))));
+                else
+                    setLogAxisRange(axis, 0.1, 10);
                 axis->setTitleText(tr("median time (ms, log scale)"));
                 yAxis = axis;
             } else {
                 auto* axis = new QValueAxis;
-                axis->setRange(0, yMax > 0 ? yMax * 1.08 : 1);
-                axis->setLabelFormat(QStringLiteral("%.0f"));
-                axis->applyNiceNumbers();
+                // A little room above the data, kept finite (1.7e308 * 1.08 is not) and large
+                // enough for Qt Charts to tell from 0 (1e-300 is not).
+                const double top =
+                    yMax > 0 ? std::clamp(yMax * 1.08, 1e-6, std::max(yMax, 1e300)) : 1;
+                axis->setRange(0, top);
+                axis->setLabelFormat(top < 1e6 ? QStringLiteral("%.0f") : QStringLiteral("%.3g"));
+                if (top < 1e6) axis->applyNiceNumbers();
                 axis->setTitleText(i == ThroughputChart ? tr("TFLOP/s (4·n²·d·batch·heads / time)")
                                                         : tr("GiB in use: Q, K, V, O + scratch"));
                 yAxis = axis;
@@ -589,7 +613,11 @@ void GpuBenchmarkView::updateStatus() {
     if (m_shown)
         text =
             tr("Showing the results measured on %1 on %2 (%3).")
-                .arg(m_shown->device.isEmpty() ? tr("an unnamed GPU") : m_shown->device)
+                .arg(m_shown->device.isEmpty() ? tr("an unnamed GPU")
+                     // A long name (a file allows 200 characters) is cut: a 10 MB one held the
+                     // window for 33 s while the label wrapped it.
+                     : m_shown->device.size() > 200 ? m_shown->device.left(200) + QChar(0x2026)
+                                                    : m_shown->device)
                 .arg(m_shown->measured.toUTC().toString(QStringLiteral("yyyy-MM-dd HH:mm 'UTC'")))
                 .arg(shapeText(m_shown->request));
     if (canRun()) {
