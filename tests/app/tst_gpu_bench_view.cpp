@@ -90,6 +90,10 @@ class TestGpuBenchView : public QObject {
     void malformedFilesGiveMessages_data();
     void malformedFilesGiveMessages();
     void badFileKeepsShownResults();
+    void hostileFilesGiveMessages_data();
+    void hostileFilesGiveMessages();
+    void oversizedFileIsRefusedUnread();
+    void keptH200ResultsLoad();
     void logAxisRangesAreAlwaysUsable();
     void unusualPointsAreDrawnWithoutCrashing();
     void requestValidation_data();
@@ -338,6 +342,126 @@ void TestGpuBenchView::badFileKeepsShownResults() {
     QVERIFY(!view.loadResults(QDir::temp().filePath(QStringLiteral("no/such/file.json"))));
     QVERIFY(view.errorText().contains(QStringLiteral("could not be opened")));
     QFile::remove(other);
+}
+
+// Issue #12: numbers and text that crashed, froze or were silently misread. Each is refused
+// with a message that names the field and the value as written; the page keeps running.
+void TestGpuBenchView::hostileFilesGiveMessages_data() {
+    QTest::addColumn<QByteArray>("text");
+    QTest::addColumn<QStringList>("expected");
+    const QByteArray good = gpuBenchRecordToJson(sampleRecord());
+    // The sample as one line, with the first occurrence of `from` replaced by `to` (raw text,
+    // for numbers nlohmann would not write, such as 1e999).
+    const QByteArray compact =
+        QByteArray::fromStdString(nlohmann::json::parse(good.toStdString()).dump());
+    auto replaced = [&compact](const char* from, const char* to) {
+        QByteArray text = compact;
+        const qsizetype at = text.indexOf(from);
+        if (at < 0) qFatal("the sample has no %s", from);
+        return text.replace(at, qsizetype(qstrlen(from)), to);
+    };
+    QTest::newRow("medianMs 1e308 (SIGSEGV)")
+        << replaced("\"medianMs\":5.867", "\"medianMs\":1e308")
+        << QStringList{"points[0].medianMs", "1e+308", "ms"};
+    QTest::newRow("medianMs 1e999 (SIGABRT)")
+        << replaced("\"medianMs\":5.867", "\"medianMs\":1e999")
+        << QStringList{"not valid JSON", "1e999"};
+    QTest::newRow("n 2.048e92 (undefined conversion)")
+        << replaced("\"n\":1024", "\"n\":2.048e92")
+        << QStringList{"points[0].n", "whole number from 1 to 16777216", "2.048e+92"};
+    QTest::newRow("version 1e300 (read as -2147483648)")
+        << replaced("\"version\":1", "\"version\":1e300") << QStringList{"\"version\"", "1e+300"};
+    QTest::newRow("n 1e12 (read as -727379968)") << replaced("\"n\":1024", "\"n\":1000000000000")
+                                                 << QStringList{"points[0].n", "1000000000000"};
+    QTest::newRow("size 2^32 + 1024 (read as 1024)")
+        << replaced("\"sizes\":[1024", "\"sizes\":[4294968320")
+        << QStringList{"request.sizes[0]", "4294968320"};
+    QTest::newRow("fractional d") << replaced("\"headDim\":64", "\"headDim\":64.5")
+                                  << QStringList{"request.headDim", "whole number", "64.5"};
+    QTest::newRow("repeats 1e6") << replaced("\"repeats\":10", "\"repeats\":1000000")
+                                 << QStringList{"request.repeats", "1000000"};
+    QTest::newRow("tflops 1e30") << replaced("\"tflops\":23.43", "\"tflops\":1e30")
+                                 << QStringList{"points[0].tflops", "1e+30", "TFLOP/s"};
+    QTest::newRow("scratch -1") << replaced("\"scratchBytes\":2147483648", "\"scratchBytes\":-1")
+                                << QStringList{"points[0].scratchBytes", "negative"};
+    QTest::newRow("time of 1e-300 ms") << replaced("\"medianMs\":5.867", "\"medianMs\":1e-300")
+                                       << QStringList{"points[0].medianMs", "1e-300"};
+    QTest::newRow("causal as text") << replaced("\"causal\":false", "\"causal\":\"no\"")
+                                    << QStringList{"request.causal", "wrong type", "\"no\""};
+    QTest::newRow("device a number") << replaced("\"device\":\"NVIDIA H200\"", "\"device\":7")
+                                     << QStringList{"\"device\"", "wrong type"};
+    QTest::newRow("long device name")
+        << replaced("\"device\":\"NVIDIA H200\"",
+                    ("\"device\":\"" + std::string(1000, 'G') + "\"").c_str())
+        << QStringList{"\"device\"", "1000 characters", "200"};
+    QTest::newRow("point not in the sizes")
+        << replaced("\"n\":1024", "\"n\":512") << QStringList{"n = 512", "does not list"};
+    QTest::newRow("points not a list") << replaced("\"points\":[", "\"points\":7,\"old\":[")
+                                       << QStringList{"\"points\"", "a list", "7"};
+    QTest::newRow("deeply nested")
+        << QByteArray(100000, '[') << QStringList{"nested", "levels deep"};
+    QTest::newRow("format a number")
+        << QByteArray("{\"format\": 12}") << QStringList{"not a FlashViz GPU benchmark"};
+    QTest::newRow("invalid UTF-8")
+        << replaced("NVIDIA H200", "NVIDIA \xff\xfe") << QStringList{"not valid JSON"};
+}
+
+void TestGpuBenchView::hostileFilesGiveMessages() {
+    QFETCH(QByteArray, text);
+    QFETCH(QStringList, expected);
+    try {
+        (void)gpuBenchRecordFromJson(text);
+        QFAIL("the text was read");
+    } catch (const EngineError& error) {
+        for (const QString& part : expected)
+            QVERIFY2(QString::fromUtf8(error.what()).contains(part), error.what());
+    }
+    writeFile(gpuBenchResultsPath(), text);
+    GpuBenchmarkView view;
+    QVERIFY(!view.shownRecord());
+    QVERIFY2(view.errorText().contains(QStringLiteral("could not be read")),
+             qPrintable(view.errorText()));
+    for (const QString& part : expected)
+        QVERIFY2(view.errorText().contains(part), qPrintable(view.errorText()));
+}
+
+// A 10 MB device name froze the window for 33 s; a file past 4 MiB is now refused before it is
+// read or parsed.
+void TestGpuBenchView::oversizedFileIsRefusedUnread() {
+    const QByteArray good = gpuBenchRecordToJson(sampleRecord());
+    QByteArray huge = good;
+    huge.replace("NVIDIA H200", QByteArray(10 * 1024 * 1024, 'G'));
+    writeFile(gpuBenchResultsPath(), huge);
+    QElapsedTimer timer;
+    timer.start();
+    GpuBenchmarkView view;
+    QVERIFY2(timer.elapsed() < 5000, qPrintable(QString::number(timer.elapsed())));
+    QVERIFY(!view.shownRecord());
+    QVERIFY2(view.errorText().contains(QStringLiteral("bytes long")), qPrintable(view.errorText()));
+    QVERIFY2(view.errorText().contains(QString::number((4 * 1024 * 1024))),
+             qPrintable(view.errorText()));
+    try {
+        (void)gpuBenchRecordFromJson(huge);
+        QFAIL("the text was read");
+    } catch (const EngineError& error) {
+        QVERIFY2(QString::fromUtf8(error.what()).contains(QStringLiteral("bytes long")),
+                 error.what());
+    }
+}
+
+// The kept H200 measurement reads under the checks (every point's n is one of the sizes, every
+// number in range).
+void TestGpuBenchView::keptH200ResultsLoad() {
+    QFile file(QStringLiteral(FLASHVIZ_SOURCE_DIR) +
+               QStringLiteral("/kernels/bench/latest/gpu-benchmark-h200.json"));
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    try {
+        const GpuBenchRecord record = gpuBenchRecordFromJson(file.readAll());
+        QCOMPARE(record.device, QStringLiteral("NVIDIA H200"));
+        QVERIFY(!record.points.empty());
+    } catch (const EngineError& error) {
+        QFAIL(error.what());
+    }
 }
 
 namespace {

@@ -20,9 +20,14 @@ struct GpuBenchRecord {
 // <AppDataLocation>/gpu-benchmark.json (…/FlashViz/flashviz/gpu-benchmark.json for the app).
 QString gpuBenchResultsPath();
 
+// The largest saved file read (a real one is a few kilobytes).
+inline constexpr qint64 kGpuBenchMaxFileBytes = 4 * 1024 * 1024;
+
 QByteArray gpuBenchRecordToJson(const GpuBenchRecord& record);
 // Throws EngineError(InvalidArgument) with a readable sentence for text that is not a saved
-// benchmark (not JSON, fields missing or of the wrong type, unknown methods, bad numbers).
+// benchmark (not JSON, longer than kGpuBenchMaxFileBytes, fields missing or of the wrong type,
+// unknown methods, numbers that are not whole where they must be or out of their range, text
+// too long); the sentence names the field and its value. Nothing else escapes it.
 GpuBenchRecord gpuBenchRecordFromJson(const QByteArray& text);
 
 // Reading and writing files; EngineError naming the file when it cannot be read or written.
