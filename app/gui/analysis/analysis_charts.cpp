@@ -159,6 +159,9 @@ QAreaSeries* band(const QString& objectName, const QString& name, const QColor& 
     lower->append(x0, yLow);
     lower->append(x1, yLow);
     auto* area = new QAreaSeries(upper, lower);
+    // QAreaSeries does not take its edges: without a parent they were never freed.
+    upper->setParent(area);
+    lower->setParent(area);
     area->setObjectName(objectName);
     area->setName(name);
     area->setBrush(color);
