@@ -10,6 +10,7 @@
 #include "tile_detail.h"
 
 #include "core/counters.h"
+#include "core/errors.h"
 
 #include <QFile>
 #include <QHBoxLayout>
@@ -18,6 +19,7 @@
 #include <QJsonObject>
 #include <QLabel>
 #include <QPainter>
+#include <QRegularExpression>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -27,34 +29,148 @@ namespace flashviz::gui {
 
 namespace {
 
-std::vector<LectureChapter> loadChapters() {
-    std::vector<LectureChapter> out;
-    QFile file(QStringLiteral(":/flashviz/lecture.json"));
-    if (!file.open(QIODevice::ReadOnly)) return out;
-    const QJsonArray list = QJsonDocument::fromJson(file.readAll())
-                                .object()
-                                .value(QStringLiteral("chapters"))
-                                .toArray();
-    for (const QJsonValue& v : list) {
-        const QJsonObject o = v.toObject();
-        LectureChapter c;
-        c.id = o.value(QStringLiteral("id")).toString();
-        c.title = o.value(QStringLiteral("title")).toString();
-        c.narrative = o.value(QStringLiteral("narrative")).toString();
-        c.settings =
-            settingsFromJson(o.value(QStringLiteral("settings")).toObject(), toySettings());
-        for (const QJsonValue& b : o.value(QStringLiteral("beats")).toArray())
-            c.beats << b.toString();
-        for (const QJsonValue& w : o.value(QStringLiteral("views")).toArray())
-            c.views << w.toString();
-        for (const QJsonValue& w : o.value(QStringLiteral("weights")).toArray())
-            c.weights << std::max(1, w.toInt());
-        out.push_back(std::move(c));
+[[noreturn]] void refuse(const QString& text) {
+    throw EngineError(ErrorKind::InvalidArgument, text.toStdString());
+}
+
+const QStringList& viewNames() {
+    static const QStringList names{QStringLiteral("memory"), QStringLiteral("tile"),
+                                   QStringLiteral("matrices"), QStringLiteral("code"),
+                                   QStringLiteral("comparison")};
+    return names;
+}
+
+// The {placeholders} fillNarrative() fills.
+const QStringList& placeholderNames() {
+    static const QStringList names{QStringLiteral("gpu"),
+                                   QStringLiteral("hbm"),
+                                   QStringLiteral("hbmBandwidth"),
+                                   QStringLiteral("smCount"),
+                                   QStringLiteral("sramPerSm"),
+                                   QStringLiteral("sramTotal"),
+                                   QStringLiteral("sramBandwidth"),
+                                   QStringLiteral("sramOverHbm"),
+                                   QStringLiteral("n"),
+                                   QStringLiteral("d"),
+                                   QStringLiteral("br"),
+                                   QStringLiteral("bc"),
+                                   QStringLiteral("scores"),
+                                   QStringLiteral("standardTraffic"),
+                                   QStringLiteral("flashTraffic"),
+                                   QStringLiteral("trafficCut"),
+                                   QStringLiteral("standardScratch"),
+                                   QStringLiteral("flashScratch"),
+                                   QStringLiteral("check"),
+                                   QStringLiteral("maxDiff"),
+                                   QStringLiteral("wrongRows"),
+                                   QStringLiteral("firstRescale")};
+    return names;
+}
+
+const QJsonArray& jsonList(const QJsonObject& entry, const char* key, qsizetype minSize,
+                           qsizetype maxSize, QJsonArray& storage) {
+    const QJsonValue v = entry.value(QLatin1String(key));
+    if (v.isUndefined()) refuse(QStringLiteral("%1 is missing").arg(QLatin1String(key)));
+    if (!v.isArray())
+        refuse(QStringLiteral("%1 must be a list, not %2").arg(QLatin1String(key), jsonExcerpt(v)));
+    storage = v.toArray();
+    if (storage.size() < minSize || storage.size() > maxSize)
+        refuse(QStringLiteral("%1 has %2 entries; it takes %3 to %4")
+                   .arg(QLatin1String(key))
+                   .arg(storage.size())
+                   .arg(minSize)
+                   .arg(maxSize));
+    return storage;
+}
+
+LectureChapter readChapter(const QJsonObject& o, const std::vector<LectureChapter>& earlier) {
+    static const QStringList known{QStringLiteral("id"),        QStringLiteral("title"),
+                                   QStringLiteral("narrative"), QStringLiteral("settings"),
+                                   QStringLiteral("beats"),     QStringLiteral("views"),
+                                   QStringLiteral("weights")};
+    checkJsonKeys(o, known);
+    LectureChapter c;
+    c.id = jsonText(o, "id", true, 64);
+    for (const LectureChapter& other : earlier)
+        if (other.id == c.id)
+            refuse(QStringLiteral("id '%1' is taken by an earlier chapter").arg(c.id));
+    c.title = jsonText(o, "title", true, 200);
+    c.narrative = jsonText(o, "narrative", true, 20000);
+    static const QRegularExpression placeholder(QStringLiteral("\\{([^{}]*)\\}"));
+    for (const auto& match : placeholder.globalMatch(c.narrative))
+        if (!placeholderNames().contains(match.captured(1)))
+            refuse(QStringLiteral("narrative: unknown placeholder {%1} (the figures are %2)")
+                       .arg(match.captured(1).left(40),
+                            placeholderNames().join(QStringLiteral(", "))));
+    QJsonArray storage;
+    const QJsonArray& beats = jsonList(o, "beats", 1, 256, storage);
+    for (qsizetype i = 0; i < beats.size(); ++i) {
+        const QJsonValue b = beats.at(i);
+        const QString key = QStringLiteral("beats[%1]").arg(i);
+        if (!b.isString())
+            refuse(QStringLiteral("%1 must be text, not %2").arg(key, jsonExcerpt(b)));
+        const QString beat = b.toString();
+        if (beat != QLatin1String("all") && beat != QLatin1String("outer0"))
+            checkStepExpression(beat.left(64), qPrintable(key));
+        c.beats << beat;
     }
-    return out;
+    const QJsonArray& views = jsonList(o, "views", 1, viewNames().size(), storage);
+    for (qsizetype i = 0; i < views.size(); ++i) {
+        const QJsonValue v = views.at(i);
+        if (!v.isString() || !viewNames().contains(v.toString()))
+            refuse(QStringLiteral("views[%1]: unknown view %2 (the views are %3)")
+                       .arg(i)
+                       .arg(jsonExcerpt(v), viewNames().join(QStringLiteral(", "))));
+        if (c.views.contains(v.toString()))
+            refuse(QStringLiteral("views[%1]: '%2' is listed twice").arg(i).arg(v.toString()));
+        c.views << v.toString();
+    }
+    if (o.contains(QStringLiteral("weights"))) {
+        QJsonArray weightStorage;
+        const QJsonArray& weights =
+            jsonList(o, "weights", c.views.size(), c.views.size(), weightStorage);
+        for (qsizetype i = 0; i < weights.size(); ++i)
+            c.weights << int(
+                jsonInteger(weights.at(i), QStringLiteral("weights[%1]").arg(i), 1, 100));
+    }
+    c.settings = jsonEntrySettings(o);
+    return c;
+}
+
+std::vector<LectureChapter> loadChapters() {
+    const QString path = QStringLiteral(":/flashviz/lecture.json");
+    QFile file(path);
+    LectureParse parsed;
+    if (file.open(QIODevice::ReadOnly))
+        parsed = parseLectureChapters(file.read(2 * 1024 * 1024), QStringLiteral("lecture.json"));
+    else
+        parsed.errors << QStringLiteral("%1 could not be opened").arg(path);
+    for (const QString& error : parsed.errors)
+        qWarning("flashviz: %s", qPrintable(error));
+    return std::move(parsed.chapters);
 }
 
 } // namespace
+
+LectureParse parseLectureChapters(const QByteArray& bytes, const QString& source) {
+    LectureParse out;
+    const auto list = jsonEntries(bytes, source, "chapters", out.errors);
+    if (!list) return out;
+    for (int i = 0; i < list->size(); ++i) {
+        const QJsonValue item = list->at(i);
+        const QJsonObject o = item.toObject();
+        try {
+            if (!item.isObject())
+                refuse(
+                    QStringLiteral("a chapter must be an object, not %1").arg(jsonExcerpt(item)));
+            out.chapters.push_back(readChapter(o, out.chapters));
+        } catch (const EngineError& error) {
+            out.errors << QStringLiteral("%1: chapter %2 skipped: %3")
+                              .arg(source, jsonEntryName(o, i), QString::fromUtf8(error.what()));
+        }
+    }
+    return out;
+}
 
 const std::vector<LectureChapter>& lectureChapters() {
     static const std::vector<LectureChapter> chapters = loadChapters();
@@ -286,9 +402,10 @@ void LectureView::updateCaption() {
     const QString beat = it != m_beats.end()
                              ? tr("%1 / %2").arg(int(it - m_beats.begin()) + 1).arg(m_beats.size())
                              : tr("step %1").arg(frame->step);
-    m_caption->setText(QStringLiteral("%1   ·   %2")
-                           .arg(beat, QString::fromStdString(describe(
-                                          frame->state.info.kind, frame->scene->settings.options))));
+    m_caption->setText(
+        QStringLiteral("%1   ·   %2")
+            .arg(beat, QString::fromStdString(
+                           describe(frame->state.info.kind, frame->scene->settings.options))));
 }
 
 void LectureView::nextBeat() {

@@ -37,7 +37,17 @@ struct LectureChapter {
     QList<int> weights; // their share of the height (equal when absent)
 };
 
-// The chapters shipped in resources/lecture.json.
+// The chapters in a lecture.json: each entry that reads (id, title, narrative and its
+// {placeholders}, beats as step expressions or "all"/"outer0", views, weights, settings as the
+// engine would take them), and one message for each entry skipped, naming `source`, the entry
+// and the field. Any bytes at all; never throws.
+struct LectureParse {
+    std::vector<LectureChapter> chapters;
+    QStringList errors;
+};
+LectureParse parseLectureChapters(const QByteArray& bytes, const QString& source);
+
+// The chapters shipped in resources/lecture.json (a bad entry is skipped with a qWarning).
 const std::vector<LectureChapter>& lectureChapters();
 // The steps a chapter's beats name, for a built scene (sorted, unique).
 std::vector<int> resolveBeats(const LectureChapter& chapter, const Scene& scene);

@@ -6,8 +6,10 @@
 #include "core/problem.h"
 #include "kernels/backend_registry.h"
 
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QString>
+#include <QStringList>
 
 #include <optional>
 #include <string>
@@ -33,14 +35,26 @@ struct VizSettings {
 // CPU.
 VizSettings toySettings();
 
-// Reads the fields present in `json` on top of `base`. Throws EngineError(InvalidArgument) for an
-// unknown name (pattern, algorithm, ...), naming the field.
-VizSettings settingsFromJson(const QJsonObject& json, const VizSettings& base);
+// Reads the fields present in `json` on top of `base`. Every field is read strictly: a whole
+// number inside its range (n 8.5, 10^12 or 2^31 used to become 0), true/false, a known name
+// (pattern, algorithm, hardware, ...); an unknown field is refused too. Throws
+// EngineError(InvalidArgument) naming the field and the value for the first bad one, or, with
+// `problems`, notes each bad one there and keeps its value from `base`.
+VizSettings settingsFromJson(const QJsonObject& json, const VizSettings& base,
+                             QStringList* problems = nullptr);
 QJsonObject settingsToJson(const VizSettings& settings);
 
 void saveSettings(QSettings& store, const VizSettings& settings);
-// What was saved, or nullopt when nothing (or nothing readable) was.
-std::optional<VizSettings> loadSettings(QSettings& store);
+// What was saved, or nullopt when nothing (or nothing readable) was. A field that cannot be
+// read keeps the toy's value; each problem, naming the key and the field, goes to qWarning and
+// to `problems`.
+std::optional<VizSettings> loadSettings(QSettings& store, QStringList* problems = nullptr);
+
+// Strict JSON readers shared by the settings, presets and lecture chapters. jsonInteger throws
+// EngineError naming `name` and the value unless `v` is a whole number in [lo, hi];
+// jsonExcerpt is a value as a message shows it (numbers as written, text cut at 40 characters).
+qint64 jsonInteger(const QJsonValue& v, const QString& name, qint64 lo, qint64 hi);
+QString jsonExcerpt(const QJsonValue& v);
 
 // The hardware profile a settings value names: the built-in ones and "this GPU" when present.
 std::vector<HardwareProfile> availableHardware();
@@ -56,8 +70,30 @@ struct Preset {
     VizSettings settings;
     QString step; // "", a number, "end" or "first-rescale"
 };
-// Presets shipped in resources/presets.json.
+// The presets in a presets.json: each entry that reads (id, title, description, step, settings
+// all checked, the settings as the engine would take them), and one message for each entry
+// skipped, naming `source`, the entry and the field. Any bytes at all; never throws.
+struct PresetsParse {
+    std::vector<Preset> presets;
+    QStringList errors;
+};
+PresetsParse parsePresets(const QByteArray& bytes, const QString& source);
+
+// Presets shipped in resources/presets.json (a bad entry is skipped with a qWarning).
 const std::vector<Preset>& presets();
 const Preset* findPreset(const QString& id);
+
+// Helpers for the byte parsers of presets and lecture chapters: the list `listKey` of a JSON
+// object (nullopt with a message in `errors` for bytes that are not one); an entry's name for
+// messages; a text field (required: present and not blank); an entry's "settings" read and
+// validated as the engine would; unknown fields refused; a step expression checked. Throw
+// EngineError naming the field.
+std::optional<QJsonArray> jsonEntries(const QByteArray& bytes, const QString& source,
+                                      const char* listKey, QStringList& errors);
+QString jsonEntryName(const QJsonObject& entry, int index);
+QString jsonText(const QJsonObject& entry, const char* key, bool required, qsizetype maxChars);
+VizSettings jsonEntrySettings(const QJsonObject& entry);
+void checkJsonKeys(const QJsonObject& entry, const QStringList& known);
+void checkStepExpression(const QString& text, const char* key);
 
 } // namespace flashviz::gui
