@@ -16,9 +16,11 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QCloseEvent>
+#include <QDataStream>
 #include <QDockWidget>
 #include <QElapsedTimer>
 #include <QFileDialog>
+#include <QGuiApplication>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -36,6 +38,7 @@
 #include <QVariantAnimation>
 
 #include <cmath>
+#include <functional>
 
 namespace flashviz::gui {
 
@@ -64,11 +67,9 @@ MainWindow::MainWindow(const StartOptions& options, QWidget* parent)
         m_progress->setValue(percent);
         m_status->setText(stage);
     });
-    connect(m_controller, &Controller::settingsChanged, this,
-            [this] {
-                m_controls->setSettings(m_controller->requestedSettings(),
-                                        m_controller->presetId());
-            });
+    connect(m_controller, &Controller::settingsChanged, this, [this] {
+        m_controls->setSettings(m_controller->requestedSettings(), m_controller->presetId());
+    });
     connect(m_controls, &ControlsPanel::settingsRequested, m_controller,
             [this](const VizSettings& s) { m_controller->apply(s); });
     connect(m_controls, &ControlsPanel::presetRequested, m_controller,
@@ -83,7 +84,11 @@ MainWindow::MainWindow(const StartOptions& options, QWidget* parent)
     if (options.restore) {
         restoreState();
         QSettings store;
-        if (auto saved = loadSettings(store)) start = *saved;
+        if (auto saved = loadSettings(store, &m_restoreProblems)) start = *saved;
+        if (!m_restoreProblems.isEmpty())
+            statusBar()->showMessage(tr("Some saved settings could not be used and were reset: %1")
+                                         .arg(m_restoreProblems.join(QStringLiteral("; "))),
+                                     20000);
     }
     bool started = false;
     QString presetId;
@@ -457,17 +462,159 @@ bool MainWindow::waitUntilIdle(int timeoutMs) {
     return true;
 }
 
+namespace {
+
+constexpr int kMaxSavedSide = 100000; // pixels: a splitter's size, a window's width or height
+constexpr int kMaxHandleWidth = 64;
+constexpr qsizetype kMaxSavedStateBytes = 64 * 1024;
+
+QString checkRect(const QRect& r, const char* what, const QRect& desktop) {
+    if (r.width() < 1 || r.height() < 1 || r.width() > kMaxSavedSide ||
+        r.height() > kMaxSavedSide || std::abs(qint64(r.x())) > kMaxSavedSide ||
+        std::abs(qint64(r.y())) > kMaxSavedSide)
+        return QStringLiteral("its %1 %2 x %3 at (%4, %5) is not a window's")
+            .arg(QLatin1String(what))
+            .arg(r.width())
+            .arg(r.height())
+            .arg(r.x())
+            .arg(r.y());
+    if (!desktop.isEmpty() && !desktop.intersects(r))
+        return QStringLiteral("its %1 (%2, %3) is off the screens")
+            .arg(QLatin1String(what))
+            .arg(r.x())
+            .arg(r.y());
+    return {};
+}
+
+} // namespace
+
+QString checkSplitterState(const QByteArray& state, int widgets, Qt::Orientation orientation) {
+    if (state.size() > kMaxSavedStateBytes)
+        return QStringLiteral("it is %1 bytes long").arg(state.size());
+    QDataStream in(state);
+    in.setVersion(QDataStream::Qt_5_0); // as QSplitter::saveState() writes
+    qint32 marker = 0, version = 0;
+    in >> marker >> version;
+    if (in.status() != QDataStream::Ok || marker != 0xff || version < 0 || version > 1)
+        return QStringLiteral("it is not a splitter state (marker %1, version %2)")
+            .arg(marker)
+            .arg(version);
+    quint32 count = 0;
+    in >> count; // read here, not through QList: a corrupted count reserved gigabytes
+    if (in.status() != QDataStream::Ok || count != quint32(widgets))
+        return QStringLiteral("it holds %1 sizes for %2 panes").arg(count).arg(widgets);
+    for (quint32 i = 0; i < count; ++i) {
+        qint32 size = -1;
+        in >> size;
+        if (in.status() != QDataStream::Ok || size < 0 || size > kMaxSavedSide)
+            return QStringLiteral("pane %1's size %2 is out of 0..%3")
+                .arg(i + 1)
+                .arg(size)
+                .arg(kMaxSavedSide);
+    }
+    bool collapsible = false, opaque = false;
+    qint32 handle = -1, savedOrientation = 0;
+    in >> collapsible >> handle >> opaque >> savedOrientation;
+    if (in.status() != QDataStream::Ok) return QStringLiteral("it is cut short");
+    if (handle < 0 || handle > kMaxHandleWidth)
+        return QStringLiteral("its handle width %1 is out of 0..%2")
+            .arg(handle)
+            .arg(kMaxHandleWidth);
+    if (savedOrientation != qint32(orientation))
+        return QStringLiteral("its orientation %1 is not this splitter's").arg(savedOrientation);
+    if (version >= 1) {
+        bool opaqueSet = false;
+        in >> opaqueSet;
+    }
+    if (in.status() != QDataStream::Ok || !in.atEnd())
+        return QStringLiteral("it has %1 bytes that are not a splitter state").arg(state.size());
+    return {};
+}
+
+QString checkWindowGeometry(const QByteArray& geometry, const QRect& desktop) {
+    if (geometry.size() > kMaxSavedStateBytes)
+        return QStringLiteral("it is %1 bytes long").arg(geometry.size());
+    QDataStream in(geometry);
+    in.setVersion(QDataStream::Qt_4_0); // as QWidget::saveGeometry() writes
+    quint32 magic = 0;
+    quint16 major = 0, minor = 0;
+    in >> magic >> major >> minor;
+    if (in.status() != QDataStream::Ok || magic != 0x1D9D0CB || major < 1 || major > 3)
+        return QStringLiteral("it is not a window geometry (version %1.%2)").arg(major).arg(minor);
+    QRect frame, normal;
+    qint32 screen = 0;
+    quint8 maximized = 0, fullScreen = 0;
+    in >> frame >> normal >> screen >> maximized >> fullScreen;
+    qint32 screenWidth = 1;
+    if (major >= 2) in >> screenWidth;
+    QRect widget = normal;
+    if (major >= 3) in >> widget;
+    if (in.status() != QDataStream::Ok) return QStringLiteral("it is cut short");
+    if (!in.atEnd()) return QStringLiteral("it has trailing bytes");
+    for (const auto& [rect, what] :
+         {std::pair{frame, "frame"}, std::pair{normal, "normal size"}, std::pair{widget, "size"}})
+        if (QString why = checkRect(rect, what, desktop); !why.isEmpty()) return why;
+    if (screen < -1 || screen > 64 || screenWidth < 0 || screenWidth > kMaxSavedSide)
+        return QStringLiteral("its screen %1 (%2 px wide) is not one").arg(screen).arg(screenWidth);
+    return {};
+}
+
+QString checkWindowState(const QByteArray& state) {
+    if (state.size() > kMaxSavedStateBytes)
+        return QStringLiteral("it is %1 bytes long").arg(state.size());
+    QDataStream in(state);
+    in.setVersion(QDataStream::Qt_5_0); // as QMainWindow::saveState() writes
+    qint32 marker = 0, version = -1;
+    in >> marker >> version;
+    // QMainWindow::restoreState() checks the rest (the docks' layout) before applying it.
+    if (in.status() != QDataStream::Ok || marker != 0xff || version != 0)
+        return QStringLiteral("it is not a window state (marker %1, version %2)")
+            .arg(marker)
+            .arg(version);
+    return {};
+}
+
 void MainWindow::restoreState() {
     QSettings store;
-    if (const QByteArray g = store.value(QStringLiteral("window/geometry")).toByteArray();
+    // Each saved layout is checked before it is applied; a bad one is dropped (and removed, so
+    // that it is reported once) and the default layout kept.
+    const auto checked = [&](const QString& key,
+                             const std::function<QString(const QByteArray&)>& check) {
+        const QVariant value = store.value(key);
+        if (!value.isValid()) return QByteArray();
+        const QByteArray bytes = value.toByteArray();
+        QString why = bytes.isEmpty() ? QStringLiteral("it is empty") : check(bytes);
+        if (why.isEmpty()) return bytes;
+        m_restoreProblems << QStringLiteral("%1: %2; the default is used").arg(key, why);
+        qWarning("flashviz: saved layout %s: %s; the default is used", qPrintable(key),
+                 qPrintable(why));
+        store.remove(key);
+        return QByteArray();
+    };
+    QRect desktop;
+    for (const QScreen* screen : QGuiApplication::screens())
+        desktop |= screen->geometry();
+    if (const QByteArray g =
+            checked(QStringLiteral("window/geometry"),
+                    [&](const QByteArray& b) { return checkWindowGeometry(b, desktop); });
         !g.isEmpty())
         restoreGeometry(g);
-    if (const QByteArray s = store.value(QStringLiteral("window/state")).toByteArray();
+    if (const QByteArray s = checked(QStringLiteral("window/state"), checkWindowState);
         !s.isEmpty())
         QMainWindow::restoreState(s);
-    m_vertical->restoreState(store.value(QStringLiteral("window/splitVertical")).toByteArray());
-    m_top->restoreState(store.value(QStringLiteral("window/splitTop")).toByteArray());
-    m_bottom->restoreState(store.value(QStringLiteral("window/splitBottom")).toByteArray());
+    const std::pair<QSplitter*, const char*> splitters[] = {{m_vertical, "window/splitVertical"},
+                                                            {m_top, "window/splitTop"},
+                                                            {m_bottom, "window/splitBottom"}};
+    for (const auto& [splitter, key] : splitters) {
+        QSplitter* const target = splitter;
+        if (const QByteArray s = checked(QLatin1String(key),
+                                         [target](const QByteArray& b) {
+                                             return checkSplitterState(b, target->count(),
+                                                                       target->orientation());
+                                         });
+            !s.isEmpty())
+            target->restoreState(s);
+    }
     m_controller->setSpeed(store.value(QStringLiteral("playback/speed"), 2.0).toDouble());
     m_controls->backendValuesBox()->setChecked(
         store.value(QStringLiteral("view/backendValues"), false).toBool());

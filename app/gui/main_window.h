@@ -44,11 +44,11 @@ struct StartOptions {
     bool restore = true;    // read the saved settings and layout
     bool save = true;       // save them on close
     bool fullScreen = true; // lecture mode takes the whole screen (not when taking a screenshot)
-    std::optional<qreal> transition; // hold animations at this point in [0, 1]
-    int analysisChart = -1;          // open the analysis page at this chart
-    bool bug = false;                // switch the rescale off
-    bool backendValues = false;      // show the backend's recorded per-tile values
-    bool play = false;               // start playing once shown
+    std::optional<qreal> transition;    // hold animations at this point in [0, 1]
+    int analysisChart = -1;             // open the analysis page at this chart
+    bool bug = false;                   // switch the rescale off
+    bool backendValues = false;         // show the backend's recorded per-tile values
+    bool play = false;                  // start playing once shown
     std::optional<BackendKind> backend; // compute on this backend (else the preset's or saved one)
 };
 
@@ -57,6 +57,10 @@ class MainWindow : public QMainWindow {
   public:
     explicit MainWindow(const StartOptions& options = {}, QWidget* parent = nullptr);
     ~MainWindow() override;
+
+    // What could not be restored at start (saved layout or settings), one line each, naming the
+    // key; shown once in the status bar and on stderr, and the bad keys are removed.
+    QStringList restoreProblems() const { return m_restoreProblems; }
 
     Controller* controller() const { return m_controller; }
     MemoryStageView* memoryStage() const { return m_memory; }
@@ -125,7 +129,18 @@ class MainWindow : public QMainWindow {
     VizSettings m_beforeLecture;
     int m_stepBeforeLecture = 0;
     bool m_wasFullScreen = false;
+    QStringList m_restoreProblems;
 };
+
+// Checks of saved layout bytes before they are applied: an empty string when they may be, else
+// why not. A splitter's state is decoded as QSplitter writes it (marker, version, one size per
+// widget, handle width 0..64, orientation); a window geometry as QWidget writes it (magic,
+// version, rectangles of a sane size that meet `desktop` when it is not empty); a main window
+// state by its marker, version and length. One flipped bit in a saved splitter (handle width
+// 6 -> 16,777,222) took 4.4 GB and crashed every start. Any bytes at all; never throws.
+QString checkSplitterState(const QByteArray& state, int widgets, Qt::Orientation orientation);
+QString checkWindowGeometry(const QByteArray& geometry, const QRect& desktop);
+QString checkWindowState(const QByteArray& state);
 
 // Renders the window at its current state to a PNG (waiting for any work first).
 bool saveScreenshot(MainWindow& window, const QString& file, QString* error);

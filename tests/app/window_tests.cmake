@@ -14,9 +14,9 @@ flashviz_add_test(tst_startup SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/tst_startup.cp
 target_compile_definitions(tst_startup PRIVATE FLASHVIZ_EXECUTABLE="$<TARGET_FILE:flashviz>"
                                                FLASHVIZ_VERSION="${PROJECT_VERSION}")
 add_dependencies(tst_startup flashviz)
-# The shipped presets and lecture chapters entry by entry, with corrupted versions of both
-# formats (issue #12).
-foreach(_test tst_resources)
+# Saved layout and settings that are corrupted or edited (issue #12), and the shipped presets
+# and lecture chapters entry by entry, with corrupted versions of both formats.
+foreach(_test tst_saved_state tst_resources)
   flashviz_add_test(${_test} SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/${_test}.cpp LIBS flashviz_gui_lib)
 endforeach()
 target_compile_definitions(tst_resources PRIVATE FLASHVIZ_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
