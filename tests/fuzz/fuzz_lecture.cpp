@@ -1,0 +1,19 @@
+// The lecture chapters file (app/gui/lecture.cpp parseLectureChapters): any bytes give chapters
+// and messages, never a crash or an exception.
+#include "lecture.h"
+
+#include <QByteArray>
+
+#include <cstddef>
+#include <cstdint>
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    const QByteArray bytes(reinterpret_cast<const char*>(data), qsizetype(size));
+    const flashviz::gui::LectureParse parsed =
+        flashviz::gui::parseLectureChapters(bytes, QStringLiteral("lecture.json"));
+    for (const flashviz::gui::LectureChapter& c : parsed.chapters)
+        if (c.beats.isEmpty() || c.views.isEmpty() ||
+            (!c.weights.isEmpty() && c.weights.size() != c.views.size()))
+            __builtin_trap();
+    return 0;
+}
