@@ -67,7 +67,7 @@ trap unmount_all EXIT
 # and /dev mounted, at $fresh.
 fresh=
 new_root() { # name
-    local dir="$work/$1"
+    local dir="$work/root-$1"
     fresh=$dir
     remove_root "$dir"
     mkdir -p "$dir"
@@ -125,9 +125,9 @@ stage_test() {
     in_root "$dir" "cd /src/flashviz && scripts/setup.sh test"
     say "scripts/setup.sh package"
     in_root "$dir" "cd /src/flashviz && scripts/setup.sh package"
-    mkdir -p "$work/deb"
-    rm -f "$work"/deb/*.deb
-    cp "$dir"/src/flashviz/build-release/flashviz_*.deb "$work/deb/"
+    mkdir -p "$work/packages"
+    rm -f "$work"/packages/*.deb
+    cp "$dir"/src/flashviz/build-package/flashviz_*.deb "$work/packages/"
     unmount_all
     remove_root "$dir"
 }
@@ -145,8 +145,8 @@ stage_run() {
 
 stage_deb() {
     local dir deb
-    deb=$(ls "$work"/deb/flashviz_*.deb 2>/dev/null | head -1)
-    [ -n "$deb" ] || { echo "fresh-root.sh: no .deb in $work/deb (run the test stage)" >&2; exit 1; }
+    deb=$(ls "$work"/packages/flashviz_*.deb 2>/dev/null | head -1)
+    [ -n "$deb" ] || { echo "fresh-root.sh: no .deb in $work/packages (run the test stage)" >&2; exit 1; }
     new_root deb
     dir=$fresh
     cp "$deb" "$dir/tmp/"

@@ -8,7 +8,7 @@
 #                                             build everything again with clang's AddressSanitizer
 #                                             and UndefinedBehaviorSanitizer and run every suite,
 #                                             the fuzz targets and the monkey test there
-#   scripts/setup.sh package                  build build-release/flashviz_<version>_<arch>.deb
+#   scripts/setup.sh package                  build build-package/flashviz_<version>_<arch>.deb
 #
 # Environment: FLASHVIZ_FUZZ_SECONDS (60) per fuzz target and FLASHVIZ_MONKEY_SECONDS (150) for
 # the monkey test of the sanitizer build.
@@ -36,10 +36,12 @@ install_missing() { # package...
     [ ${#missing[@]} -eq 0 ] && return
     local sudo=""
     [ "$(id -u)" -ne 0 ] && sudo=sudo
-    echo "== installing: ${missing[*]}"
+    say "installing: ${missing[*]}"
     $sudo apt-get update -qq
     $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
+
+say() { echo "== $(date +%T) $*"; }
 
 configure_and_build() { # build-dir, extra cmake arguments...
     local dir=$1
@@ -56,7 +58,7 @@ build_release() {
 }
 
 run_sanitized_suites() {
-    echo "== everything again with clang, AddressSanitizer + UndefinedBehaviorSanitizer, fuzzing"
+    say "everything again with clang, AddressSanitizer + UndefinedBehaviorSanitizer, fuzzing"
     CC=clang CXX=clang++ configure_and_build "$root/build-sanitize" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
         -DFLASHVIZ_WERROR=ON -DFLASHVIZ_SANITIZE=ON -DFLASHVIZ_FUZZ=ON -DFLASHVIZ_WITH_CUDA=OFF \
         -DFLASHVIZ_NATIVE_ARCH=OFF -DFLASHVIZ_FUZZ_SECONDS="${FLASHVIZ_FUZZ_SECONDS:-60}"
@@ -74,7 +76,7 @@ run)
     install_missing "${build_packages[@]}"
     configure_and_build "$root/build" -DCMAKE_BUILD_TYPE=Release
     if [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ] && [ -z "${QT_QPA_PLATFORM:-}" ]; then
-        echo "== no display found: showing the terminal demos instead of the window"
+        say "no display found: showing the terminal demos instead of the window"
         exec "$root/build/app/cli/flashviz-cli" demos
     fi
     exec "$root/build/app/gui/flashviz" "$@"
@@ -82,16 +84,19 @@ run)
 test)
     install_missing "${build_packages[@]}" "${test_packages[@]}"
     export QT_QPA_PLATFORM=offscreen
-    echo "== build (warnings are errors) and run every test"
+    say "build (warnings are errors) and run every test"
     build_release
     ctest --test-dir "$root/build-release" --output-on-failure -j"$jobs"
     run_sanitized_suites
     ;;
 package)
+    # The CPU build: the CUDA backend would need the toolkit's libraries (libcudart, cuBLAS),
+    # which no Debian package provides, so a .deb made with them would not start elsewhere.
     install_missing "${build_packages[@]}" dpkg-dev file
-    build_release
-    (cd "$root/build-release" && cpack -G DEB)
-    ls "$root"/build-release/flashviz_*.deb
+    configure_and_build "$root/build-package" -DCMAKE_BUILD_TYPE=Release -DFLASHVIZ_WERROR=ON \
+        -DFLASHVIZ_NATIVE_ARCH=OFF -DFLASHVIZ_WITH_CUDA=OFF -DFLASHVIZ_BUILD_TESTS=OFF
+    (cd "$root/build-package" && cpack -G DEB)
+    ls "$root"/build-package/flashviz_*.deb
     ;;
 *)
     echo "usage: $0 run|test|package" >&2
