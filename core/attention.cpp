@@ -9,11 +9,6 @@
 
 namespace flashviz {
 
-int lastVisibleKey(int row, int queries, int keys, bool causal) {
-    if (!causal) return keys - 1;
-    return std::max(-1, std::min(keys - 1, row + (keys - queries))); // -1: the row sees no key
-}
-
 template <typename Scalar>
 void maskScores(MatrixT<Scalar>& scores, int rowBegin, int colBegin, int queries, int keys,
                 bool causal) {

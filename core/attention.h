@@ -1,18 +1,11 @@
 #pragma once
 // Ordinary attention and the softmax variants the explainer contrasts.
 #include "core/problem.h"
+#include "core/tiling.h" // the causal rule: causallyVisible, lastVisibleKey
 
 #include <vector>
 
 namespace flashviz {
-
-// The causal rule, bottom-right aligned as in FlashAttention 2: with n_q == n_k it is the usual
-// lower triangle; with n_q > n_k the first n_q - n_k rows see no key at all and their output is 0.
-inline bool causallyVisible(int row, int col, int queries, int keys) {
-    return col <= row + (keys - queries);
-}
-// The last key index (inclusive) a row may see; -1 when none.
-int lastVisibleKey(int row, int queries, int keys, bool causal);
 
 // Sets to -inf the scores a causal mask hides in the block of S starting at (rowBegin, colBegin).
 template <typename Scalar>

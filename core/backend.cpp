@@ -3,8 +3,7 @@
 #include "core/attention.h"
 #include "core/check.h"
 #include "core/tile_update.h"
-
-#include <algorithm>
+#include "core/tiling.h"
 
 namespace flashviz {
 
@@ -32,14 +31,15 @@ FlashTrace traceIn(const Problem& problem, const FlashOptions& options) {
     FlashTrace trace;
     RowState<Scalar> state;
     TileWorkspace<Scalar> ws;
-    for (int rowBegin = 0, i = 0; rowBegin < spec.queries; rowBegin += options.blockRows, ++i) {
-        const Range rows{rowBegin, std::min(spec.queries, rowBegin + options.blockRows)};
+    for (int i = 0; i < blockCount(spec.queries, options.blockRows); ++i) {
+        const Range rows = blockRange(i, options.blockRows, spec.queries);
         const MatrixT<Scalar> q = problem.q.middleRows(rows.begin, rows.size()).template cast<Scalar>();
         state.reset(rows.size(), spec.headDim, options.runningMax);
-        for (int colBegin = 0, j = 0; colBegin < spec.keys; colBegin += options.blockCols, ++j) {
-            const Range cols{colBegin, std::min(spec.keys, colBegin + options.blockCols)};
+        const int visible =
+            visibleKeyBlocks(rows, spec.queries, spec.keys, options.blockCols, spec.causal);
+        for (int j = 0; j < visible; ++j) {
+            const Range cols = blockRange(j, options.blockCols, spec.keys);
             const TilePlace place{rows, cols, spec.queries, spec.keys, spec.causal};
-            if (place.fullyMasked()) break;
             const MatrixT<Scalar> k = problem.k.middleRows(cols.begin, cols.size()).template cast<Scalar>();
             const MatrixT<Scalar> v = problem.v.middleRows(cols.begin, cols.size()).template cast<Scalar>();
             updateTile<Scalar>(state, q, k, v, Scalar(problem.scale()), place, options, ws);

@@ -1,7 +1,7 @@
 #include "core/counters.h"
 
-#include "core/attention.h"
 #include "core/options.h"
+#include "core/tiling.h"
 
 #include <algorithm>
 #include <cmath>
@@ -51,11 +51,11 @@ Counters flashCounts(int queries, int keys, int headDim, bool causal, const Flas
         c.read(2 * std::uint64_t(keys) * d); // every K_j, V_j once
     }
     bool anyTile = false;
-    for (int begin = 0; begin < queries; begin += br) {
-        const std::uint64_t rows = std::min(br, queries - begin);
-        const int lastKey = lastVisibleKey(begin + int(rows) - 1, queries, keys, causal);
-        const std::uint64_t visibleBlocks = lastKey < 0 ? 0 : std::uint64_t(lastKey / bc + 1);
-        const std::uint64_t tileKeys = std::min<std::uint64_t>(visibleBlocks * bc, keys);
+    for (int i = 0; i < blockCount(queries, br); ++i) {
+        const Range block = blockRange(i, br, queries);
+        const std::uint64_t rows = block.size();
+        const std::uint64_t visibleBlocks = visibleKeyBlocks(block, queries, keys, bc, causal);
+        const std::uint64_t tileKeys = keysInVisibleBlocks(block, queries, keys, bc, causal);
         c.flops += 2 * 2 * rows * d * tileKeys; // S = Q K^T and P V, tile by tile
         if (options.keepFullScores) c.write(rows * tileKeys);
         anyTile = anyTile || visibleBlocks > 0;

@@ -3,6 +3,7 @@
 #include "core/attention.h"
 #include "core/errors.h"
 #include "core/tile_update.h"
+#include "core/tiling.h"
 
 #include <algorithm>
 #include <cmath>
@@ -39,18 +40,6 @@ struct Inputs {
     int headDim() const { return int(q.cols()); }
     TilePlace place(Range rows, Range cols) const { return {rows, cols, queries(), keys(), causal}; }
 };
-
-Range blockRange(int block, int size, int total) {
-    return {block * size, std::min(total, (block + 1) * size)};
-}
-
-int blockCount(int total, int size) { return (total + size - 1) / size; }
-
-// Causal masks hide a suffix of the key blocks from each query block.
-int visibleKeyBlocks(Range rows, int queries, int keys, int blockCols, bool causal) {
-    const int lastKey = lastVisibleKey(rows.end - 1, queries, keys, causal);
-    return lastKey < 0 ? 0 : lastKey / blockCols + 1;
-}
 
 template <typename Scalar>
 void keepScores(FlashOutputT<Scalar>& out, const TileWorkspace<Scalar>& ws, Range rows, Range cols) {

@@ -3,6 +3,7 @@
 #include "core/attention.h"
 #include "core/errors.h"
 #include "core/tile_update.h"
+#include "core/tiling.h"
 
 #include <algorithm>
 #include <charconv>
@@ -77,12 +78,6 @@ std::string describe(StepKind kind, const FlashOptions& options) {
 
 namespace {
 
-Range blockRange(int block, int size, int total) {
-    return {block * size, std::min(total, (block + 1) * size)};
-}
-
-int blockCount(int total, int size) { return (total + size - 1) / size; }
-
 constexpr StepKind kTileSteps[] = {StepKind::ComputeScores, StepKind::UpdateMax,
                                    StepKind::ComputeWeights, StepKind::UpdateSum,
                                    StepKind::UpdateOutput};
@@ -121,8 +116,7 @@ std::vector<int> visibleBlocksOf(const ProblemSpec& spec, const FlashOptions& op
     std::vector<int> visible(std::size_t(blockCount(spec.queries, options.blockRows)));
     for (std::size_t i = 0; i < visible.size(); ++i) {
         const Range rows = blockRange(int(i), options.blockRows, spec.queries);
-        const int lastKey = lastVisibleKey(rows.end - 1, spec.queries, spec.keys, spec.causal);
-        visible[i] = lastKey < 0 ? 0 : lastKey / options.blockCols + 1;
+        visible[i] = visibleKeyBlocks(rows, spec.queries, spec.keys, options.blockCols, spec.causal);
     }
     return visible;
 }

@@ -1,6 +1,7 @@
 #include "core/tile_update.h"
 
 #include "core/attention.h"
+#include "core/tiling.h"
 
 #include <cmath>
 #include <limits>

@@ -1,6 +1,8 @@
 #pragma once
 // Matrix aliases shared by the whole engine. Row-major so that a row block is contiguous,
 // the same layout the CUDA kernels read.
+#include "core/tiling.h" // Range
+
 #include <Eigen/Core>
 
 namespace flashviz {
@@ -14,13 +16,5 @@ using Matrix = MatrixT<double>;
 using Vector = VectorT<double>;
 using MatrixF = MatrixT<float>;
 using VectorF = VectorT<float>;
-
-// A half-open range [begin, end) of rows or columns.
-struct Range {
-    int begin = 0;
-    int end = 0;
-    int size() const { return end - begin; }
-    bool operator==(const Range&) const = default;
-};
 
 } // namespace flashviz

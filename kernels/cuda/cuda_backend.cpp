@@ -9,6 +9,7 @@
 #include "core/counters.h"
 #include "core/flash.h"
 #include "core/errors.h"
+#include "core/tiling.h"
 
 #include <algorithm>
 #include <limits>
@@ -200,7 +201,7 @@ FlashTrace cudaFlashTrace(const MatrixF& q, const MatrixF& k, const MatrixF& v, 
     requireShapes(q, k, v);
     const int nq = int(q.rows()), nk = int(k.rows()), d = int(q.cols());
     const int br = options.blockRows, bc = options.blockCols;
-    const int queryBlocks = cuda::ceilDiv(nq, br), keyBlocks = cuda::ceilDiv(nk, bc);
+    const int queryBlocks = blockCount(nq, br), keyBlocks = blockCount(nk, bc);
     const std::size_t slot = std::size_t(br) * std::size_t(3 + d);
     const double bytes = double(queryBlocks) * keyBlocks * double(slot) * sizeof(float);
     if (bytes > double(kCudaTraceMaxBytes))
@@ -225,9 +226,9 @@ FlashTrace cudaFlashTrace(const MatrixF& q, const MatrixF& k, const MatrixF& v, 
 
     FlashTrace out;
     for (int i = 0; i < queryBlocks; ++i) {
-        const Range rows{i * br, std::min(nq, (i + 1) * br)};
+        const Range rows = blockRange(i, br, nq);
         const int n = rows.size();
-        const int visible = cuda::visibleKeyBlocks(rows.begin, rows.end, nq, nk, bc, causal);
+        const int visible = visibleKeyBlocks(rows, nq, nk, bc, causal);
         for (int j = 0; j < visible; ++j) {
             const float* s = host.data() + (std::size_t(i) * std::size_t(keyBlocks) + std::size_t(j)) * slot;
             TileTrace t;

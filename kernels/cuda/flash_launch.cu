@@ -7,6 +7,7 @@
 #include "kernels/cuda/launch.h"
 
 #include "core/errors.h"
+#include "core/tiling.h"
 
 #include <algorithm>
 #include <string>
@@ -29,7 +30,7 @@ void launchTiled(void (*kernel)(AttentionParams), const AttentionParams& p, cons
     check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                int(T::kSharedBytes)),
           "Reserving shared memory for the flash kernel");
-    const dim3 grid(unsigned(ceilDiv(p.queries, T::BR)), unsigned(p.heads), unsigned(p.batch));
+    const dim3 grid(unsigned(blockCount(p.queries, T::BR)), unsigned(p.heads), unsigned(p.batch));
     kernel<<<grid, T::kThreads, T::kSharedBytes>>>(p);
     checkLaunch(name);
 }
@@ -246,7 +247,7 @@ void launchFlashMirror(const MirrorParams& mp) {
     check(cudaFuncSetAttribute(detail::flashMirrorKernel,
                                cudaFuncAttributeMaxDynamicSharedMemorySize, int(need)),
           "Reserving shared memory for the mirror kernel");
-    const dim3 grid(unsigned(ceilDiv(p.queries, mp.blockRows)), unsigned(p.heads),
+    const dim3 grid(unsigned(blockCount(p.queries, mp.blockRows)), unsigned(p.heads),
                     unsigned(p.batch));
     detail::flashMirrorKernel<<<grid, detail::kMirrorThreads, need>>>(mp);
     checkLaunch("flash (mirror)");

@@ -97,6 +97,8 @@ struct MirrorParams {
 FLASHVIZ_HOST_DEVICE inline int ceilDiv(int a, int b) { return (a + b - 1) / b; }
 
 // The number of key blocks a query block [rowBegin, rowEnd) meets: causal masks hide a suffix.
+// The device's copy of core/tiling.h's visibleKeyBlocks (the host rule); tst_cuda_flash and
+// tst_cuda_trace (tests/kernels) compare the kernels with the CPU on ragged causal shapes.
 FLASHVIZ_HOST_DEVICE inline int visibleKeyBlocks(int rowBegin, int rowEnd, int queries, int keys, int blockCols,
                             bool causal) {
     const int all = ceilDiv(keys, blockCols);

@@ -7,6 +7,7 @@
 #include "kernels/cuda/tc_launch.h"
 
 #include "core/errors.h"
+#include "core/tiling.h"
 
 #include <cstdint>
 #include <string>
@@ -28,7 +29,7 @@ void launchTyped(const TcParams& p) {
     check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                int(Tile::kSharedBytes)),
           "Reserving shared memory for the tensor-core flash kernel");
-    const dim3 grid(unsigned(ceilDiv(p.queries, Tile::BR)), unsigned(p.heads), unsigned(p.batch));
+    const dim3 grid(unsigned(blockCount(p.queries, Tile::BR)), unsigned(p.heads), unsigned(p.batch));
     kernel<<<grid, Tile::kThreads, Tile::kSharedBytes>>>(p);
     checkLaunch("flash (tensor cores)");
 }
