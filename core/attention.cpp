@@ -1,7 +1,6 @@
 #include "core/attention.h"
 
 #include "core/errors.h"
-#include "core/flash.h"
 
 #include <algorithm>
 #include <cmath>

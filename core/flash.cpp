@@ -6,25 +6,9 @@
 #include "core/tiling.h"
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
-#include <string>
 
 namespace flashviz {
-
-void requireScoreMatrixMemory(int queries, int keys, int bytesPerElement, int copies) {
-    const double need = double(queries) * double(keys) * bytesPerElement * copies;
-    const double have = double(physicalMemoryBytes());
-    if (need <= have / 2) return;
-    constexpr double gib = double(1 << 30);
-    throw EngineError(ErrorKind::OutOfMemory,
-                      "Standard attention at n_q = " + std::to_string(queries) +
-                          ", n_k = " + std::to_string(keys) + " needs " +
-                          std::to_string(int(std::ceil(need / gib))) +
-                          " GiB for its n_q x n_k matrices, more than half of this machine's memory (" +
-                          std::to_string(int(have / gib)) +
-                          " GiB). FlashAttention never stores them: use the flash algorithm.");
-}
 
 namespace {
 

@@ -35,7 +35,4 @@ struct StandardResult {
 // would not fit in this machine's memory.
 StandardResult standardForward(const Problem& problem);
 
-// Refuses (EngineError::OutOfMemory) an n_q x n_k scratch this machine cannot hold.
-void requireScoreMatrixMemory(int queries, int keys, int bytesPerElement, int copies);
-
 } // namespace flashviz

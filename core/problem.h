@@ -52,6 +52,10 @@ void validate(const ProblemSpec& spec);
 // This machine's physical memory; requests for more than half of it are refused up front.
 std::uint64_t physicalMemoryBytes();
 
+// Refuses (EngineError::OutOfMemory) an n_q x n_k scratch this machine cannot hold: ordinary
+// attention's scores, standard attention's S and P, the debug copy of S.
+void requireScoreMatrixMemory(int queries, int keys, int bytesPerElement, int copies);
+
 // Builds the inputs the spec describes. Throws EngineError for an invalid spec.
 Problem makeProblem(const ProblemSpec& spec);
 
