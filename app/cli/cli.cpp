@@ -2,10 +2,10 @@
 
 #include "app/cli/bench.h"
 #include "app/cli/demos_printer.h"
-#include "core/attention.h"
 #include "core/check.h"
 #include "core/errors.h"
 #include "core/hardware.h"
+#include "core/run.h"
 #include "core/steps.h"
 #include "kernels/backend_registry.h"
 
@@ -259,24 +259,24 @@ int commandRun(const QCommandLineParser& p, std::ostream& out) {
     }
     const Problem problem = makeProblem(spec);
     const auto backend = makeBackend(kind);
-    const Matrix reference = referenceAttention(problem); // first: it refuses an n x n too large
-    const FlashResult flash = backend->flash(problem, options);
-    const CheckReport check = compareOutputs(flash.o, reference, checkTolerance(*backend, spec));
-    const Counters standard = standardCounts(spec.queries, spec.keys, spec.headDim);
+    RunRequest request;
+    request.options = options;
+    const RunResult run = runAndCheck(problem, *backend, request); // the backend alone: no CPU stands in
+    const CheckReport& check = run.check;
     if (p.isSet("json")) {
-        nlohmann::json j{{"backend", backend->name()},
+        nlohmann::json j{{"backend", run.backendName},
                          {"max_abs_diff", check.maxAbsDiff},
                          {"passed", check.passed()},
                          {"tolerance", check.tolerance},
                          {"wrong_rows", check.wrongRows},
                          {"non_finite", check.nonFiniteCount},
-                         {"standard", countersJson(standard)},
-                         {"flash", countersJson(flash.counters)},
+                         {"standard", countersJson(run.standardCounters)},
+                         {"flash", countersJson(run.counters)},
                          {"problem", describeRun(spec, options)}};
         out << j.dump(2) << '\n';
         return 0;
     }
-    out << "FlashAttention on " << backend->name() << ": " << describeRun(spec, options) << "\n\n";
+    out << "FlashAttention on " << run.backendName << ": " << describeRun(spec, options) << "\n\n";
     out << "check against ordinary attention: " << check.summary() << '\n';
     if (!check.wrongRows.empty()) {
         out << "  wrong rows:";
@@ -288,8 +288,8 @@ int commandRun(const QCommandLineParser& p, std::ostream& out) {
     std::snprintf(header, sizeof header, "\n  %-9s %14s %14s %14s %16s\n", "", "HBM read MB",
                   "HBM write MB", "GFLOPs", "peak scratch");
     out << header;
-    printCountersRow(out, "standard", standard);
-    printCountersRow(out, "flash", flash.counters);
+    printCountersRow(out, "standard", run.standardCounters);
+    printCountersRow(out, "flash", run.counters);
     return 0;
 }
 

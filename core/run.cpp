@@ -1,0 +1,101 @@
+#include "core/run.h"
+
+#include "core/attention.h"
+#include "core/errors.h"
+#include "core/flash.h"
+
+#include <utility>
+
+namespace flashviz {
+
+namespace {
+
+// The backend a run is on: the one asked for, or the CPU once it stood in.
+struct Runner {
+    const Problem& problem;
+    const RunRequest& request;
+    RunResult& out;
+    Backend* backend;
+    bool onCpu;
+    CpuBackend cpu;
+
+    void report(RunStage stage) const {
+        if (request.onStage) request.onStage(stage);
+    }
+
+    // Called from a catch handler: `throw;` passes the refusal on when the CPU may not stand in
+    // (it is the CPU's own, or the caller asked for the backend alone).
+    void standIn(const EngineError& refusal) {
+        if (onCpu || !request.cpuAlongside) throw;
+        out.cpuStoodIn = refusal.what();
+        out.backendName = cpu.name();
+        backend = &cpu;
+        onCpu = true;
+    }
+
+    void flash() {
+        const FlashOptions& options = request.options;
+        report(RunStage::Run);
+        FlashResult result;
+        try {
+            result = backend->flash(problem, options);
+        } catch (const EngineError& e) {
+            standIn(e);
+            result = backend->flash(problem, options);
+        }
+        out.output = std::move(result.o);
+        out.counters = result.counters;
+        out.fullScores = std::move(result.fullScores);
+        if (options.keepFullScores && out.fullScores.size() == 0) // a backend that kept no copy
+            out.fullScores = flashForward(problem, options).fullScores;
+        if (!onCpu && request.cpuAlongside) {
+            report(RunStage::Alongside);
+            out.cpuCheck = compareOutputs(flashForward(problem, options).o, out.reference,
+                                          defaultTolerance(problem.spec.precision));
+        }
+    }
+
+    // S and P are the CPU's (the counting model's three passes); another backend then computes
+    // O itself, and the CPU's O is checked beside it.
+    void standard() {
+        report(RunStage::Run);
+        StandardResult result = standardForward(problem);
+        out.counters = result.counters;
+        out.output = std::move(result.o);
+        out.fullScores = std::move(result.scores);
+        out.fullWeights = std::move(result.weights);
+        if (onCpu) return;
+        if (request.cpuAlongside) report(RunStage::Alongside);
+        Matrix cpuOutput = out.output;
+        try {
+            out.output = backend->standard(problem);
+            if (request.cpuAlongside)
+                out.cpuCheck = compareOutputs(cpuOutput, out.reference,
+                                              defaultTolerance(problem.spec.precision));
+        } catch (const EngineError& e) {
+            standIn(e); // the CPU's O stays
+        }
+    }
+};
+
+} // namespace
+
+RunResult runAndCheck(const Problem& problem, Backend& backend, const RunRequest& request) {
+    RunResult out;
+    out.backendName = backend.name();
+    Runner runner{problem, request, out, &backend, dynamic_cast<CpuBackend*>(&backend) != nullptr,
+                  {}};
+    runner.report(RunStage::Reference);
+    out.reference = referenceAttention(problem); // first: it refuses an n x n too large
+    if (request.algorithm == Algorithm::Flash)
+        runner.flash();
+    else
+        runner.standard();
+    // At the tolerance of the arithmetic that produced the output (a GPU computes in fp32).
+    out.check = compareOutputs(out.output, out.reference, checkTolerance(*runner.backend, problem.spec));
+    const auto& spec = problem.spec;
+    out.standardCounters = standardCounts(spec.queries, spec.keys, spec.headDim);
+    return out;
+}
+
+} // namespace flashviz

@@ -1,0 +1,53 @@
+#pragma once
+// One run, checked: a problem goes through a backend (FlashAttention or standard attention),
+// ordinary attention is its reference and the output is compared with it. The CLI's `run` and
+// the window's scene builder both call this, so the chain is written once. The caller chooses
+// the backend (the registry in kernels/ knows which exist) and passes it in.
+#include "core/backend.h"
+#include "core/check.h"
+#include "core/counters.h"
+#include "core/options.h"
+#include "core/problem.h"
+
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace flashviz {
+
+// The stages of a run, reported before each begins (a caller may show progress, or throw to stop).
+enum class RunStage {
+    Reference, // ordinary attention, for the check
+    Run,       // flash: on the backend; standard: S and P in full, on the CPU
+    Alongside, // a backend other than the CPU, beside the CPU (flash: the CPU's run;
+               // standard: the backend's), when RunRequest::cpuAlongside
+};
+
+struct RunRequest {
+    Algorithm algorithm = Algorithm::Flash;
+    FlashOptions options;
+    // For a backend other than the CPU: true checks the CPU engine's output too (cpuCheck) and
+    // lets the CPU stand in when the backend refuses (cpuStoodIn says why); false throws the
+    // backend's refusal and runs nothing on the CPU.
+    bool cpuAlongside = false;
+    std::function<void(RunStage)> onStage; // may be empty
+};
+
+struct RunResult {
+    std::string backendName;   // the backend that produced `output`
+    std::string cpuStoodIn;    // the backend's refusal when the CPU stood in; empty otherwise
+    Matrix reference;          // ordinary attention, double precision
+    Matrix output;             // what the backend computed
+    CheckReport check;         // output against reference, at the tolerance of its arithmetic
+    std::optional<CheckReport> cpuCheck; // the CPU engine's output, when another backend ran
+    Counters counters;         // what the run counted (flash: the backend's; standard: 3 passes)
+    Counters standardCounters; // standard attention on the same sizes, for comparison
+    Matrix fullScores;  // S where it was stored: standard attention's, or flash's debug copy
+    Matrix fullWeights; // P, standard attention only
+};
+
+// Throws EngineError as the engine and the backend do (the reference refuses an n_q x n_k it
+// cannot hold before anything else runs).
+RunResult runAndCheck(const Problem& problem, Backend& backend, const RunRequest& request);
+
+} // namespace flashviz
