@@ -3,9 +3,9 @@
 #include "format.h"
 #include "heatmap.h"
 
-#include "core/attention.h"
 #include "core/errors.h"
-#include "core/flash.h"
+#include "core/run.h"
+#include "core/tiling.h"
 
 #include <QElapsedTimer>
 #include <QThreadPool>
@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <functional>
 #include <future>
 #include <map>
 
@@ -26,8 +27,10 @@ const std::vector<BackendAvailability>& backendList() {
     return list;
 }
 
-std::uint64_t blocks(int total, int size) {
-    return std::uint64_t((total + size - 1) / size);
+// The tiles of a flash run: query blocks times key blocks.
+std::uint64_t tileCount(const ProblemSpec& spec, const FlashOptions& options) {
+    return std::uint64_t(blockCount(spec.queries, options.blockRows)) *
+           std::uint64_t(blockCount(spec.keys, options.blockCols));
 }
 
 void step(BuildProgress* progress, int percent, const QString& stage) {
@@ -144,7 +147,8 @@ std::vector<Chapter> chaptersOf(const StepEngine& engine) {
     const int size = queryOuter ? engine.options().blockRows : engine.options().blockCols;
     const int total = queryOuter ? spec.queries : spec.keys;
     for (int b = 0; b < engine.outerBlockCount(); ++b) {
-        const int first = b * size, last = std::min(total, (b + 1) * size) - 1;
+        const Range range = blockRange(b, size, total);
+        const int first = range.begin, last = range.end - 1;
         out.push_back(
             {queryOuter ? QStringLiteral("Query block %1 · rows %2–%3").arg(b).arg(first).arg(last)
                         : QStringLiteral("Key block %1 · keys %2–%3").arg(b).arg(first).arg(last),
@@ -173,7 +177,11 @@ int Scene::chapterOf(int step) const {
     return found;
 }
 
-void validateForWindow(const VizSettings& s) {
+namespace {
+
+// validateForWindow's checks, returning the hardware profile they looked up, so that one build
+// finds it once.
+HardwareProfile checkForWindow(const VizSettings& s) {
     validate(s.spec);
     validate(s.options);
     const auto& spec = s.spec;
@@ -186,8 +194,7 @@ void validateForWindow(const VizSettings& s) {
                                                             std::to_string(kWindowMaxSequence) +
                                                             "); flashviz-cli runs larger problems");
     if (s.algorithm == Algorithm::Flash) {
-        const std::uint64_t tiles =
-            blocks(spec.queries, s.options.blockRows) * blocks(spec.keys, s.options.blockCols);
+        const std::uint64_t tiles = tileCount(spec, s.options);
         if (tiles > kWindowMaxTiles)
             throw EngineError(ErrorKind::LimitExceeded,
                               "Br = " + std::to_string(s.options.blockRows) + " and Bc = " +
@@ -197,12 +204,176 @@ void validateForWindow(const VizSettings& s) {
     } else {
         requireScoreMatrixMemory(spec.queries, spec.keys, int(sizeof(double)), 2);
     }
-    hardwareFor(s);
+    HardwareProfile hardware = hardwareFor(s);
     for (const auto& b : backendList())
         if (b.kind == s.backend && !b.available)
             throw EngineError(ErrorKind::Unsupported,
                               "The " + b.name + " backend is not available: " + b.reason);
+    return hardware;
 }
+
+// The step engine, and with a bug switched on the same run without it, to compare against.
+void layOutSteps(Scene& scene, const Problem& problem, BuildProgress* progress) {
+    const VizSettings& s = scene.settings;
+    step(progress, 5, QStringLiteral("Laying out the steps"));
+    scene.engine = std::make_shared<StepEngine>(problem, s.algorithm, s.options);
+    if (s.hasBug() && s.algorithm == Algorithm::Flash)
+        scene.correctEngine =
+            std::make_shared<StepEngine>(problem, s.algorithm, withoutBugs(s.options));
+}
+
+QString refusedNote(const QString& backendName, const std::string& refusal) {
+    return QStringLiteral("%1 refused (%2); the CPU computed instead")
+        .arg(backendName, QString::fromStdString(refusal));
+}
+
+// The chosen backend, or the CPU when it cannot be made here (a context lost to a fault earlier
+// in this session); the note says why.
+std::unique_ptr<Backend> chooseBackend(Scene& scene) {
+    const BackendKind kind = scene.settings.backend;
+    try {
+        auto backend = makeBackend(kind);
+        scene.backendName = QString::fromStdString(backend->name());
+        return backend;
+    } catch (const EngineError& e) {
+        if (kind == BackendKind::Cpu) throw;
+        scene.backendNote = refusedNote(QString::fromUtf8(toString(kind)).toUpper(), e.what());
+        scene.backendName = QStringLiteral("CPU");
+        return makeBackend(BackendKind::Cpu);
+    }
+}
+
+// The stored S and P of a run (standard attention's, or flash's debug copy of S), to be drawn.
+struct StoredMatrices {
+    Matrix scores, weights;
+};
+
+// What each stage of the core's run is called in the build's progress.
+std::function<void(RunStage)> stageReporter(const Scene& scene, BuildProgress* progress) {
+    return [&scene, progress](RunStage stage) {
+        const QString& name = scene.backendName;
+        const bool flash = scene.isFlash();
+        if (stage == RunStage::Reference)
+            step(progress, 10, QStringLiteral("Ordinary attention, for the check"));
+        else if (stage == RunStage::Run)
+            step(progress, 40, flash ? QStringLiteral("FlashAttention on the %1").arg(name)
+                                     : QStringLiteral("Standard attention: S and P in full"));
+        else
+            step(progress, 55, flash ? QStringLiteral("The CPU's run, beside the %1's").arg(name)
+                                     : QStringLiteral("Standard attention on the %1").arg(name));
+    };
+}
+
+// The run's output, reference and checks into the scene; the stored S and P handed on to draw.
+StoredMatrices keepRun(Scene& scene, RunResult run) {
+    scene.reference = std::move(run.reference);
+    scene.output = std::move(run.output);
+    scene.check = std::move(run.check);
+    scene.cpuCheck = std::move(run.cpuCheck);
+    scene.wrongRow.assign(std::size_t(scene.settings.spec.queries), 0);
+    for (int row : scene.check.wrongRows)
+        scene.wrongRow[std::size_t(row)] = 1;
+    scene.standardTotals = run.standardCounters;
+    if (!scene.isFlash() && run.fullScores.size() <= kSmallMatrixEntries) {
+        scene.smallScores = run.fullScores;
+        scene.smallWeights = run.fullWeights;
+    }
+    return {std::move(run.fullScores), std::move(run.fullWeights)};
+}
+
+// The core's run-and-check on the backend. A GPU that refuses (a d its kernels do not take, too
+// little memory) hands the work to the CPU, which then stands in as `backend`.
+StoredMatrices runOnBackend(Scene& scene, const Problem& problem,
+                            std::unique_ptr<Backend>& backend, BuildProgress* progress) {
+    RunRequest request;
+    request.algorithm = scene.settings.algorithm;
+    request.options = scene.settings.options;
+    request.cpuAlongside = true; // the window shows another backend's values beside the CPU's
+    request.onStage = stageReporter(scene, progress);
+    RunResult run = runAndCheck(problem, *backend, request);
+    if (!run.cpuStoodIn.empty()) {
+        scene.backendNote = refusedNote(scene.backendName, run.cpuStoodIn);
+        scene.backendName = QString::fromStdString(run.backendName);
+        backend = makeBackend(BackendKind::Cpu);
+    }
+    return keepRun(scene, std::move(run));
+}
+
+// Q, K, V and the output as images, with their colour scales.
+void drawInputsAndOutput(Scene& scene, const Problem& problem, BuildProgress* progress) {
+    step(progress, 65, QStringLiteral("Drawing the matrices"));
+    scene.qScale = finiteAbsMax(problem.q);
+    scene.kScale = finiteAbsMax(problem.k);
+    scene.vScale = finiteAbsMax(problem.v);
+    scene.outputScale = std::max(finiteAbsMax(scene.reference), 1e-300);
+    scene.qImage = heatmapImage(problem.q, Colouring::Diverging, scene.qScale);
+    scene.kImage = heatmapImage(problem.k, Colouring::Diverging, scene.kScale);
+    scene.vImage = heatmapImage(problem.v, Colouring::Diverging, scene.vScale);
+    scene.outputImage = heatmapImage(scene.output, Colouring::Diverging, scene.outputScale);
+}
+
+// The stored n x n matrices as images, averaged down; the numbers are freed when drawn.
+void drawStored(Scene& scene, StoredMatrices stored, BuildProgress* progress) {
+    if (stored.scores.size() > 0) {
+        step(progress, 72, QStringLiteral("Drawing the n × n scores"));
+        scene.scoresImage = heatmapImage(stored.scores, Colouring::Diverging,
+                                         finiteAbsMax(stored.scores), kLargeImageSide);
+    }
+    if (stored.weights.size() > 0) {
+        step(progress, 78, QStringLiteral("Drawing the n × n weights"));
+        scene.weightsImage = heatmapImage(stored.weights, Colouring::Sequential,
+                                          finiteAbsMax(stored.weights), kLargeImageSide);
+    }
+}
+
+// Why no per-tile trace is recorded for these settings; empty when one is.
+QString traceRefusal(const VizSettings& s) {
+    const auto& spec = s.spec;
+    if (spec.queries > kTraceMaxSequence || spec.keys > kTraceMaxSequence)
+        return QStringLiteral("per-tile traces are recorded up to n = %1").arg(kTraceMaxSequence);
+    const std::uint64_t traceValues = tileCount(spec, s.options) *
+                                      std::uint64_t(std::min(s.options.blockRows, spec.queries)) *
+                                      std::uint64_t(spec.headDim + 3);
+    if (traceValues > kTraceMaxValues)
+        return QStringLiteral("a per-tile trace would hold %1 values; larger blocks keep it smaller")
+            .arg(formatCount(traceValues));
+    return {};
+}
+
+// The per-tile values the backend itself recorded, or the note why there are none.
+void recordTrace(Scene& scene, const Problem& problem, Backend& backend, BuildProgress* progress) {
+    scene.traceNote = traceRefusal(scene.settings);
+    if (!scene.traceNote.isEmpty()) return;
+    step(progress, 82, QStringLiteral("Recording the %1's per-tile values").arg(scene.backendName));
+    try {
+        scene.trace = std::make_shared<FlashTrace>(backend.trace(problem, scene.settings.options));
+    } catch (const EngineError& e) {
+        scene.traceNote = QString::fromStdString(e.what());
+    }
+}
+
+// Standard attention: the steps at which S, P and O are written to HBM.
+void findWriteSteps(Scene& scene) {
+    for (int s = 0; s < scene.engine->stepCount(); ++s) {
+        const StepKind kind = scene.engine->info(s).kind;
+        if (kind == StepKind::WriteScores) scene.writeScoresStep = s;
+        if (kind == StepKind::WriteWeights) scene.writeWeightsStep = s;
+        if (kind == StepKind::WriteOutput) scene.writeOutputStep = s;
+    }
+}
+
+// What the views look up by step: where rows are final, the chapters, the run's totals.
+void indexSteps(Scene& scene, BuildProgress* progress) {
+    step(progress, 92, QStringLiteral("Indexing the steps"));
+    scene.blockDoneStep = doneSteps(*scene.engine, progress);
+    scene.chapters = chaptersOf(*scene.engine);
+    if (!scene.isFlash()) findWriteSteps(scene);
+    scene.totals = scene.engine->countersThrough(scene.engine->stepCount() - 1);
+}
+
+} // namespace
+
+void validateForWindow(const VizSettings& s) { checkForWindow(s); }
 
 double buildCost(const VizSettings& s) {
     const double n2d = double(s.spec.queries) * s.spec.keys * s.spec.headDim;
@@ -223,154 +394,23 @@ double frameCost(const Scene& scene, int step) {
 std::shared_ptr<const Scene> buildScene(const VizSettings& settings, BuildProgress* progress) {
     QElapsedTimer timer;
     timer.start();
-    validateForWindow(settings);
     auto scene = std::make_shared<Scene>();
     scene->settings = settings;
-    scene->hardware = hardwareFor(settings);
-    const auto& spec = settings.spec;
+    scene->hardware = checkForWindow(settings);
 
     step(progress, 1, QStringLiteral("Making Q, K and V"));
-    Problem problem = makeProblem(spec);
-
-    step(progress, 5, QStringLiteral("Laying out the steps"));
-    scene->engine = std::make_shared<StepEngine>(problem, settings.algorithm, settings.options);
-    if (settings.hasBug() && settings.algorithm == Algorithm::Flash)
-        scene->correctEngine = std::make_shared<StepEngine>(problem, settings.algorithm,
-                                                            withoutBugs(settings.options));
-
-    step(progress, 10, QStringLiteral("Ordinary attention, for the check"));
-    scene->reference = referenceAttention(problem);
-
-    // A GPU that refuses (a d its kernels do not take, too little memory, a context lost to a
-    // fault earlier in this session) hands the work to the CPU, and the note says why.
-    // Called from a catch handler: `throw;` passes the CPU's own failures on unchanged.
-    std::unique_ptr<Backend> backend;
-    QString chosenName = QString::fromUtf8(toString(settings.backend)).toUpper();
-    bool onCpu = settings.backend == BackendKind::Cpu;
-    const auto fallBackToCpu = [&](const EngineError& e) {
-        if (onCpu) throw;
-        scene->backendNote = QStringLiteral("%1 refused (%2); the CPU computed instead")
-                                 .arg(chosenName, QString::fromStdString(e.what()));
-        backend = makeBackend(BackendKind::Cpu);
-        scene->backendName = QStringLiteral("CPU");
-        onCpu = true;
-    };
-    try {
-        backend = makeBackend(settings.backend);
-        chosenName = QString::fromStdString(backend->name());
-        scene->backendName = chosenName;
-    } catch (const EngineError& e) {
-        fallBackToCpu(e);
-    }
-    Matrix fullScores, fullWeights;
-    if (settings.algorithm == Algorithm::Flash) {
-        step(progress, 40, QStringLiteral("FlashAttention on the %1").arg(scene->backendName));
-        FlashResult result;
-        try {
-            result = backend->flash(problem, settings.options);
-        } catch (const EngineError& e) {
-            fallBackToCpu(e); // rethrows when the CPU itself failed
-            result = backend->flash(problem, settings.options);
-        }
-        scene->output = std::move(result.o);
-        fullScores = std::move(result.fullScores);
-        if (settings.options.keepFullScores && fullScores.size() == 0)
-            fullScores = flashForward(problem, settings.options).fullScores;
-        if (!onCpu) {
-            step(progress, 55, QStringLiteral("The CPU's run, beside the %1's").arg(chosenName));
-            scene->cpuCheck = compareOutputs(flashForward(problem, settings.options).o,
-                                             scene->reference, defaultTolerance(spec.precision));
-        }
-    } else {
-        step(progress, 40, QStringLiteral("Standard attention: S and P in full"));
-        StandardResult standard = standardForward(problem);
-        if (standard.scores.size() <= kSmallMatrixEntries) {
-            scene->smallScores = standard.scores;
-            scene->smallWeights = standard.weights;
-        }
-        fullScores = std::move(standard.scores);
-        fullWeights = std::move(standard.weights);
-        scene->output = std::move(standard.o);
-        if (!onCpu) {
-            step(progress, 55, QStringLiteral("Standard attention on the %1").arg(chosenName));
-            const Matrix cpuOutput = scene->output;
-            try {
-                scene->output = backend->standard(problem);
-                scene->cpuCheck =
-                    compareOutputs(cpuOutput, scene->reference, defaultTolerance(spec.precision));
-            } catch (const EngineError& e) {
-                fallBackToCpu(e);
-            }
-        }
-    }
-    // At the tolerance of the arithmetic that produced the output (a GPU computes in fp32).
-    scene->check = compareOutputs(scene->output, scene->reference, checkTolerance(*backend, spec));
-    scene->wrongRow.assign(std::size_t(spec.queries), 0);
-    for (int row : scene->check.wrongRows)
-        scene->wrongRow[std::size_t(row)] = 1;
-
-    step(progress, 65, QStringLiteral("Drawing the matrices"));
-    scene->qScale = finiteAbsMax(problem.q);
-    scene->kScale = finiteAbsMax(problem.k);
-    scene->vScale = finiteAbsMax(problem.v);
-    scene->outputScale = std::max(finiteAbsMax(scene->reference), 1e-300);
-    scene->qImage = heatmapImage(problem.q, Colouring::Diverging, scene->qScale);
-    scene->kImage = heatmapImage(problem.k, Colouring::Diverging, scene->kScale);
-    scene->vImage = heatmapImage(problem.v, Colouring::Diverging, scene->vScale);
-    scene->outputImage = heatmapImage(scene->output, Colouring::Diverging, scene->outputScale);
-    if (fullScores.size() > 0) {
-        step(progress, 72, QStringLiteral("Drawing the n × n scores"));
-        scene->scoresImage = heatmapImage(fullScores, Colouring::Diverging,
-                                          finiteAbsMax(fullScores), kLargeImageSide);
-    }
-    if (fullWeights.size() > 0) {
-        step(progress, 78, QStringLiteral("Drawing the n × n weights"));
-        scene->weightsImage = heatmapImage(fullWeights, Colouring::Sequential,
-                                           finiteAbsMax(fullWeights), kLargeImageSide);
-    }
-    fullScores = Matrix();
-    fullWeights = Matrix();
-
-    if (settings.algorithm == Algorithm::Flash) {
-        const std::uint64_t traceValues =
-            blocks(spec.queries, settings.options.blockRows) *
-            blocks(spec.keys, settings.options.blockCols) *
-            std::uint64_t(std::min(settings.options.blockRows, spec.queries)) *
-            std::uint64_t(spec.headDim + 3);
-        if (spec.queries > kTraceMaxSequence || spec.keys > kTraceMaxSequence) {
-            scene->traceNote =
-                QStringLiteral("per-tile traces are recorded up to n = %1").arg(kTraceMaxSequence);
-        } else if (traceValues > kTraceMaxValues) {
-            scene->traceNote =
-                QStringLiteral(
-                    "a per-tile trace would hold %1 values; larger blocks keep it smaller")
-                    .arg(formatCount(traceValues));
-        } else {
-            step(progress, 82,
-                 QStringLiteral("Recording the %1's per-tile values").arg(scene->backendName));
-            try {
-                scene->trace =
-                    std::make_shared<FlashTrace>(backend->trace(problem, settings.options));
-            } catch (const EngineError& e) {
-                scene->traceNote = QString::fromStdString(e.what());
-            }
-        }
+    const Problem problem = makeProblem(settings.spec);
+    layOutSteps(*scene, problem, progress);
+    std::unique_ptr<Backend> backend = chooseBackend(*scene);
+    StoredMatrices stored = runOnBackend(*scene, problem, backend, progress);
+    drawInputsAndOutput(*scene, problem, progress);
+    drawStored(*scene, std::move(stored), progress);
+    if (scene->isFlash()) {
+        recordTrace(*scene, problem, *backend, progress);
         step(progress, 88, QStringLiteral("Finding where the rescale first matters"));
         scene->firstRescaleStep = scene->engine->firstRescaleStep();
     }
-
-    step(progress, 92, QStringLiteral("Indexing the steps"));
-    scene->blockDoneStep = doneSteps(*scene->engine, progress);
-    scene->chapters = chaptersOf(*scene->engine);
-    if (settings.algorithm == Algorithm::Standard)
-        for (int s = 0; s < scene->engine->stepCount(); ++s) {
-            const StepKind kind = scene->engine->info(s).kind;
-            if (kind == StepKind::WriteScores) scene->writeScoresStep = s;
-            if (kind == StepKind::WriteWeights) scene->writeWeightsStep = s;
-            if (kind == StepKind::WriteOutput) scene->writeOutputStep = s;
-        }
-    scene->totals = scene->engine->countersThrough(scene->engine->stepCount() - 1);
-    scene->standardTotals = standardCounts(spec.queries, spec.keys, spec.headDim);
+    indexSteps(*scene, progress);
     step(progress, 100, QStringLiteral("Done"));
     scene->buildSeconds = double(timer.nsecsElapsed()) * 1e-9;
     return scene;
