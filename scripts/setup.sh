@@ -9,6 +9,7 @@
 #                                             and UndefinedBehaviorSanitizer and run every suite,
 #                                             the fuzz targets and the monkey test there
 #   scripts/setup.sh package                  build build-package/flashviz_<version>_<arch>.deb
+#   scripts/setup.sh build                    only the Release build of test (CI's CUDA check)
 #
 # Environment: FLASHVIZ_FUZZ_SECONDS (60) per fuzz target and FLASHVIZ_MONKEY_SECONDS (150) for
 # the monkey test of the sanitizer build.
@@ -68,13 +69,23 @@ run_sanitized_suites() {
     LSAN_OPTIONS=suppressions="$root/tests/lsan-suppressions.txt":print_suppressions=0 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     FLASHVIZ_MONKEY_SECONDS="${FLASHVIZ_MONKEY_SECONDS:-150}" \
-        ctest --test-dir "$root/build-sanitize" --output-on-failure -j"$jobs"
+        ctest --test-dir "$root/build-sanitize" --output-on-failure -j"$jobs" -E '^fuzz_'
+    # The fuzzers last, two at a time, so that they never starve the window's suites.
+    say "fuzzing each parser for ${FLASHVIZ_FUZZ_SECONDS:-60} s"
+    local log="$root/build-sanitize/fuzz.log"
+    if ! ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        ctest --test-dir "$root/build-sanitize" -j"$jobs" -R '^fuzz_' -V >"$log" 2>&1; then
+        grep -E -A40 'ERROR|runtime error|deadly signal|Failed' "$log" | head -150
+        echo "fuzzing found a crash: the whole log is $log; libFuzzer saved the input beside it"
+        return 1
+    fi
+    grep -E 'Done [0-9]+ runs|tests passed' "$log"
 }
 
 case "$mode" in
 run)
     install_missing "${build_packages[@]}"
-    configure_and_build "$root/build" -DCMAKE_BUILD_TYPE=Release
+    configure_and_build "$root/build" -DCMAKE_BUILD_TYPE=Release -DFLASHVIZ_BUILD_TESTS=OFF
     if [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ] && [ -z "${QT_QPA_PLATFORM:-}" ]; then
         say "no display found: showing the terminal demos instead of the window"
         exec "$root/build/app/cli/flashviz-cli" demos
@@ -89,6 +100,10 @@ test)
     ctest --test-dir "$root/build-release" --output-on-failure -j"$jobs"
     run_sanitized_suites
     ;;
+build)
+    install_missing "${build_packages[@]}"
+    build_release
+    ;;
 package)
     # The CPU build: the CUDA backend would need the toolkit's libraries (libcudart, cuBLAS),
     # which no Debian package provides, so a .deb made with them would not start elsewhere.
@@ -99,7 +114,7 @@ package)
     ls "$root"/build-package/flashviz_*.deb
     ;;
 *)
-    echo "usage: $0 run|test|package" >&2
+    echo "usage: $0 run|test|package|build" >&2
     exit 2
     ;;
 esac

@@ -10,6 +10,7 @@
 #include "tile_detail.h"
 
 #include "core/counters.h"
+#include "core/steps.h"
 #include "core/errors.h"
 
 #include <QFile>
@@ -28,6 +29,9 @@
 namespace flashviz::gui {
 
 namespace {
+
+constexpr qsizetype kMaxBeatChars = 64;    // "first-rescale+2147483646" is 24
+constexpr std::int64_t kMaxWalkedSteps = 4096; // a clicker's evening, not a scrub bar
 
 [[noreturn]] void refuse(const QString& text) {
     throw EngineError(ErrorKind::InvalidArgument, text.toStdString());
@@ -110,8 +114,13 @@ LectureChapter readChapter(const QJsonObject& o, const std::vector<LectureChapte
         if (!b.isString())
             refuse(QStringLiteral("%1 must be text, not %2").arg(key, jsonExcerpt(b)));
         const QString beat = b.toString();
+        if (beat.size() > kMaxBeatChars)
+            refuse(QStringLiteral("%1 is %2 characters long; a beat is at most %3")
+                       .arg(key)
+                       .arg(beat.size())
+                       .arg(kMaxBeatChars));
         if (beat != QLatin1String("all") && beat != QLatin1String("outer0"))
-            checkStepExpression(beat.left(64), qPrintable(key));
+            checkStepExpression(beat, qPrintable(key));
         c.beats << beat;
     }
     const QJsonArray& views = jsonList(o, "views", 1, viewNames().size(), storage);
@@ -134,6 +143,17 @@ LectureChapter readChapter(const QJsonObject& o, const std::vector<LectureChapte
                 jsonInteger(weights.at(i), QStringLiteral("weights[%1]").arg(i), 1, 100));
     }
     c.settings = jsonEntrySettings(o);
+    // 'all' and 'outer0' give the clicker one beat per step: bounded, so a chapter of a large
+    // problem cannot ask for billions of them.
+    if (c.beats.contains(QStringLiteral("all")) || c.beats.contains(QStringLiteral("outer0"))) {
+        const std::int64_t steps =
+            countSteps(c.settings.spec, c.settings.algorithm, c.settings.options);
+        if (steps > kMaxWalkedSteps)
+            refuse(QStringLiteral("beats 'all' and 'outer0' walk every step, and these settings "
+                                  "have %1 steps; at most %2 can be walked (name the steps instead)")
+                       .arg(steps)
+                       .arg(kMaxWalkedSteps));
+    }
     return c;
 }
 

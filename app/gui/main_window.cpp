@@ -469,13 +469,15 @@ constexpr int kMaxHandleWidth = 64;
 constexpr qsizetype kMaxSavedStateBytes = 64 * 1024;
 
 QString checkRect(const QRect& r, const char* what, const QRect& desktop) {
-    if (r.width() < 1 || r.height() < 1 || r.width() > kMaxSavedSide ||
-        r.height() > kMaxSavedSide || std::abs(qint64(r.x())) > kMaxSavedSide ||
-        std::abs(qint64(r.y())) > kMaxSavedSide)
+    // In 64 bits: QRect::width() overflows for the corners a damaged file can hold.
+    const qint64 width = qint64(r.right()) - r.left() + 1;
+    const qint64 height = qint64(r.bottom()) - r.top() + 1;
+    if (width < 1 || height < 1 || width > kMaxSavedSide || height > kMaxSavedSide ||
+        std::abs(qint64(r.x())) > kMaxSavedSide || std::abs(qint64(r.y())) > kMaxSavedSide)
         return QStringLiteral("its %1 %2 x %3 at (%4, %5) is not a window's")
             .arg(QLatin1String(what))
-            .arg(r.width())
-            .arg(r.height())
+            .arg(width)
+            .arg(height)
             .arg(r.x())
             .arg(r.y());
     if (!desktop.isEmpty() && !desktop.intersects(r))

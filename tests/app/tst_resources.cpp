@@ -161,6 +161,15 @@ void TestResources::corruptedChapters_data() {
                               << QStringList{"views is missing"};
     QTest::newRow("bad beat") << edited(f, l, 0, "beats", QJsonArray{"0", "first-rescal"})
                               << QStringList{"beats[1]", "first-rescal"};
+    QTest::newRow("beat past 64 characters")
+        << edited(f, l, 0, "beats", QJsonArray{QString(64, QLatin1Char('0')) + QStringLiteral("x")})
+        << QStringList{"beats[0]", "65 characters long"};
+    QTest::newRow("beat with garbage after its number")
+        << edited(f, l, 0, "beats", QJsonArray{QString(40, QLatin1Char('0')) + QStringLiteral("x")})
+        << QStringList{"beats[0]"};
+    QTest::newRow("'all' over too many steps")
+        << edited(f, l, 3, "settings.queries", 4096)
+        << QStringList{"beats 'all'", "at most 4096"};
     QTest::newRow("beat a number")
         << edited(f, l, 0, "beats", QJsonArray{0}) << QStringList{"beats[0]", "must be text"};
     QTest::newRow("no beats") << edited(f, l, 0, "beats", QJsonArray{})

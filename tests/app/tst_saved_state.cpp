@@ -169,6 +169,14 @@ void TestSavedState::corruptedGeometryAndWindowStateAreDropped() {
     QVERIFY(anyContains(problems, QStringLiteral("window/state")));
     QVERIFY(anyContains(problems, QStringLiteral("window/splitVertical")));
     QVERIFY(w.width() < 100000 && w.height() < 100000);
+
+    // Left at -2^31 and right at 2^31 - 1: QRect::width() itself overflows there (the fuzzer's
+    // find, tests/fuzz/corpus/fuzz_settings/crash-qrect-width-overflow; UBSan reports it).
+    geometry = widget.saveGeometry();
+    geometry.replace(4 + 2 + 2, 4, QByteArray("\x80\x00\x00\x00", 4));
+    geometry.replace(4 + 2 + 2 + 4 + 4, 4, QByteArray("\x7f\xff\xff\xff", 4));
+    const QString why = checkWindowGeometry(geometry, QRect(0, 0, 1920, 1080));
+    QVERIFY2(why.contains(QStringLiteral("4294967296 x")), qPrintable(why));
 }
 
 void TestSavedState::goodLayoutIsRestored() {

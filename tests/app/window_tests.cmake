@@ -20,3 +20,5 @@ foreach(_test tst_saved_state tst_resources)
   flashviz_add_test(${_test} SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/${_test}.cpp LIBS flashviz_gui_lib)
 endforeach()
 target_compile_definitions(tst_resources PRIVATE FLASHVIZ_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+# Alone, so that a busy machine's other suites cannot pass for a GUI thread that stopped answering.
+set_tests_properties(tst_monkey PROPERTIES RUN_SERIAL TRUE)

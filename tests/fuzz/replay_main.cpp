@@ -2,6 +2,7 @@
 // target once, so that the seed corpus and every input a fuzzer once crashed on stay tests.
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -13,6 +14,10 @@ namespace {
 
 int replay(const std::filesystem::path& file) {
     std::ifstream in(file, std::ios::binary);
+    if (!in) {
+        std::fprintf(stderr, "cannot read %s\n", file.c_str());
+        std::exit(1);
+    }
     const std::vector<char> bytes{std::istreambuf_iterator<char>(in), {}};
     LLVMFuzzerTestOneInput(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
     return 1;
