@@ -23,6 +23,10 @@ std::optional<BackendKind> parseBackendKind(const std::string& name) {
     return std::nullopt;
 }
 
+std::string unknownBackendMessage(const std::string& name) {
+    return "--backend '" + name + "': use cpu or cuda";
+}
+
 bool cudaBackendBuilt() {
 #if FLASHVIZ_HAVE_CUDA
     return true;

@@ -23,6 +23,8 @@ struct BackendAvailability {
 
 const char* toString(BackendKind kind);
 std::optional<BackendKind> parseBackendKind(const std::string& name);
+// What every front end says when parseBackendKind() does not know the name.
+std::string unknownBackendMessage(const std::string& name);
 
 bool cudaBackendBuilt();
 std::vector<BackendAvailability> listBackends();

@@ -19,19 +19,21 @@ void validateGpuBenchRequest(const GpuBenchRequest& request) {
     if (request.headDim != 64 && request.headDim != 128)
         refuse(ErrorKind::Unsupported, "The GPU benchmark runs head dimensions 64 and 128, not " +
                                            std::to_string(request.headDim) + ".");
-    if (request.repeats < 1 || request.repeats > 1000)
-        refuse(ErrorKind::InvalidArgument,
-               "The number of timed repeats must be between 1 and 1000, not " +
-                   std::to_string(request.repeats) + ".");
-    if (request.tokens < 1 || request.tokens > (1L << 24))
+    if (request.repeats < 1 || request.repeats > kGpuBenchMaxRepeats)
+        refuse(ErrorKind::InvalidArgument, "The number of timed repeats must be between 1 and " +
+                                               std::to_string(kGpuBenchMaxRepeats) + ", not " +
+                                               std::to_string(request.repeats) + ".");
+    if (request.tokens < 1 || request.tokens > kGpuBenchMaxTokens)
         refuse(ErrorKind::InvalidArgument, "The number of tokens (batch x n) must be between 1 "
-                                           "and 16777216, not " +
+                                           "and " +
+                                               std::to_string(kGpuBenchMaxTokens) + ", not " +
                                                std::to_string(request.tokens) + ".");
     if (request.headsTimesDim < request.headDim || request.headsTimesDim % request.headDim != 0 ||
-        request.headsTimesDim > 16384)
+        request.headsTimesDim > kGpuBenchMaxHeadsTimesDim)
         refuse(ErrorKind::InvalidArgument,
                "The model width (heads x d) must be a multiple of d = " +
-                   std::to_string(request.headDim) + " up to 16384, not " +
+                   std::to_string(request.headDim) + " up to " +
+                   std::to_string(kGpuBenchMaxHeadsTimesDim) + ", not " +
                    std::to_string(request.headsTimesDim) + ".");
     for (const int n : request.sizes)
         if (n < 1 || request.tokens % n != 0)

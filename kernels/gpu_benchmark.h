@@ -17,6 +17,11 @@ inline constexpr const char* kGpuBenchFlashFp16 = "flash-fp16";       // tensor 
 inline constexpr const char* kGpuBenchFlashBf16 = "flash-bf16";       // tensor cores, bf16
 std::vector<std::string> gpuBenchVariantNames();
 
+// What a request may ask for: validateGpuBenchRequest() and the saved-results reader use these.
+inline constexpr int kGpuBenchMaxRepeats = 1000;
+inline constexpr long kGpuBenchMaxTokens = 1L << 24;    // batch x n
+inline constexpr int kGpuBenchMaxHeadsTimesDim = 16384; // the model width
+
 struct GpuBenchRequest {
     std::vector<int> sizes{1024, 2048, 4096, 8192, 16384}; // n; each must divide `tokens`
     int headDim = 64;                                      // 64 or 128

@@ -254,7 +254,7 @@ int commandRun(const QCommandLineParser& p, std::ostream& out) {
     BackendKind kind = BackendKind::Cpu;
     if (p.isSet("backend")) {
         const auto parsed = parseBackendKind(valueOf(p, "backend"));
-        if (!parsed) throw UsageError("--backend '" + valueOf(p, "backend") + "': use cpu or cuda");
+        if (!parsed) throw UsageError(unknownBackendMessage(valueOf(p, "backend")));
         kind = *parsed;
     }
     const Problem problem = makeProblem(spec);

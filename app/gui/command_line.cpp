@@ -137,7 +137,8 @@ CommandLine parseCommandLine(const QStringList& arguments) {
     if (parser.isSet(backend)) {
         s.backend = parseBackendKind(parser.value(backend).toStdString());
         if (!s.backend) {
-            out.error = QObject::tr("--backend takes cpu or cuda (got '%1')").arg(parser.value(backend));
+            out.error = QString::fromStdString(
+                unknownBackendMessage(parser.value(backend).toStdString()));
             return out;
         }
     }

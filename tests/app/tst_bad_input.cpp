@@ -125,7 +125,7 @@ void TestBadInput::refused_data() {
     gui("unknown option", {"--frobnicate"}, "Unknown option 'frobnicate'");
     gui("an option of the CLI", {"--n", "5"}, "Unknown option 'n'");
     gui("unknown preset", {"--preset", "nope"}, "Unknown preset 'nope'");
-    gui("unknown backend", {"--backend", "tpu"}, "--backend takes cpu or cuda (got 'tpu')");
+    gui("unknown backend", {"--backend", "tpu"}, "--backend 'tpu': use cpu or cuda");
     gui("step offset past int", {"--step", "first-rescale+2147483647"},
         "the offset is past 2147483646");
     gui("step number past int", {"--step", "99999999999999999999"}, "past 2147483646");

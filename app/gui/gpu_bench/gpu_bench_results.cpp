@@ -197,7 +197,7 @@ constexpr std::size_t kMaxNoteChars = 1000;
 constexpr std::size_t kMaxSizes = 64;
 constexpr std::size_t kMaxVariants = 16;
 constexpr std::size_t kMaxPoints = 4096;
-constexpr long long kMaxTokens = 1LL << 24;
+constexpr long long kMaxTokens = kGpuBenchMaxTokens;
 constexpr double kMinMs = 1e-6;           // 1 ns: no kernel launch is faster
 constexpr double kMaxMs = 1e7;            // 2.8 hours
 constexpr double kMaxTflops = 1e5;        // 100 PFLOP/s, far past any GPU
@@ -231,10 +231,10 @@ GpuBenchRecord readRecord(const nlohmann::json& doc) {
     for (std::size_t i = 0; i < variants.size(); ++i)
         record.request.variants.push_back(field::stringValue(
             variants[i], "request.variants[" + std::to_string(i) + "]", kMaxNameChars));
-    record.request.repeats = field::int32(r, "request.repeats", 1, 1000);
+    record.request.repeats = field::int32(r, "request.repeats", 1, kGpuBenchMaxRepeats);
     record.request.tokens = long(
         field::integerValue(field::member(r, "request.tokens"), "request.tokens", 1, kMaxTokens));
-    record.request.headsTimesDim = field::int32(r, "request.headsTimesDim", 1, 16384);
+    record.request.headsTimesDim = field::int32(r, "request.headsTimesDim", 1, kGpuBenchMaxHeadsTimesDim);
     try {
         validateGpuBenchRequest(record.request);
     } catch (const EngineError& error) {
@@ -252,7 +252,7 @@ GpuBenchRecord readRecord(const nlohmann::json& doc) {
         point.variant = field::string(p, at + "variant", kMaxNameChars);
         point.n = field::int32(p, at + "n", 1, int(kMaxTokens));
         point.batch = field::int32(p, at + "batch", 1, int(kMaxTokens));
-        point.heads = field::int32(p, at + "heads", 1, 16384);
+        point.heads = field::int32(p, at + "heads", 1, kGpuBenchMaxHeadsTimesDim);
         point.medianMs = field::number(p, at + "medianMs", 0, kMaxMs, " ms");
         if (point.medianMs > 0 && point.medianMs < kMinMs)
             refuse("\"" + at + "medianMs\" is " + p["medianMs"].dump() +
