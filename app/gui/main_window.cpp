@@ -576,6 +576,15 @@ QString checkWindowState(const QByteArray& state) {
     return {};
 }
 
+// Qt reads the docks' layout itself (and keeps a floating panel on the screens); a layout it
+// refuses is reported like the others.
+void MainWindow::restoreDockLayout(const QByteArray& state) {
+    if (QMainWindow::restoreState(state)) return;
+    m_restoreProblems << QStringLiteral("window/state: Qt could not read it; the default is used");
+    qWarning("flashviz: saved layout window/state: Qt could not read it; the default is used");
+    QSettings().remove(QStringLiteral("window/state"));
+}
+
 void MainWindow::restoreState() {
     QSettings store;
     // Each saved layout is checked before it is applied; a bad one is dropped (and removed, so
@@ -603,7 +612,7 @@ void MainWindow::restoreState() {
         restoreGeometry(g);
     if (const QByteArray s = checked(QStringLiteral("window/state"), checkWindowState);
         !s.isEmpty())
-        QMainWindow::restoreState(s);
+        restoreDockLayout(s);
     const std::pair<QSplitter*, const char*> splitters[] = {{m_vertical, "window/splitVertical"},
                                                             {m_top, "window/splitTop"},
                                                             {m_bottom, "window/splitBottom"}};

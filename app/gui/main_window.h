@@ -93,6 +93,7 @@ class MainWindow : public QMainWindow {
     void buildUi();
     void buildActions();
     void restoreState();
+    void restoreDockLayout(const QByteArray& state);
     void distributeFrame();
     void onSceneChanged();
     void onRefused(const QString& message);

@@ -64,6 +64,7 @@ class TestSavedState : public QObject {
     void everyTruncationIsRefused();
     void flippedHandleWidthStartsWithTheDefaultLayout();
     void corruptedGeometryAndWindowStateAreDropped();
+    void stateQtRefusesIsReported();
     void goodLayoutIsRestored();
     void savedIntegersAreReadStrictly_data();
     void savedIntegersAreReadStrictly();
@@ -177,6 +178,20 @@ void TestSavedState::corruptedGeometryAndWindowStateAreDropped() {
     geometry.replace(4 + 2 + 2 + 4 + 4, 4, QByteArray("\x7f\xff\xff\xff", 4));
     const QString why = checkWindowGeometry(geometry, QRect(0, 0, 1920, 1080));
     QVERIFY2(why.contains(QStringLiteral("4294967296 x")), qPrintable(why));
+}
+
+void TestSavedState::stateQtRefusesIsReported() {
+    // Marker 0xff and version 0 pass the header check; what follows is no dock layout.
+    QByteArray state;
+    QDataStream out(&state, QIODevice::WriteOnly);
+    out.setVersion(QDataStream::Qt_5_0);
+    out << qint32(0xff) << qint32(0) << quint8(0xfe) << qint32(123456);
+    QSettings().setValue(QStringLiteral("window/state"), state);
+    MainWindow w(restoring());
+    const QStringList problems = w.restoreProblems();
+    QVERIFY2(anyContains(problems, QStringLiteral("window/state"), QStringLiteral("Qt could not")),
+             qPrintable(problems.join(QLatin1Char('\n'))));
+    QVERIFY(!QSettings().contains(QStringLiteral("window/state")));
 }
 
 void TestSavedState::goodLayoutIsRestored() {
