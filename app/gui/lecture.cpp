@@ -281,9 +281,7 @@ LectureView::LectureView(Controller* controller, QWidget* parent)
     QPalette accent = pal;
     accent.setColor(QPalette::WindowText, theme.accent);
     m_caption->setPalette(accent);
-    m_keys = new QLabel(tr("PgDn / PgUp  next / back     ← →  one step     ↓ ↑  chapter     B  bug "
-                           "on/off     Esc  leave"),
-                        this);
+    m_keys = new QLabel(this); // the window's key hint (setKeysLine)
     QPalette muted = pal;
     muted.setColor(QPalette::WindowText, theme.muted);
     m_keys->setPalette(muted);
@@ -346,6 +344,14 @@ void LectureView::resizeEvent(QResizeEvent* event) {
 
 std::vector<FrameView*> LectureView::frameViews() const {
     return {m_memory, m_tile, m_matrices, m_code, m_comparison, m_check};
+}
+
+void LectureView::setKeysLine(const QString& keys) {
+    m_keys->setText(keys);
+}
+
+QString LectureView::keysLine() const {
+    return m_keys->text();
 }
 
 QString LectureView::narrativeText() const {

@@ -66,6 +66,9 @@ class LectureView : public QWidget {
     int chapterCount() const { return int(lectureChapters().size()); }
     const std::vector<int>& beats() const { return m_beats; }
     QString narrativeText() const;
+    // The key line under the views ("PgDn / PgUp  next / back     …"), from the window's actions.
+    void setKeysLine(const QString& keys);
+    QString keysLine() const;
     std::vector<FrameView*> frameViews() const;
 
   public slots:

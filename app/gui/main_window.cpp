@@ -6,6 +6,7 @@
 #include "controller.h"
 #include "controls_panel.h"
 #include "gpu_bench/gpu_benchmark_view.h"
+#include "key_help.h"
 #include "lecture.h"
 #include "matrices_view.h"
 #include "memory_stage.h"
@@ -264,32 +265,33 @@ void MainWindow::buildActions() {
     add(file, tr("Quit"), QKeySequence(Qt::CTRL | Qt::Key_Q), [this] { close(); });
 
     QMenu* play = menuBar()->addMenu(tr("&Playback"));
-    add(play, tr("Play / pause"), QKeySequence(Qt::Key_Space),
-        [this] { m_controller->togglePlay(); });
-    add(play, tr("Step forward"), QKeySequence(Qt::Key_Right),
-        [this] { m_controller->stepForward(); });
-    add(play, tr("Step back"), QKeySequence(Qt::Key_Left),
-        [this] { m_controller->stepBackward(); });
+    QAction* playPause = add(play, tr("Play / pause"), QKeySequence(Qt::Key_Space),
+                             [this] { m_controller->togglePlay(); });
+    QAction* forward = add(play, tr("Step forward"), QKeySequence(Qt::Key_Right),
+                           [this] { m_controller->stepForward(); });
+    QAction* back = add(play, tr("Step back"), QKeySequence(Qt::Key_Left),
+                        [this] { m_controller->stepBackward(); });
     add(play, tr("First step"), QKeySequence(Qt::Key_Home), [this] { m_controller->goToStart(); });
     add(play, tr("Last step"), QKeySequence(Qt::Key_End), [this] { m_controller->goToEnd(); });
-    add(play, tr("Next chapter (lecture: next click)"), QKeySequence(Qt::Key_PageDown), [this] {
-        if (isLectureMode())
-            m_lecture->nextBeat();
-        else
-            m_controller->nextChapter();
-    });
-    add(play, tr("Previous chapter (lecture: previous click)"), QKeySequence(Qt::Key_PageUp),
-        [this] {
+    QAction* nextClick =
+        add(play, tr("Next chapter (lecture: next click)"), QKeySequence(Qt::Key_PageDown), [this] {
             if (isLectureMode())
-                m_lecture->previousBeat();
+                m_lecture->nextBeat();
             else
-                m_controller->previousChapter();
+                m_controller->nextChapter();
         });
+    QAction* previousClick = add(play, tr("Previous chapter (lecture: previous click)"),
+                                 QKeySequence(Qt::Key_PageUp), [this] {
+                                     if (isLectureMode())
+                                         m_lecture->previousBeat();
+                                     else
+                                         m_controller->previousChapter();
+                                 });
     play->addSeparator();
     add(play, tr("Go to the first wrong step"), QKeySequence(Qt::Key_G),
         [this] { m_controller->jumpToFirstDivergence(); });
-    add(play, tr("Rescale bug on / off"), QKeySequence(Qt::Key_B),
-        [this] { m_controller->toggleBug(); });
+    QAction* bug = add(play, tr("Rescale bug on / off"), QKeySequence(Qt::Key_B),
+                       [this] { m_controller->toggleBug(); });
 
     QMenu* presetMenu = menuBar()->addMenu(tr("P&resets"));
     for (const Preset& p : presets()) {
@@ -310,24 +312,47 @@ void MainWindow::buildActions() {
     view->addAction(m_dock->toggleViewAction());
 
     // Only in lecture mode: chapters with the arrow keys, Esc to leave.
-    m_lectureOnly.push_back(add(nullptr, tr("Next chapter"), QKeySequence(Qt::Key_Down),
-                                [this] { m_lecture->nextChapter(); }));
-    m_lectureOnly.push_back(add(nullptr, tr("Previous chapter"), QKeySequence(Qt::Key_Up),
-                                [this] { m_lecture->previousChapter(); }));
-    m_lectureOnly.push_back(add(nullptr, tr("Leave lecture mode"), QKeySequence(Qt::Key_Escape),
-                                [this] { leaveLecture(); }));
-    for (QAction* a : m_lectureOnly)
+    QAction* nextChapter = add(nullptr, tr("Next chapter"), QKeySequence(Qt::Key_Down),
+                               [this] { m_lecture->nextChapter(); });
+    QAction* previousChapter = add(nullptr, tr("Previous chapter"), QKeySequence(Qt::Key_Up),
+                                   [this] { m_lecture->previousChapter(); });
+    QAction* leave = add(nullptr, tr("Leave lecture mode"), QKeySequence(Qt::Key_Escape),
+                         [this] { leaveLecture(); });
+    m_lectureOnly = {nextChapter, previousChapter, leave};
+    for (QAction* a : m_lectureOnly) {
+        setLectureOnly(a);
         a->setEnabled(false);
+    }
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
-    add(help, tr("Keys"), QKeySequence(Qt::Key_F1), [this] {
-        QMessageBox::information(this, tr("Keys"),
-                                 tr("Space  play / pause\n← →  one step\nHome End  first / last "
-                                    "step\nPgUp PgDn  chapters (lecture: "
-                                    "clicker)\nB  rescale bug on / off\nG  go to the first wrong "
-                                    "step\nF5  lecture mode (Esc leaves, "
-                                    "↑ ↓ chapters)\nF11  full screen\nCtrl+S  save a screenshot"));
-    });
+    add(help, tr("Keys"), QKeySequence(Qt::Key_F1),
+        [this] { QMessageBox::information(this, tr("Keys"), keyHelpText()); });
+
+    // The short words of the one-line key hints (the keys come from the shortcuts).
+    setKeyHint(playPause, KeyHelpForm::PlaybackHint, 0, tr("plays"));
+    setKeyHint(forward, KeyHelpForm::PlaybackHint, 1, tr("steps"));
+    setKeyHint(bug, KeyHelpForm::PlaybackHint, 2, tr("breaks the rescale"));
+    setKeyHint(nextClick, KeyHelpForm::LectureKeys, 0, tr("next / back"));
+    setKeyHint(previousClick, KeyHelpForm::LectureKeys, 1, tr("next / back"));
+    setKeyHint(back, KeyHelpForm::LectureKeys, 2, tr("one step"));
+    setKeyHint(forward, KeyHelpForm::LectureKeys, 3, tr("one step"));
+    setKeyHint(nextChapter, KeyHelpForm::LectureKeys, 4, tr("chapter"));
+    setKeyHint(previousChapter, KeyHelpForm::LectureKeys, 5, tr("chapter"));
+    setKeyHint(bug, KeyHelpForm::LectureKeys, 6, tr("bug on/off"));
+    setKeyHint(leave, KeyHelpForm::LectureKeys, 7, tr("leave"));
+    // A changed shortcut changes every hint.
+    for (QAction* a : actions())
+        connect(a, &QAction::changed, this, &MainWindow::showKeyHints);
+    showKeyHints();
+}
+
+QString MainWindow::keyHelpText() const {
+    return keyHelp(actions(), KeyHelpForm::Dialog);
+}
+
+void MainWindow::showKeyHints() {
+    m_playback->setKeysHint(keyHelp(actions(), KeyHelpForm::PlaybackHint));
+    m_lecture->setKeysLine(keyHelp(actions(), KeyHelpForm::LectureKeys));
 }
 
 bool MainWindow::isLectureMode() const {

@@ -76,6 +76,8 @@ class MainWindow : public QMainWindow {
     QTabWidget* tabs() const { return m_tabs; }
 
     bool isLectureMode() const;
+    // The F1 dialog's key help, generated from the window's actions (key_help.h).
+    QString keyHelpText() const;
     void enterLecture(int chapter = 0);
     void leaveLecture();
     void showAnalysis(int chart);
@@ -92,6 +94,7 @@ class MainWindow : public QMainWindow {
   private:
     void buildUi();
     void buildActions();
+    void showKeyHints(); // the playback bar's and the lecture's one-line key hints
     void restoreState();
     void restoreDockLayout(const QByteArray& state);
     void distributeFrame();

@@ -149,6 +149,12 @@ void PlaybackBar::resizeEvent(QResizeEvent* event) {
     onFrameChanged();
 }
 
+void PlaybackBar::setKeysHint(const QString& keys) {
+    if (keys == m_keysHint) return;
+    m_keysHint = keys;
+    onFrameChanged();
+}
+
 void PlaybackBar::onFrameChanged() {
     const auto frame = m_controller->frame();
     if (!frame) return;
@@ -166,7 +172,7 @@ void PlaybackBar::onFrameChanged() {
                                 describe(info.kind, frame->scene->settings.options)),
                             where);
     // The keys hint at step 0, where there is room for all of it (cut, it read "B breaks the re").
-    const QString hint = tr("     (Space plays, → steps, B breaks the rescale)");
+    const QString hint = m_keysHint.isEmpty() ? QString() : tr("     (%1)").arg(m_keysHint);
     if (frame->step == 0 && !m_controller->isPlaying() &&
         QFontMetricsF(m_caption->font()).horizontalAdvance(text + hint) <= m_caption->width())
         text += hint;

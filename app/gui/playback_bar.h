@@ -23,6 +23,8 @@ class PlaybackBar : public QWidget {
     QComboBox* chapters() const { return m_chapters; }
     QComboBox* speeds() const { return m_speed; }
     QString caption() const;
+    // The keys hint the caption adds at step 0 ("Space plays, …"), from the window's actions.
+    void setKeysHint(const QString& keys);
 
   protected:
     // The caption's keys hint depends on the width (onFrameChanged).
@@ -34,6 +36,7 @@ class PlaybackBar : public QWidget {
     void onFrameChanged();
 
     Controller* m_controller;
+    QString m_keysHint;
     QToolButton* m_start;
     QToolButton* m_back;
     QToolButton* m_play;

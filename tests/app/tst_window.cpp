@@ -4,6 +4,8 @@
 #include "code_panel.h"
 #include "controller.h"
 #include "controls_panel.h"
+#include "key_help.h"
+#include "lecture.h"
 #include "main_window.h"
 #include "memory_stage.h"
 #include "paint_util.h"
@@ -46,6 +48,7 @@ class TestWindow : public QObject {
     void presetStaysNamedWhileOnlyASwitchChanged();
     void opensWithinTheScreen();
     void keysHintOnlyWhenItFits();
+    void keyHelpFromTheActions();
     void settingsPersist();
     void largeProblemStaysResponsive();
 
@@ -403,6 +406,48 @@ void TestWindow::keysHintOnlyWhenItFits() {
     w.resize(w.minimumSizeHint());
     QTRY_VERIFY(!w.playback()->caption().contains(QStringLiteral("Space plays")));
     QVERIFY(w.playback()->caption().startsWith(QStringLiteral("Step 0:")));
+}
+
+// The key help is generated from the window's actions: every action with a shortcut is in the F1
+// help (lecture-only ones under their own heading), the one-line hints read as they always did,
+// and a changed shortcut changes all of them.
+void TestWindow::keyHelpFromTheActions() {
+    MainWindow w(fresh());
+    w.resize(1920, 1080);
+    activate(w);
+    QVERIFY(w.waitUntilIdle());
+    const QString help = w.keyHelpText();
+    const QStringList lines = help.split(QLatin1Char('\n'));
+    const qsizetype lectureHeading = lines.indexOf(QStringLiteral("In lecture mode only:"));
+    QVERIFY(lectureHeading > 0);
+    int withShortcut = 0;
+    for (const QAction* a : w.actions()) {
+        if (a->shortcut().isEmpty()) continue;
+        ++withShortcut;
+        const qsizetype at = lines.indexOf(keyName(a->shortcut()) + QStringLiteral("  ") + a->text());
+        QVERIFY2(at >= 0, qPrintable(a->text() + QStringLiteral(" is missing from:\n") + help));
+        QCOMPARE(at > lectureHeading, isLectureOnly(a));
+    }
+    QCOMPARE(withShortcut, int(lines.size()) - 2); // one line each, a blank line and the heading
+    QVERIFY(lines.contains(QStringLiteral("Space  Play / pause")));
+    QVERIFY(lines.contains(QStringLiteral("Ctrl+Q  Quit")));
+    QTRY_VERIFY(w.playback()->caption().endsWith(
+        QStringLiteral("     (Space plays, → steps, B breaks the rescale)")));
+    QCOMPARE(w.lecture()->keysLine(),
+             QStringLiteral("PgDn / PgUp  next / back     ← →  one step     ↓ ↑  chapter     B  bug "
+                            "on/off     Esc  leave"));
+
+    QAction* bug = nullptr;
+    for (QAction* a : w.actions())
+        if (a->text() == QStringLiteral("Rescale bug on / off")) bug = a;
+    QVERIFY(bug);
+    bug->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_B));
+    const QStringList changed = w.keyHelpText().split(QLatin1Char('\n'));
+    QVERIFY(changed.contains(QStringLiteral("Ctrl+B  Rescale bug on / off")));
+    QVERIFY(!changed.contains(QStringLiteral("B  Rescale bug on / off")));
+    QTRY_VERIFY(w.playback()->caption().endsWith(
+        QStringLiteral("(Space plays, → steps, Ctrl+B breaks the rescale)")));
+    QVERIFY(w.lecture()->keysLine().contains(QStringLiteral("Ctrl+B  bug on/off")));
 }
 
 void TestWindow::screenshotWritesAPng() {
