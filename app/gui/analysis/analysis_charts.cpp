@@ -42,8 +42,6 @@ const QColor kHardware(0x33, 0x33, 0x33);
 const QColor kHardwareLight(0x88, 0x88, 0x88);
 const QColor kSpill(0xE0, 0x40, 0x40, 0x38);
 
-// Marks the overlay texts so applyChartFonts can size them with the rest.
-constexpr int kOverlayKey = 0x464c56; // "FLV"
 
 QString number(double value, int decimals) {
     return QString::number(value, 'f', decimals);
@@ -217,7 +215,7 @@ void pinTexts(QChart* chart, QAbstractSeries* series,
     for (const auto& [at, text] : texts) {
         auto* item = new QGraphicsSimpleTextItem(text, chart);
         item->setBrush(color);
-        item->setData(kOverlayKey, true);
+        item->setData(kChartOverlayKey, true);
         item->setZValue(20);
         QGraphicsRectItem* box = nullptr;
         if (boxed) {
@@ -1033,28 +1031,6 @@ std::vector<ChartPage> buildAnalysisCharts(const AnalysisResults& results) {
     for (int i = 0; i < AnalysisChartCount; ++i)
         pages.push_back(buildAnalysisChart(results, i));
     return pages;
-}
-
-void applyChartFonts(QChart* chart, const QFont& base) {
-    chart->setTitleFont(scaledFont(base, 1.35, true));
-    chart->legend()->setFont(scaledFont(base, 1.05, false));
-    for (QAbstractAxis* axis : chart->axes()) {
-        axis->setTitleFont(scaledFont(base, 1.05, true));
-        axis->setLabelsFont(scaledFont(base, 1.0, false));
-    }
-    for (QAbstractSeries* series : chart->series()) {
-        if (auto* bars = qobject_cast<QAbstractBarSeries*>(series))
-            for (QBarSet* set : bars->barSets())
-                set->setLabelFont(scaledFont(base, 0.95, false));
-        if (auto* line = qobject_cast<QXYSeries*>(series))
-            line->setPointLabelsFont(scaledFont(base, 0.95, true));
-    }
-    for (QGraphicsItem* item : chart->childItems())
-        if (item->data(kOverlayKey).toBool())
-            if (auto* text = dynamic_cast<QGraphicsSimpleTextItem*>(item))
-                text->setFont(scaledFont(base, 1.15, true));
-    // Overlays are placed by their size; a new font changes it.
-    emit chart->plotAreaChanged(chart->plotArea());
 }
 
 } // namespace flashviz::gui

@@ -43,9 +43,6 @@ enum AnalysisChart : int {
 ChartPage buildAnalysisChart(const AnalysisResults& results, int index);
 std::vector<ChartPage> buildAnalysisCharts(const AnalysisResults& results);
 
-// Title, axes, legend and labels sized from one base font, so a larger widget font (lecture
-// mode) enlarges every chart.
-void applyChartFonts(QChart* chart, const QFont& base);
 
 // Units the charts use, the same as the explainer's tables.
 inline constexpr double kBytesPerMB = 1024.0 * 1024.0;

@@ -262,7 +262,7 @@ void AnalysisView::ensurePage(int index) const {
     const ChartPage page = buildAnalysisChart(*m_shown, index);
     auto replace = [this](QChartView* view, QChart* chart) {
         QChart* old = view->chart();
-        applyChartFonts(chart, font());
+        applyChartFonts(chart, font(), kAnalysisChartFonts);
         view->setChart(chart);
         delete old;
     };
@@ -359,9 +359,9 @@ void AnalysisView::applyFonts() {
     m_caption->setFont(scaledFont(base, 1.15));
     m_message->setFont(base);
     for (QChartView* view : m_views)
-        applyChartFonts(view->chart(), base);
+        applyChartFonts(view->chart(), base, kAnalysisChartFonts);
     for (QChartView* view : m_secondViews)
-        applyChartFonts(view->chart(), base);
+        applyChartFonts(view->chart(), base, kAnalysisChartFonts);
     m_list->updateGeometry();
 }
 

@@ -81,15 +81,6 @@ QString variantLabel(const std::string& id) {
     return QString::fromStdString(id);
 }
 
-void applyChartFonts(QChart* chart, const QFont& base) {
-    chart->setTitleFont(scaledFont(base, 1.3, true));
-    chart->legend()->setFont(scaledFont(base, 1.0));
-    for (QAbstractAxis* axis : chart->axes()) {
-        axis->setTitleFont(scaledFont(base, 1.05, true));
-        axis->setLabelsFont(scaledFont(base, 1.0));
-    }
-}
-
 QString formatMs(double ms) {
     return ms >= 10 ? QString::number(ms, 'f', 1) : QString::number(ms, 'f', 2);
 }
@@ -601,7 +592,7 @@ void GpuBenchmarkView::rebuildCharts() {
             }
         }
         QChart* old = m_views[i]->chart();
-        applyChartFonts(chart, font());
+        applyChartFonts(chart, font(), kGpuBenchChartFonts);
         m_views[i]->setChart(chart);
         delete old;
     }
@@ -666,7 +657,7 @@ void GpuBenchmarkView::applyFonts() {
     m_status->setFont(scaledFont(base, 1.1));
     m_caption->setFont(scaledFont(base, 1.1));
     for (QChartView* view : m_views)
-        applyChartFonts(view->chart(), base);
+        applyChartFonts(view->chart(), base, kGpuBenchChartFonts);
 }
 
 } // namespace flashviz::gui
