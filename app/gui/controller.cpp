@@ -398,7 +398,7 @@ void Controller::toggleBug() {
     setBug(m_requested.options.rescale);
 }
 
-void Controller::jumpToFirstDivergence() {
+void Controller::jumpToFirstRescaleStep() {
     if (m_scene && m_scene->firstRescaleStep) setStep(*m_scene->firstRescaleStep);
 }
 

@@ -70,7 +70,9 @@ class Controller : public QObject {
     void setSpeed(double stepsPerSecond);
     void setBug(bool on);
     void toggleBug();
-    void jumpToFirstDivergence();
+    // To Scene::firstRescaleStep, the step where the rescale bug first changes a value (what the
+    // window calls "the first wrong step"; "first-rescale" in a step spec).
+    void jumpToFirstRescaleStep();
     void cancelBuild();
 
   signals:

@@ -289,7 +289,7 @@ void MainWindow::buildActions() {
                                  });
     play->addSeparator();
     add(play, tr("Go to the first wrong step"), QKeySequence(Qt::Key_G),
-        [this] { m_controller->jumpToFirstDivergence(); });
+        [this] { m_controller->jumpToFirstRescaleStep(); });
     QAction* bug = add(play, tr("Rescale bug on / off"), QKeySequence(Qt::Key_B),
                        [this] { m_controller->toggleBug(); });
 

@@ -188,7 +188,7 @@ void TestController::bugFailsAndRecovers() {
     QCOMPARE(c.step(), 12);
     QVERIFY(c.frame()->correct.has_value());
     QVERIFY(!sameMatrix(c.frame()->state.accNew, c.frame()->correct->accNew));
-    c.jumpToFirstDivergence();
+    c.jumpToFirstRescaleStep();
     QCOMPARE(c.step(), *scene->firstRescaleStep);
     c.toggleBug();
     QVERIFY(c.waitUntilIdle());
