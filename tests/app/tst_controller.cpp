@@ -4,33 +4,17 @@
 
 #include "core/errors.h"
 #include "core/steps.h"
+#include "tests/core/test_support.h"
 
 #include <QSignalSpy>
 #include <QtTest>
 
 using namespace flashviz;
 using namespace flashviz::gui;
+using flashviz::test::sameState;
+using flashviz::test::sameValues;
 
 namespace {
-
-bool sameMatrix(const Matrix& a, const Matrix& b) {
-    if (a.rows() != b.rows() || a.cols() != b.cols()) return false;
-    for (Eigen::Index i = 0; i < a.size(); ++i) {
-        const double x = a.data()[i], y = b.data()[i];
-        if (!(x == y || (std::isnan(x) && std::isnan(y)))) return false;
-    }
-    return true;
-}
-
-bool sameState(const StepState& a, const StepState& b) {
-    return a.info == b.info && a.counters == b.counters && a.sramElements == b.sramElements &&
-           sameMatrix(a.query, b.query) && sameMatrix(a.key, b.key) &&
-           sameMatrix(a.value, b.value) && sameMatrix(a.scores, b.scores) &&
-           sameMatrix(a.weights, b.weights) && sameMatrix(a.mOld, b.mOld) &&
-           sameMatrix(a.mNew, b.mNew) && sameMatrix(a.lOld, b.lOld) && sameMatrix(a.lNew, b.lNew) &&
-           sameMatrix(a.correction, b.correction) && sameMatrix(a.accOld, b.accOld) &&
-           sameMatrix(a.accNew, b.accNew) && sameMatrix(a.output, b.output);
-}
 
 VizSettings withPattern(InputPattern pattern) {
     VizSettings s = toySettings();
@@ -187,7 +171,7 @@ void TestController::bugFailsAndRecovers() {
     // The step is kept, and the correct run of the same step is there to compare with.
     QCOMPARE(c.step(), 12);
     QVERIFY(c.frame()->correct.has_value());
-    QVERIFY(!sameMatrix(c.frame()->state.accNew, c.frame()->correct->accNew));
+    QVERIFY(!sameValues(c.frame()->state.accNew, c.frame()->correct->accNew));
     c.jumpToFirstRescaleStep();
     QCOMPARE(c.step(), *scene->firstRescaleStep);
     c.toggleBug();

@@ -4,10 +4,12 @@
 #include "core/counters.h"
 #include "core/options.h"
 #include "core/problem.h"
+#include "core/steps.h"
 
 #include <QString>
 #include <QtTest/QtTest>
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 
@@ -92,6 +94,30 @@ inline TileCase fetchTileCase() {
     QFETCH(int, blockCols);
     QFETCH(bool, causal);
     return {queries, keys, headDim, blockRows, blockCols, causal};
+}
+
+// Equal entry by entry, NaN equal to NaN (the buggy run's values may be NaN), shapes included.
+inline bool sameValues(const Matrix& a, const Matrix& b) {
+    if (a.rows() != b.rows() || a.cols() != b.cols()) return false;
+    for (Eigen::Index i = 0; i < a.rows(); ++i)
+        for (Eigen::Index j = 0; j < a.cols(); ++j)
+            if (!(a(i, j) == b(i, j) || (std::isnan(a(i, j)) && std::isnan(b(i, j))))) return false;
+    return true;
+}
+inline bool sameValues(const Vector& a, const Vector& b) {
+    return sameValues(Matrix(a.transpose()), Matrix(b.transpose()));
+}
+
+// Two step states alike in every field (the engine's and the window's suites compare states
+// reached by different paths: walked, jumped to, built on a worker).
+inline bool sameState(const StepState& a, const StepState& b) {
+    return a.info == b.info && a.counters == b.counters && a.sramElements == b.sramElements &&
+           sameValues(a.query, b.query) && sameValues(a.key, b.key) &&
+           sameValues(a.value, b.value) && sameValues(a.scores, b.scores) &&
+           sameValues(a.weights, b.weights) && sameValues(a.mOld, b.mOld) &&
+           sameValues(a.mNew, b.mNew) && sameValues(a.lOld, b.lOld) && sameValues(a.lNew, b.lNew) &&
+           sameValues(a.correction, b.correction) && sameValues(a.accOld, b.accOld) &&
+           sameValues(a.accNew, b.accNew) && sameValues(a.output, b.output);
 }
 
 } // namespace flashviz::test

@@ -7,6 +7,7 @@
 #include "core/options.h"
 #include "core/problem.h"
 #include "core/steps.h"
+#include "test_support.h"
 
 #include <QtTest/QtTest>
 
@@ -54,12 +55,9 @@ std::string expectError(const std::function<void()>& call, ErrorKind kind, bool*
         QVERIFY2(message.size() >= 20, message.c_str()); /* a sentence, not a code */              \
     } while (false)
 
+// The sizes alone; the rest as ProblemSpec leaves it (seed 0).
 ProblemSpec sizes(int nq, int nk, int d) {
-    ProblemSpec s;
-    s.queries = nq;
-    s.keys = nk;
-    s.headDim = d;
-    return s;
+    return test::makeSpec(nq, nk, d, false, Precision::Double, InputPattern::Gaussian, 0);
 }
 
 bool contains(const std::string& s, const std::string& part) {

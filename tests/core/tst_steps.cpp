@@ -121,27 +121,6 @@ int visibleBlocksModel(const Problem& p, const FlashOptions& o, int i) {
     return last < 0 ? 0 : last / o.blockCols + 1;
 }
 
-bool sameValues(const Matrix& a, const Matrix& b) {
-    if (a.rows() != b.rows() || a.cols() != b.cols()) return false;
-    for (Eigen::Index i = 0; i < a.rows(); ++i)
-        for (Eigen::Index j = 0; j < a.cols(); ++j)
-            if (!(a(i, j) == b(i, j) || (std::isnan(a(i, j)) && std::isnan(b(i, j))))) return false;
-    return true;
-}
-bool sameValues(const Vector& a, const Vector& b) {
-    return sameValues(Matrix(a.transpose()), Matrix(b.transpose()));
-}
-
-bool sameState(const StepState& a, const StepState& b) {
-    return a.info == b.info && a.counters == b.counters && a.sramElements == b.sramElements &&
-           sameValues(a.query, b.query) && sameValues(a.key, b.key) &&
-           sameValues(a.value, b.value) && sameValues(a.scores, b.scores) &&
-           sameValues(a.weights, b.weights) && sameValues(a.mOld, b.mOld) &&
-           sameValues(a.mNew, b.mNew) && sameValues(a.lOld, b.lOld) && sameValues(a.lNew, b.lNew) &&
-           sameValues(a.correction, b.correction) && sameValues(a.accOld, b.accOld) &&
-           sameValues(a.accNew, b.accNew) && sameValues(a.output, b.output);
-}
-
 // Close within tol relative to magnitude; inf must match inf exactly.
 bool close(double a, double b, double tol) {
     if (std::isinf(a) || std::isinf(b)) return a == b;
