@@ -1,4 +1,5 @@
 #include "controller.h"
+#include "worker_pool.h"
 
 #include "core/errors.h"
 
@@ -131,7 +132,7 @@ bool Controller::build(const VizSettings& settings, const QString& stepSpec) {
     });
     connect(watcher, &QFutureWatcherBase::finished, this,
             [this, watcher] { onBuildFinished(watcher); });
-    watcher->setFuture(QtConcurrent::run(buildJob, settings));
+    watcher->setFuture(QtConcurrent::run(&workerPool(), buildJob, settings));
     emit settingsChanged();
     if (!wasBusy) emit busyChanged(true);
     emit progress(0, QStringLiteral("Starting"));
@@ -257,7 +258,7 @@ void Controller::requestFrame() {
 void Controller::startFrameJob() {
     m_frameWatcher = new QFutureWatcher<std::shared_ptr<const Frame>>(this);
     connect(m_frameWatcher, &QFutureWatcherBase::finished, this, &Controller::onFrameFinished);
-    m_frameWatcher->setFuture(QtConcurrent::run(makeFrame, m_scene, m_step));
+    m_frameWatcher->setFuture(QtConcurrent::run(&workerPool(), makeFrame, m_scene, m_step));
 }
 
 void Controller::onFrameFinished() {
@@ -297,7 +298,7 @@ void Controller::prefetch() {
         else
             prefetch();
     });
-    m_prefetchWatcher->setFuture(QtConcurrent::run(makeFrame, m_scene, next));
+    m_prefetchWatcher->setFuture(QtConcurrent::run(&workerPool(), makeFrame, m_scene, next));
 }
 
 bool Controller::waitUntilIdle(int timeoutMs) {

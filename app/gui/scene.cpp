@@ -1,4 +1,5 @@
 #include "scene.h"
+#include "worker_pool.h"
 
 #include "format.h"
 #include "heatmap.h"
@@ -47,7 +48,7 @@ template <class T> class SideTask {
     template <class Job>
     explicit SideTask(Job job) : m_shared(std::make_shared<Shared>(std::move(job))) {
         m_result = m_shared->task.get_future();
-        QThreadPool::globalInstance()->tryStart([shared = m_shared] { shared->claimAndRun(); });
+        workerPool().tryStart([shared = m_shared] { shared->claimAndRun(); });
     }
     SideTask(const SideTask&) = delete;
     SideTask& operator=(const SideTask&) = delete;

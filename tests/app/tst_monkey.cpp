@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <csignal>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -31,6 +32,8 @@
 #include <mutex>
 #include <random>
 #include <thread>
+
+#include <pthread.h>
 
 using namespace flashviz::gui;
 
@@ -74,7 +77,8 @@ class ActionLog {
 // Aborts the process (a failed test) when the GUI thread stops answering.
 class Watchdog {
   public:
-    Watchdog(ActionLog& log, double hangSeconds) : m_log(log), m_limit(hangSeconds) {
+    Watchdog(ActionLog& log, double hangSeconds)
+        : m_log(log), m_limit(hangSeconds), m_guiThread(pthread_self()) {
         m_thread = std::thread([this] { watch(); });
     }
     ~Watchdog() {
@@ -96,6 +100,10 @@ class Watchdog {
                 std::fprintf(stderr, "monkey: FAIL: the GUI thread did not answer for %.1f s\n",
                              m_limit);
                 m_log.print();
+                // Aborted on the GUI thread itself, so that the sanitizers' report (and a core
+                // dump) shows where it was stuck.
+                pthread_kill(m_guiThread, SIGABRT);
+                std::this_thread::sleep_for(std::chrono::seconds(10));
                 std::abort();
             }
         }
@@ -104,6 +112,7 @@ class Watchdog {
     double m_limit;
     std::atomic<double> m_lastBeat{0};
     std::atomic<bool> m_stop{false};
+    pthread_t m_guiThread;
     std::thread m_thread;
 };
 

@@ -1,4 +1,5 @@
 #include "analysis/analysis_view.h"
+#include "worker_pool.h"
 
 #include "analysis/analysis_charts.h"
 #include "analysis/analysis_data.h"
@@ -209,7 +210,7 @@ void AnalysisView::startPending() {
     m_runs.push_back(std::move(run));
     m_progress->setValue(0);
     // The worker only touches atomics it shares with this run; the GUI thread polls them.
-    watcher->setFuture(QtConcurrent::run([inputs, previous, cancelled, done] {
+    watcher->setFuture(QtConcurrent::run(&workerPool(), [inputs, previous, cancelled, done] {
         return computeAnalysis(
             inputs,
             [cancelled, done](int step, int) {

@@ -1,4 +1,5 @@
 #include "gpu_bench/gpu_benchmark_view.h"
+#include "worker_pool.h"
 
 #include "page_style.h"
 #include "paint_util.h"
@@ -432,7 +433,7 @@ void GpuBenchmarkView::run() {
     m_progress->setRange(0, gpuBenchPointCount(r));
     m_progress->setValue(0);
     // The worker touches only the atomics it shares with this run; the GUI thread polls them.
-    m_run->watcher->setFuture(QtConcurrent::run([r, cancelled, done] {
+    m_run->watcher->setFuture(QtConcurrent::run(&workerPool(), [r, cancelled, done] {
         Outcome outcome;
         outcome.request = r;
         try {

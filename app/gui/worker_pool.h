@@ -1,0 +1,24 @@
+#pragma once
+// The threads that compute for the window: scenes, frames, the analysis and the GPU benchmark.
+// Not QThreadPool::globalInstance(): Qt 6.4's raster paint engine splits large fills into tasks
+// on the global pool and waits for them, so engine work queued there held painting, and the GUI
+// thread with it, until that work was done (the monkey test found 5 s stalls this way).
+#include <QCoreApplication>
+#include <QThread>
+#include <QThreadPool>
+
+#include <algorithm>
+
+namespace flashviz::gui {
+
+// Owned by the application, whose end waits for the running jobs, as it does for the global pool.
+inline QThreadPool& workerPool() {
+    static QThreadPool* const pool = [] {
+        auto* p = new QThreadPool(QCoreApplication::instance());
+        p->setMaxThreadCount(std::max(2, QThread::idealThreadCount()));
+        return p;
+    }();
+    return *pool;
+}
+
+} // namespace flashviz::gui
