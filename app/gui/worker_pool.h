@@ -11,13 +11,17 @@
 
 namespace flashviz::gui {
 
-// Owned by the application, whose end waits for the running jobs, as it does for the global pool.
+// Deleted as the application ends, which waits for the running jobs, as it does for the global
+// pool. No QObject parent: the first call may come from any thread.
 inline QThreadPool& workerPool() {
-    static QThreadPool* const pool = [] {
-        auto* p = new QThreadPool(QCoreApplication::instance());
-        p->setMaxThreadCount(std::max(2, QThread::idealThreadCount()));
-        return p;
+    static QThreadPool* pool = nullptr;
+    static const bool made = [] {
+        pool = new QThreadPool;
+        pool->setMaxThreadCount(std::max(2, QThread::idealThreadCount()));
+        if (QCoreApplication::instance()) qAddPostRoutine([] { delete pool; });
+        return true;
     }();
+    (void)made;
     return *pool;
 }
 

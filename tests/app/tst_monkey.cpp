@@ -5,6 +5,7 @@
 //
 //   FLASHVIZ_MONKEY_SECONDS (20)   how long to play; CI's sanitizer run plays 150 s
 //   FLASHVIZ_MONKEY_SEED           the seed (default fixed, so a failure replays)
+//   QTEST_FUNCTION_TIMEOUT         Qt Test's own limit, 300000 ms: raise it for runs over 4 min
 //
 // Modal dialogs and popups are closed as soon as they open; file dialogs are rejected before
 // they can be used, so the monkey never saves, overwrites or deletes a file.
