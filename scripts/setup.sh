@@ -90,7 +90,7 @@ run)
         say "no display found: showing the terminal demos instead of the window"
         exec "$root/build/app/cli/flashviz-cli" demos
     fi
-    exec "$root/build/app/gui/flashviz" "$@"
+    exec "$root/build/app/gui/shell/flashviz" "$@"
     ;;
 test)
     install_missing "${build_packages[@]}" "${test_packages[@]}"

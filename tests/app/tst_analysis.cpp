@@ -1,9 +1,9 @@
 // The analysis views against the engine: every chart is compared, point by point, with what
 // core/analysis.h returns for the same settings; settings changes recompute, refusals keep the
 // previous charts and show the engine's message.
-#include "analysis/analysis_charts.h"
-#include "analysis/analysis_data.h"
-#include "analysis/analysis_view.h"
+#include "pages/analysis/analysis_charts.h"
+#include "pages/analysis/analysis_data.h"
+#include "pages/analysis/analysis_view.h"
 
 #include "core/analysis.h"
 #include "core/hardware.h"

@@ -1,9 +1,9 @@
 // The command line: --preset, --step, --lecture, --chapter, --screenshot, and a screenshot
 // written by the real executable on the offscreen platform.
-#include "command_line.h"
-#include "lecture.h"
+#include "shell/command_line.h"
+#include "lecture/lecture.h"
 
-#include "analysis/analysis_charts.h"
+#include "pages/analysis/analysis_charts.h"
 
 #include <QImage>
 #include <QProcess>

@@ -1,6 +1,6 @@
 // The controller: what the window shows, step by step, computed by the engine.
-#include "controller.h"
-#include "settings.h"
+#include "session/controller.h"
+#include "session/settings.h"
 
 #include "core/errors.h"
 #include "core/steps.h"

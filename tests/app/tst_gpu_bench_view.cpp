@@ -1,11 +1,11 @@
 // The GPU benchmark page (app/gui/gpu_bench): availability, saved results, malformed files,
 // refused requests. Runs on machines without a GPU; the one test that needs none skips there.
-#include "gpu_bench/gpu_bench_results.h"
-#include "gpu_bench/gpu_benchmark_view.h"
+#include "pages/gpu_bench/gpu_bench_results.h"
+#include "pages/gpu_bench/gpu_benchmark_view.h"
 
 #include "core/errors.h"
 #include "kernels/backend_registry.h"
-#include "paint_util.h"
+#include "style/paint_util.h"
 
 #include <QApplication>
 #include <QChart>

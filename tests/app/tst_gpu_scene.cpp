@@ -2,8 +2,8 @@
 // per-tile values a frame shows are the GPU's, the CPU's run is checked beside them, the rescale
 // bug fails on the GPU as it does on the CPU, and a configuration the kernel refuses falls back
 // to the CPU with a note. Needs a usable NVIDIA GPU; skips with the reason without one.
-#include "scene.h"
-#include "settings.h"
+#include "session/scene.h"
+#include "session/settings.h"
 
 #include "kernels/backend_registry.h"
 

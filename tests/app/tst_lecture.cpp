@@ -1,9 +1,9 @@
 // Lecture mode: the chapters and their narrative, clicker keys moving through steps and chapters,
 // B toggling the bug, fixed seeds replaying identically, Esc leaving with the user's settings back.
-#include "controller.h"
-#include "frame_view.h"
-#include "lecture.h"
-#include "main_window.h"
+#include "session/controller.h"
+#include "views/frame_view.h"
+#include "lecture/lecture.h"
+#include "shell/main_window.h"
 
 #include <QLabel>
 #include <QSettings>

@@ -9,7 +9,7 @@
 //
 // Modal dialogs and popups are closed as soon as they open; file dialogs are rejected before
 // they can be used, so the monkey never saves, overwrites or deletes a file.
-#include "main_window.h"
+#include "shell/main_window.h"
 
 #include <QAbstractButton>
 #include <QApplication>

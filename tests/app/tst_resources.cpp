@@ -3,8 +3,8 @@
 // window (issue #12: "pattern": "early-maxx" ended it with an uncaught EngineError); and the
 // byte parsers against corrupted versions of both formats: a bad entry is skipped with a
 // message naming the file, the entry and the field, and the rest still load.
-#include "lecture.h"
-#include "settings.h"
+#include "lecture/lecture.h"
+#include "session/settings.h"
 
 #include <QFile>
 #include <QJsonArray>

@@ -1,8 +1,8 @@
 // Saved state that is corrupted or edited by hand (issue #12): the window starts with the
 // default layout and the default values instead of crashing or silently using 0, says once
 // which key it dropped, and the checks hold for any bytes.
-#include "main_window.h"
-#include "settings.h"
+#include "shell/main_window.h"
+#include "session/settings.h"
 
 #include "core/errors.h"
 

@@ -1,16 +1,16 @@
 // The main window: what it opens on, its keys, its controls refusing bad input, the bug switch
 // turning the check to a failure and back, screenshots and saved settings.
-#include "check_panel.h"
-#include "code_panel.h"
-#include "controller.h"
-#include "controls_panel.h"
-#include "key_help.h"
-#include "lecture.h"
-#include "main_window.h"
-#include "memory_stage.h"
-#include "paint_util.h"
-#include "playback_bar.h"
-#include "tile_detail.h"
+#include "views/check_panel.h"
+#include "views/code_panel.h"
+#include "session/controller.h"
+#include "widgets/controls_panel.h"
+#include "widgets/key_help.h"
+#include "lecture/lecture.h"
+#include "shell/main_window.h"
+#include "views/memory_stage.h"
+#include "style/paint_util.h"
+#include "widgets/playback_bar.h"
+#include "views/tile_detail.h"
 
 #include <QCheckBox>
 #include <QComboBox>

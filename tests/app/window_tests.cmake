@@ -1,14 +1,14 @@
 # The window's tests: controller, main window, lecture mode, command line.
 foreach(_test tst_controller tst_window tst_lecture tst_command_line)
-  flashviz_add_test(${_test} SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/${_test}.cpp LIBS flashviz_gui_lib)
+  flashviz_add_test(${_test} SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/${_test}.cpp LIBS flashviz_gui_shell)
 endforeach()
 # The command-line test runs the real executable for --screenshot.
 target_compile_definitions(tst_command_line PRIVATE FLASHVIZ_EXECUTABLE="$<TARGET_FILE:flashviz>")
 add_dependencies(tst_command_line flashviz)
 # The scenes with the CUDA backend chosen (skips without a usable GPU).
-flashviz_add_test(tst_gpu_scene SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/tst_gpu_scene.cpp LIBS flashviz_gui_lib)
+flashviz_add_test(tst_gpu_scene SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/tst_gpu_scene.cpp LIBS flashviz_gui_shell)
 # The monkey: seeded random use of the real window (FLASHVIZ_MONKEY_SECONDS, 20 s by default).
-flashviz_add_test(tst_monkey SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/tst_monkey.cpp LIBS flashviz_gui_lib)
+flashviz_add_test(tst_monkey SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/tst_monkey.cpp LIBS flashviz_gui_shell)
 # The application's answers before it has a window, with no display at all.
 flashviz_add_test(tst_startup SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/tst_startup.cpp LIBS Qt6::Core)
 target_compile_definitions(tst_startup PRIVATE FLASHVIZ_EXECUTABLE="$<TARGET_FILE:flashviz>"
@@ -17,8 +17,11 @@ add_dependencies(tst_startup flashviz)
 # Saved layout and settings that are corrupted or edited (issue #12), and the shipped presets
 # and lecture chapters entry by entry, with corrupted versions of both formats.
 foreach(_test tst_saved_state tst_resources)
-  flashviz_add_test(${_test} SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/${_test}.cpp LIBS flashviz_gui_lib)
+  flashviz_add_test(${_test} SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/${_test}.cpp LIBS flashviz_gui_shell)
 endforeach()
 target_compile_definitions(tst_resources PRIVATE FLASHVIZ_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 # Alone, so that a busy machine's other suites cannot pass for a GUI thread that stopped answering.
 set_tests_properties(tst_monkey PROPERTIES RUN_SERIAL TRUE)
+# The one-way dependencies of the window's folders, checked on their #include lines.
+add_test(NAME gui_layers COMMAND ${CMAKE_COMMAND} -DGUI_DIR=${PROJECT_SOURCE_DIR}/app/gui
+                                 -P ${CMAKE_CURRENT_SOURCE_DIR}/check_layers.cmake)

@@ -1,6 +1,6 @@
 // Saved GPU benchmark results (app/gui/gpu_bench/gpu_bench_results.cpp): any bytes are read or
 // refused with an EngineError, never a crash, an uncaught exception or undefined behaviour.
-#include "gpu_bench/gpu_bench_results.h"
+#include "pages/gpu_bench/gpu_bench_results.h"
 
 #include "core/errors.h"
 

@@ -1,6 +1,6 @@
-// The lecture chapters file (app/gui/lecture.cpp parseLectureChapters): any bytes give chapters
+// The lecture chapters file (app/gui/lecture/lecture.cpp parseLectureChapters): any bytes give chapters
 // and messages, never a crash or an exception.
-#include "lecture.h"
+#include "lecture/lecture.h"
 
 #include <QByteArray>
 

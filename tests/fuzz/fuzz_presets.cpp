@@ -1,6 +1,6 @@
-// The presets file (app/gui/settings.cpp parsePresets): any bytes give entries and messages,
+// The presets file (app/gui/session/settings.cpp parsePresets): any bytes give entries and messages,
 // never a crash or an exception.
-#include "settings.h"
+#include "session/settings.h"
 
 #include <QByteArray>
 

@@ -1,8 +1,8 @@
-// The saved settings and layout (app/gui/settings.cpp, app/gui/main_window.cpp): the same bytes
+// The saved settings and layout (app/gui/session/settings.cpp, app/gui/shell/main_window.cpp): the same bytes
 // go to the settings JSON reader, strict and per field, and to the checks of a saved splitter
 // state, window geometry and window state; none may crash, throw past its contract or hang.
-#include "main_window.h"
-#include "settings.h"
+#include "shell/main_window.h"
+#include "session/settings.h"
 
 #include "core/errors.h"
 

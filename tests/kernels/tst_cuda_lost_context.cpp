@@ -18,11 +18,11 @@
 #include <cstdint>
 
 #if FLASHVIZ_TEST_WINDOW
-#include "controller.h"
-#include "controls_panel.h"
-#include "main_window.h"
-#include "scene.h"
-#include "settings.h"
+#include "session/controller.h"
+#include "widgets/controls_panel.h"
+#include "shell/main_window.h"
+#include "session/scene.h"
+#include "session/settings.h"
 
 #include <QComboBox>
 #include <QStandardItemModel>

@@ -1,0 +1,465 @@
+#include "lecture/lecture.h"
+
+#include "views/check_panel.h"
+#include "views/code_panel.h"
+#include "views/comparison_view.h"
+#include "session/controller.h"
+#include "style/format.h"
+#include "views/matrices_view.h"
+#include "views/memory_stage.h"
+#include "views/tile_detail.h"
+
+#include "core/counters.h"
+#include "core/steps.h"
+#include "core/errors.h"
+
+#include <QFile>
+#include <QHBoxLayout>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
+#include <QPainter>
+#include <QRegularExpression>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <set>
+
+namespace flashviz::gui {
+
+namespace {
+
+constexpr qsizetype kMaxBeatChars = 64;    // "first-rescale+2147483646" is 24
+constexpr std::int64_t kMaxWalkedSteps = 4096; // a clicker's evening, not a scrub bar
+
+[[noreturn]] void refuse(const QString& text) {
+    throw EngineError(ErrorKind::InvalidArgument, text.toStdString());
+}
+
+const QStringList& viewNames() {
+    static const QStringList names{QStringLiteral("memory"), QStringLiteral("tile"),
+                                   QStringLiteral("matrices"), QStringLiteral("code"),
+                                   QStringLiteral("comparison")};
+    return names;
+}
+
+// The {placeholders} fillNarrative() fills.
+const QStringList& placeholderNames() {
+    static const QStringList names{QStringLiteral("gpu"),
+                                   QStringLiteral("hbm"),
+                                   QStringLiteral("hbmBandwidth"),
+                                   QStringLiteral("smCount"),
+                                   QStringLiteral("sramPerSm"),
+                                   QStringLiteral("sramTotal"),
+                                   QStringLiteral("sramBandwidth"),
+                                   QStringLiteral("sramOverHbm"),
+                                   QStringLiteral("n"),
+                                   QStringLiteral("d"),
+                                   QStringLiteral("br"),
+                                   QStringLiteral("bc"),
+                                   QStringLiteral("scores"),
+                                   QStringLiteral("standardTraffic"),
+                                   QStringLiteral("flashTraffic"),
+                                   QStringLiteral("trafficCut"),
+                                   QStringLiteral("standardScratch"),
+                                   QStringLiteral("flashScratch"),
+                                   QStringLiteral("check"),
+                                   QStringLiteral("maxDiff"),
+                                   QStringLiteral("wrongRows"),
+                                   QStringLiteral("firstRescale")};
+    return names;
+}
+
+const QJsonArray& jsonList(const QJsonObject& entry, const char* key, qsizetype minSize,
+                           qsizetype maxSize, QJsonArray& storage) {
+    const QJsonValue v = entry.value(QLatin1String(key));
+    if (v.isUndefined()) refuse(QStringLiteral("%1 is missing").arg(QLatin1String(key)));
+    if (!v.isArray())
+        refuse(QStringLiteral("%1 must be a list, not %2").arg(QLatin1String(key), jsonExcerpt(v)));
+    storage = v.toArray();
+    if (storage.size() < minSize || storage.size() > maxSize)
+        refuse(QStringLiteral("%1 has %2 entries; it takes %3 to %4")
+                   .arg(QLatin1String(key))
+                   .arg(storage.size())
+                   .arg(minSize)
+                   .arg(maxSize));
+    return storage;
+}
+
+LectureChapter readChapter(const QJsonObject& o, const std::vector<LectureChapter>& earlier) {
+    static const QStringList known{QStringLiteral("id"),        QStringLiteral("title"),
+                                   QStringLiteral("narrative"), QStringLiteral("settings"),
+                                   QStringLiteral("beats"),     QStringLiteral("views"),
+                                   QStringLiteral("weights")};
+    checkJsonKeys(o, known);
+    LectureChapter c;
+    c.id = jsonText(o, "id", true, 64);
+    for (const LectureChapter& other : earlier)
+        if (other.id == c.id)
+            refuse(QStringLiteral("id '%1' is taken by an earlier chapter").arg(c.id));
+    c.title = jsonText(o, "title", true, 200);
+    c.narrative = jsonText(o, "narrative", true, 20000);
+    static const QRegularExpression placeholder(QStringLiteral("\\{([^{}]*)\\}"));
+    for (const auto& match : placeholder.globalMatch(c.narrative))
+        if (!placeholderNames().contains(match.captured(1)))
+            refuse(QStringLiteral("narrative: unknown placeholder {%1} (the figures are %2)")
+                       .arg(match.captured(1).left(40),
+                            placeholderNames().join(QStringLiteral(", "))));
+    QJsonArray storage;
+    const QJsonArray& beats = jsonList(o, "beats", 1, 256, storage);
+    for (qsizetype i = 0; i < beats.size(); ++i) {
+        const QJsonValue b = beats.at(i);
+        const QString key = QStringLiteral("beats[%1]").arg(i);
+        if (!b.isString())
+            refuse(QStringLiteral("%1 must be text, not %2").arg(key, jsonExcerpt(b)));
+        const QString beat = b.toString();
+        if (beat.size() > kMaxBeatChars)
+            refuse(QStringLiteral("%1 is %2 characters long; a beat is at most %3")
+                       .arg(key)
+                       .arg(beat.size())
+                       .arg(kMaxBeatChars));
+        if (beat != QLatin1String("all") && beat != QLatin1String("outer0"))
+            checkStepExpression(beat, qPrintable(key));
+        c.beats << beat;
+    }
+    const QJsonArray& views = jsonList(o, "views", 1, viewNames().size(), storage);
+    for (qsizetype i = 0; i < views.size(); ++i) {
+        const QJsonValue v = views.at(i);
+        if (!v.isString() || !viewNames().contains(v.toString()))
+            refuse(QStringLiteral("views[%1]: unknown view %2 (the views are %3)")
+                       .arg(i)
+                       .arg(jsonExcerpt(v), viewNames().join(QStringLiteral(", "))));
+        if (c.views.contains(v.toString()))
+            refuse(QStringLiteral("views[%1]: '%2' is listed twice").arg(i).arg(v.toString()));
+        c.views << v.toString();
+    }
+    if (o.contains(QStringLiteral("weights"))) {
+        QJsonArray weightStorage;
+        const QJsonArray& weights =
+            jsonList(o, "weights", c.views.size(), c.views.size(), weightStorage);
+        for (qsizetype i = 0; i < weights.size(); ++i)
+            c.weights << int(
+                jsonInteger(weights.at(i), QStringLiteral("weights[%1]").arg(i), 1, 100));
+    }
+    c.settings = jsonEntrySettings(o);
+    // 'all' and 'outer0' give the clicker one beat per step: bounded, so a chapter of a large
+    // problem cannot ask for billions of them.
+    if (c.beats.contains(QStringLiteral("all")) || c.beats.contains(QStringLiteral("outer0"))) {
+        const std::int64_t steps =
+            countSteps(c.settings.spec, c.settings.algorithm, c.settings.options);
+        if (steps > kMaxWalkedSteps)
+            refuse(QStringLiteral("beats 'all' and 'outer0' walk every step, and these settings "
+                                  "have %1 steps; at most %2 can be walked (name the steps instead)")
+                       .arg(steps)
+                       .arg(kMaxWalkedSteps));
+    }
+    return c;
+}
+
+std::vector<LectureChapter> loadChapters() {
+    const QString path = QStringLiteral(":/flashviz/lecture.json");
+    QFile file(path);
+    LectureParse parsed;
+    if (file.open(QIODevice::ReadOnly))
+        parsed = parseLectureChapters(file.read(2 * 1024 * 1024), QStringLiteral("lecture.json"));
+    else
+        parsed.errors << QStringLiteral("%1 could not be opened").arg(path);
+    for (const QString& error : parsed.errors)
+        qWarning("flashviz: %s", qPrintable(error));
+    return std::move(parsed.chapters);
+}
+
+} // namespace
+
+LectureParse parseLectureChapters(const QByteArray& bytes, const QString& source) {
+    LectureParse out;
+    const auto list = jsonEntries(bytes, source, "chapters", out.errors);
+    if (!list) return out;
+    for (int i = 0; i < list->size(); ++i) {
+        const QJsonValue item = list->at(i);
+        const QJsonObject o = item.toObject();
+        try {
+            if (!item.isObject())
+                refuse(
+                    QStringLiteral("a chapter must be an object, not %1").arg(jsonExcerpt(item)));
+            out.chapters.push_back(readChapter(o, out.chapters));
+        } catch (const EngineError& error) {
+            out.errors << QStringLiteral("%1: chapter %2 skipped: %3")
+                              .arg(source, jsonEntryName(o, i), QString::fromUtf8(error.what()));
+        }
+    }
+    return out;
+}
+
+const std::vector<LectureChapter>& lectureChapters() {
+    static const std::vector<LectureChapter> chapters = loadChapters();
+    return chapters;
+}
+
+std::vector<int> resolveBeats(const LectureChapter& chapter, const Scene& scene) {
+    std::set<int> steps;
+    const int count = scene.stepCount();
+    for (const QString& beat : chapter.beats) {
+        if (beat == QLatin1String("all")) {
+            for (int s = 0; s < count; ++s)
+                steps.insert(s);
+        } else if (beat == QLatin1String("outer0")) {
+            const int end = scene.engine->outerBlockCount() > 1
+                                ? scene.engine->firstStepOfOuterBlock(1)
+                                : count;
+            for (int s = 0; s < end; ++s)
+                steps.insert(s);
+        } else if (auto step = resolveStep(scene, beat)) {
+            steps.insert(*step);
+        }
+    }
+    if (steps.empty()) steps.insert(0);
+    return {steps.begin(), steps.end()};
+}
+
+QString fillNarrative(const QString& narrative, const Scene& scene) {
+    const HardwareProfile& hw = scene.hardware;
+    const auto& spec = scene.settings.spec;
+    const Counters standard = standardCounts(spec.queries, spec.keys, spec.headDim);
+    const Counters flash =
+        flashCounts(spec.queries, spec.keys, spec.headDim, spec.causal, scene.settings.options);
+    QString text = narrative;
+    auto put = [&](const char* key, const QString& value) {
+        text.replace(QLatin1Char('{') + QLatin1String(key) + QLatin1Char('}'), value);
+    };
+    put("gpu", QString::fromStdString(hw.name));
+    put("hbm", formatMemorySize(hw.hbmBytes.value));
+    put("hbmBandwidth", formatRate(hw.hbmBandwidthBytesPerSecond.value));
+    put("smCount", QString::number(int(hw.smCount.value)));
+    put("sramPerSm", formatBytes(hw.sharedMemoryPerSmBytes.value));
+    put("sramTotal", formatBytes(hw.totalSramBytes()));
+    put("sramBandwidth", formatRate(hw.sramBandwidthBytesPerSecond.value));
+    put("sramOverHbm",
+        QString::number(hw.sramBandwidthBytesPerSecond.value / hw.hbmBandwidthBytesPerSecond.value,
+                        'f', 0));
+    put("n", QString::number(spec.queries));
+    put("d", QString::number(spec.headDim));
+    put("br", QString::number(scene.settings.options.blockRows));
+    put("bc", QString::number(scene.settings.options.blockCols));
+    put("scores", formatBytes(double(spec.queries) * spec.keys * double(kBytesPerElement)));
+    put("standardTraffic", formatBytes(double(standard.hbmBytes())));
+    put("flashTraffic", formatBytes(double(flash.hbmBytes())));
+    put("trafficCut",
+        QString::number(double(standard.hbmBytes()) / std::max(1.0, double(flash.hbmBytes())), 'f',
+                        1));
+    put("standardScratch", formatBytes(double(standard.peakScratchBytes())));
+    put("flashScratch", formatBytes(double(flash.peakScratchBytes())));
+    put("check", QString::fromStdString(scene.check.summary()).simplified());
+    put("maxDiff", formatValue(scene.check.maxAbsDiff, 2));
+    put("wrongRows", QString::number(scene.check.wrongRows.size()));
+    put("firstRescale",
+        scene.firstRescaleStep ? QString::number(*scene.firstRescaleStep) : QObject::tr("(none)"));
+    return text;
+}
+
+LectureView::LectureView(Controller* controller, QWidget* parent)
+    : QWidget(parent), m_controller(controller) {
+    setObjectName(QStringLiteral("lecture"));
+    const Theme theme = Theme::presentation();
+    QPalette pal = palette();
+    pal.setColor(QPalette::Window, theme.background);
+    pal.setColor(QPalette::WindowText, theme.text);
+    setPalette(pal);
+    setAutoFillBackground(true);
+
+    m_title = new QLabel(this);
+    m_title->setObjectName(QStringLiteral("lectureTitle"));
+    m_narrative = new QLabel(this);
+    m_narrative->setObjectName(QStringLiteral("lectureNarrative"));
+    m_narrative->setWordWrap(true);
+    m_narrative->setTextFormat(Qt::PlainText);
+    m_narrative->setAlignment(Qt::AlignLeft | Qt::AlignTop);
+    m_caption = new QLabel(this);
+    m_caption->setObjectName(QStringLiteral("lectureCaption"));
+    m_caption->setTextFormat(Qt::PlainText);
+    QPalette accent = pal;
+    accent.setColor(QPalette::WindowText, theme.accent);
+    m_caption->setPalette(accent);
+    m_keys = new QLabel(this); // the window's key hint (setKeysLine)
+    QPalette muted = pal;
+    muted.setColor(QPalette::WindowText, theme.muted);
+    m_keys->setPalette(muted);
+
+    m_memory = new MemoryStageView(this);
+    m_tile = new TileDetailView(this);
+    m_matrices = new MatricesView(this);
+    m_code = new CodePanel(this);
+    m_comparison = new ComparisonView(this);
+    m_check = new CheckPanel(this);
+    m_tile->setMaxRows(4);
+    connect(m_check, &CheckPanel::jumpRequested, controller, &Controller::setStep);
+
+    m_viewArea = new QWidget(this);
+    auto* viewLayout = new QVBoxLayout(m_viewArea);
+    viewLayout->setContentsMargins(0, 0, 0, 0);
+    for (QWidget* w :
+         std::initializer_list<QWidget*>{m_memory, m_tile, m_matrices, m_code, m_comparison})
+        viewLayout->addWidget(w);
+
+    m_body = new QHBoxLayout;
+    auto* body = m_body;
+    body->addWidget(m_narrative, 27);
+    body->addWidget(m_viewArea, 73);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(m_title);
+    layout->addLayout(body, 1);
+    layout->addWidget(m_caption);
+    layout->addWidget(m_check);
+    layout->addWidget(m_keys);
+
+    applyTheme(theme);
+
+    connect(controller, &Controller::sceneChanged, this, &LectureView::onSceneChanged);
+    connect(controller, &Controller::frameChanged, this, &LectureView::updateCaption);
+}
+
+void LectureView::applyTheme(const Theme& theme) {
+    m_theme = theme;
+    const auto px = [&](qreal v) { return int(v * theme.scale); };
+    m_title->setFont(theme.font(17, true));
+    m_narrative->setFont(theme.font(12.5));
+    m_narrative->setMargin(px(8));
+    m_caption->setFont(theme.font(11.5, true));
+    m_keys->setFont(theme.font(8.5));
+    for (FrameView* v : frameViews())
+        v->setTheme(theme);
+    m_viewArea->layout()->setSpacing(px(10));
+    m_body->setSpacing(px(16));
+    layout()->setContentsMargins(px(24), px(14), px(24), px(10));
+    layout()->setSpacing(px(8));
+}
+
+void LectureView::resizeEvent(QResizeEvent* event) {
+    const Theme fitted = Theme::presentation(size());
+    if (!qFuzzyCompare(fitted.scale, m_theme.scale)) applyTheme(fitted);
+    QWidget::resizeEvent(event);
+}
+
+std::vector<FrameView*> LectureView::frameViews() const {
+    return {m_memory, m_tile, m_matrices, m_code, m_comparison, m_check};
+}
+
+void LectureView::setKeysLine(const QString& keys) {
+    m_keys->setText(keys);
+}
+
+QString LectureView::keysLine() const {
+    return m_keys->text();
+}
+
+QString LectureView::narrativeText() const {
+    return m_narrative->text();
+}
+
+void LectureView::paintEvent(QPaintEvent*) {
+    QPainter p(this);
+    p.fillRect(rect(), m_theme.background);
+}
+
+void LectureView::layoutViews() {
+    const auto& chapters = lectureChapters();
+    if (m_chapter < 0 || m_chapter >= int(chapters.size())) return;
+    const QStringList views = chapters[std::size_t(m_chapter)].views;
+    const QList<int> weights = chapters[std::size_t(m_chapter)].weights;
+    auto* layout = static_cast<QVBoxLayout*>(m_viewArea->layout());
+    const std::pair<QWidget*, const char*> all[] = {{m_memory, "memory"},
+                                                    {m_tile, "tile"},
+                                                    {m_matrices, "matrices"},
+                                                    {m_code, "code"},
+                                                    {m_comparison, "comparison"}};
+    for (const auto& [widget, name] : all) {
+        const int index = int(views.indexOf(QLatin1String(name)));
+        widget->setVisible(index >= 0);
+        layout->setStretchFactor(widget, index >= 0 && index < weights.size() ? weights[index] : 1);
+    }
+}
+
+void LectureView::start(int chapter) {
+    m_active = true;
+    goToChapter(chapter, false);
+}
+
+void LectureView::setActive(bool active) {
+    m_active = active;
+    if (!active) m_beats.clear();
+}
+
+void LectureView::goToChapter(int chapter, bool atEnd) {
+    const auto& chapters = lectureChapters();
+    if (chapters.empty()) return;
+    m_chapter = std::clamp(chapter, 0, int(chapters.size()) - 1);
+    m_pendingEnd = atEnd;
+    m_beats.clear();
+    const LectureChapter& c = chapters[std::size_t(m_chapter)];
+    m_title->setText(tr("%1 / %2   %3").arg(m_chapter + 1).arg(chapters.size()).arg(c.title));
+    layoutViews();
+    emit chapterChanged(m_chapter);
+    const auto scene = m_controller->scene();
+    if (scene && scene->settings == c.settings) {
+        onSceneChanged(); // already showing these settings: only the step moves
+        return;
+    }
+    m_controller->apply(c.settings);
+}
+
+void LectureView::onSceneChanged() {
+    const auto& chapters = lectureChapters();
+    const auto scene = m_controller->scene();
+    if (!m_active || !scene || m_chapter >= int(chapters.size())) return;
+    const LectureChapter& c = chapters[std::size_t(m_chapter)];
+    const bool fresh = m_beats.empty();
+    m_beats = resolveBeats(c, *scene);
+    m_narrative->setText(fillNarrative(c.narrative, *scene));
+    if (fresh) m_controller->setStep(m_pendingEnd ? m_beats.back() : m_beats.front());
+    updateCaption();
+}
+
+void LectureView::updateCaption() {
+    const auto frame = m_controller->frame();
+    if (!m_active || !frame) return;
+    const auto it = std::find(m_beats.begin(), m_beats.end(), frame->step);
+    const QString beat = it != m_beats.end()
+                             ? tr("%1 / %2").arg(int(it - m_beats.begin()) + 1).arg(m_beats.size())
+                             : tr("step %1").arg(frame->step);
+    m_caption->setText(
+        QStringLiteral("%1   ·   %2")
+            .arg(beat, QString::fromStdString(
+                           describe(frame->state.info.kind, frame->scene->settings.options))));
+}
+
+void LectureView::nextBeat() {
+    const int step = m_controller->step();
+    for (int b : m_beats)
+        if (b > step) {
+            m_controller->setStep(b);
+            return;
+        }
+    if (m_chapter + 1 < chapterCount()) goToChapter(m_chapter + 1, false);
+}
+
+void LectureView::previousBeat() {
+    const int step = m_controller->step();
+    for (auto it = m_beats.rbegin(); it != m_beats.rend(); ++it)
+        if (*it < step) {
+            m_controller->setStep(*it);
+            return;
+        }
+    if (m_chapter > 0) goToChapter(m_chapter - 1, true);
+}
+
+void LectureView::nextChapter() {
+    if (m_chapter + 1 < chapterCount()) goToChapter(m_chapter + 1, false);
+}
+
+void LectureView::previousChapter() {
+    if (m_chapter > 0) goToChapter(m_chapter - 1, false);
+}
+
+} // namespace flashviz::gui

@@ -1,0 +1,116 @@
+#pragma once
+// Lecture mode: full screen, large type, high contrast; chapters that follow the explainer's five
+// steps, then the bug, then a summary, each with a short narrative and its own fixed settings so a
+// demo replays identically. PageDown / PageUp walk through a chapter's steps and on to the next
+// chapter (what a presenter's clicker sends).
+#include "session/settings.h"
+#include "style/theme.h"
+
+#include <QStringList>
+#include <QWidget>
+
+#include <vector>
+
+class QHBoxLayout;
+class QLabel;
+
+namespace flashviz::gui {
+
+class CheckPanel;
+class CodePanel;
+class ComparisonView;
+class Controller;
+class MatricesView;
+class MemoryStageView;
+class TileDetailView;
+class FrameView;
+struct Frame;
+struct Scene;
+
+struct LectureChapter {
+    QString id;
+    QString title;
+    QString narrative; // may name figures as {placeholders}, filled from the scene
+    VizSettings settings;
+    QStringList beats;  // steps: numbers, "all", "outer0", "first-rescale", "end"
+    QStringList views;  // two of: memory, tile, matrices, code, comparison
+    QList<int> weights; // their share of the height (equal when absent)
+};
+
+// The chapters in a lecture.json: each entry that reads (id, title, narrative and its
+// {placeholders}, beats as step expressions or "all"/"outer0", views, weights, settings as the
+// engine would take them), and one message for each entry skipped, naming `source`, the entry
+// and the field. Any bytes at all; never throws.
+struct LectureParse {
+    std::vector<LectureChapter> chapters;
+    QStringList errors;
+};
+LectureParse parseLectureChapters(const QByteArray& bytes, const QString& source);
+
+// The chapters shipped in resources/lecture.json (a bad entry is skipped with a qWarning).
+const std::vector<LectureChapter>& lectureChapters();
+// The steps a chapter's beats name, for a built scene (sorted, unique).
+std::vector<int> resolveBeats(const LectureChapter& chapter, const Scene& scene);
+// The narrative with {placeholders} replaced by the scene's figures.
+QString fillNarrative(const QString& narrative, const Scene& scene);
+
+class LectureView : public QWidget {
+    Q_OBJECT
+  public:
+    explicit LectureView(Controller* controller, QWidget* parent = nullptr);
+
+    void start(int chapter);     // applies the chapter's settings and goes to its first beat
+    void setActive(bool active); // inactive: scene changes made elsewhere are ignored
+    bool isActive() const { return m_active; }
+    int chapter() const { return m_chapter; }
+    int chapterCount() const { return int(lectureChapters().size()); }
+    const std::vector<int>& beats() const { return m_beats; }
+    QString narrativeText() const;
+    // The key line under the views ("PgDn / PgUp  next / back     …"), from the window's actions.
+    void setKeysLine(const QString& keys);
+    QString keysLine() const;
+    std::vector<FrameView*> frameViews() const;
+
+  public slots:
+    void nextBeat();
+    void previousBeat();
+    void nextChapter();
+    void previousChapter();
+
+  signals:
+    void leaveRequested();
+    void chapterChanged(int chapter);
+
+  protected:
+    void paintEvent(QPaintEvent* event) override;
+    // The type follows the window's size (Theme::presentation).
+    void resizeEvent(QResizeEvent* event) override;
+
+  private:
+    void applyTheme(const Theme& theme);
+    void onSceneChanged();
+    void goToChapter(int chapter, bool atEnd);
+    void layoutViews();
+    void updateCaption();
+
+    Controller* m_controller;
+    int m_chapter = 0;
+    bool m_active = false;
+    bool m_pendingEnd = false;
+    std::vector<int> m_beats;
+    QLabel* m_title;
+    QLabel* m_narrative;
+    QLabel* m_caption;
+    QLabel* m_keys;
+    MemoryStageView* m_memory;
+    TileDetailView* m_tile;
+    MatricesView* m_matrices;
+    CodePanel* m_code;
+    ComparisonView* m_comparison;
+    CheckPanel* m_check;
+    QWidget* m_viewArea;
+    QHBoxLayout* m_body;
+    Theme m_theme;
+};
+
+} // namespace flashviz::gui

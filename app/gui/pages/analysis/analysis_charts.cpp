@@ -1,0 +1,1036 @@
+#include "pages/analysis/analysis_charts.h"
+
+#include "pages/analysis/analysis_data.h"
+#include "pages/page_style.h"
+#include "style/paint_util.h"
+
+#include <QAreaSeries>
+#include <QBarCategoryAxis>
+#include <QBarSeries>
+#include <QBarSet>
+#include <QChart>
+#include <QFont>
+#include <QFontMetricsF>
+#include <QGraphicsRectItem>
+#include <QGraphicsSimpleTextItem>
+#include <QLegend>
+#include <QLegendMarker>
+#include <QLineSeries>
+#include <QLogValueAxis>
+#include <QPen>
+#include <QScatterSeries>
+#include <QValueAxis>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <memory>
+
+namespace flashviz::gui {
+
+namespace {
+
+// A palette that stays distinguishable for colour-blind viewers and on a washed-out projector
+// (Okabe-Ito): standard attention warm, FlashAttention cool, the hardware in dark grey.
+const QColor kStandard(0xD5, 0x5E, 0x00);
+const QColor kFlash(0x00, 0x72, 0xB2);
+const QColor kCorrect(0x00, 0x9E, 0x73);
+const QColor kBroken(0xCC, 0x33, 0x11);
+const QColor kAccent(0x88, 0x44, 0xAA);
+const QColor kHardware(0x33, 0x33, 0x33);
+const QColor kHardwareLight(0x88, 0x88, 0x88);
+const QColor kSpill(0xE0, 0x40, 0x40, 0x38);
+
+
+QString number(double value, int decimals) {
+    return QString::number(value, 'f', decimals);
+}
+QString mb(std::uint64_t bytes) {
+    return number(static_cast<double>(bytes) / kBytesPerMB, 2) + " MB";
+}
+QString kb(std::uint64_t bytes) {
+    return number(static_cast<double>(bytes) / kBytesPerKB, 1) + " KB";
+}
+QString sci(double value, int decimals = 1) {
+    return QString::number(value, 'e', decimals);
+}
+double toMB(std::uint64_t bytes) {
+    return static_cast<double>(bytes) / kBytesPerMB;
+}
+double toGFlop(std::uint64_t flops) {
+    return static_cast<double>(flops) / kFlopsPerGFlop;
+}
+QString hardwareName(const AnalysisResults& r) {
+    return QString::fromStdString(r.inputs.hardware.name);
+}
+
+QLineSeries* makeLine(const QString& objectName, const QString& name, const QColor& color,
+                      Qt::PenStyle style = Qt::SolidLine, qreal width = 3.0, bool points = true) {
+    auto* series = new QLineSeries;
+    series->setObjectName(objectName);
+    series->setName(name);
+    QPen pen(color);
+    pen.setWidthF(width);
+    pen.setStyle(style);
+    pen.setCapStyle(Qt::RoundCap);
+    series->setPen(pen);
+    series->setPointsVisible(points);
+    if (points) series->setMarkerSize(width * 2.6);
+    return series;
+}
+
+QScatterSeries* makeScatter(const QString& objectName, const QString& name, const QColor& fill,
+                            const QColor& border, qreal size,
+                            QScatterSeries::MarkerShape shape = QScatterSeries::MarkerShapeCircle) {
+    auto* series = new QScatterSeries;
+    series->setObjectName(objectName);
+    series->setName(name);
+    series->setMarkerShape(shape);
+    series->setMarkerSize(size);
+    series->setColor(fill);
+    QPen pen(border);
+    pen.setWidthF(2.5);
+    series->setPen(pen);
+    return series;
+}
+
+QBarSet* makeBarSet(const QString& objectName, const QString& label, const QColor& color) {
+    auto* set = new QBarSet(label);
+    set->setObjectName(objectName);
+    set->setColor(color);
+    set->setBorderColor(color.darker(130));
+    set->setLabelColor(Qt::black);
+    return set;
+}
+
+// Powers of `base` that enclose [lo, hi], for log axes that end on a labelled tick.
+std::pair<double, double> decadeRange(double lo, double hi, double base = 10.0) {
+    const double b = std::log(base);
+    return {std::pow(base, std::floor(std::log(lo) / b)),
+            std::pow(base, std::ceil(std::log(hi) / b))};
+}
+
+// A log range with some room around [lo, hi], widened to whole decades only when it would
+// otherwise show no labelled tick.
+std::pair<double, double> paddedLogRange(double lo, double hi) {
+    const auto [dlo, dhi] = decadeRange(lo, hi);
+    const double plo = std::max(dlo, lo / 2), phi = std::min(dhi, hi * 2);
+    const double firstTick = std::pow(10.0, std::ceil(std::log10(plo)));
+    return firstTick <= phi ? std::pair{plo, phi} : std::pair{dlo, dhi};
+}
+
+QLogValueAxis* logAxis(const QString& title, double base, const QString& format, double lo,
+                       double hi) {
+    auto* axis = new QLogValueAxis;
+    axis->setTitleText(title);
+    axis->setBase(base);
+    axis->setLabelFormat(format);
+    setLogAxisRange(axis, lo, hi);
+    axis->setMinorTickCount(base == 10.0 ? 8 : 0);
+    QPen minor(QColor(0xE4, 0xE4, 0xE4));
+    minor.setWidthF(1);
+    axis->setMinorGridLinePen(minor);
+    return axis;
+}
+
+// A base-2 axis for sizes (n, block): ticks at the powers of two, a little room either side.
+QLogValueAxis* sizeAxis(const QString& title, double lo, double hi) {
+    return logAxis(title, 2.0, QStringLiteral("%.0f"), lo / 1.25, hi * 1.25);
+}
+
+QValueAxis* valueAxis(const QString& title, double lo, double hi, const QString& format) {
+    auto* axis = new QValueAxis;
+    axis->setTitleText(title);
+    axis->setRange(lo, hi);
+    axis->setLabelFormat(format);
+    return axis;
+}
+
+// A band between two heights across the whole x range, e.g. a region of the plot to shade.
+QAreaSeries* band(const QString& objectName, const QString& name, const QColor& color, double x0,
+                  double x1, double yLow, double yHigh) {
+    auto* upper = new QLineSeries;
+    auto* lower = new QLineSeries;
+    upper->append(x0, yHigh);
+    upper->append(x1, yHigh);
+    lower->append(x0, yLow);
+    lower->append(x1, yLow);
+    auto* area = new QAreaSeries(upper, lower);
+    // QAreaSeries does not take its edges: without a parent they were never freed.
+    upper->setParent(area);
+    lower->setParent(area);
+    area->setObjectName(objectName);
+    area->setName(name);
+    area->setBrush(color);
+    area->setPen(Qt::NoPen);
+    return area;
+}
+
+void attach(QChart* chart, QAbstractSeries* series, QAbstractAxis* x, QAbstractAxis* y) {
+    chart->addSeries(series);
+    series->attachAxis(x);
+    series->attachAxis(y);
+}
+
+void hideFromLegend(QChart* chart, QAbstractSeries* series) {
+    for (QLegendMarker* marker : chart->legend()->markers(series))
+        marker->setVisible(false);
+}
+
+QLineSeries* horizontal(const QString& objectName, const QString& name, const QColor& color,
+                        Qt::PenStyle style, double y, double x0, double x1) {
+    QLineSeries* series = makeLine(objectName, name, color, style, 2.5, false);
+    series->append(x0, y);
+    series->append(x1, y);
+    return series;
+}
+
+// The headline, and under it in smaller type the settings the chart was computed for.
+QChart* newChart(const QString& headline, const QString& settings) {
+    auto* chart = new QChart;
+    chart->setTitle(QStringLiteral("<div align=\"center\"><b>%1</b><br><small>%2</small></div>")
+                        .arg(headline.toHtmlEscaped(), settings.toHtmlEscaped()));
+    chart->setTheme(QChart::ChartThemeLight);
+    chart->setBackgroundRoundness(0);
+    chart->setMargins(QMargins(8, 8, 8, 8));
+    chart->legend()->setAlignment(Qt::AlignBottom);
+    chart->legend()->setShowToolTips(true);
+    chart->setAnimationOptions(QChart::NoAnimation);
+    return chart;
+}
+
+// Texts pinned to data positions of a series; they follow the plot area when it resizes.
+enum class Anchor { Centre, Left, Right }; // where the text sits against its point, above it
+
+void pinTexts(QChart* chart, QAbstractSeries* series,
+              const std::vector<std::pair<QPointF, QString>>& texts, const QColor& color,
+              Anchor anchor = Anchor::Centre, bool boxed = false) {
+    struct Pinned {
+        QPointF at;
+        QGraphicsSimpleTextItem* text;
+        QGraphicsRectItem* box; // a tinted card behind the text, or null
+    };
+    std::vector<Pinned> items;
+    for (const auto& [at, text] : texts) {
+        auto* item = new QGraphicsSimpleTextItem(text, chart);
+        item->setBrush(color);
+        item->setData(kChartOverlayKey, true);
+        item->setZValue(20);
+        QGraphicsRectItem* box = nullptr;
+        if (boxed) {
+            box = new QGraphicsRectItem(chart);
+            QColor tint = color;
+            tint.setAlpha(0x22);
+            box->setBrush(tint);
+            box->setPen(QPen(color, 1.5));
+            box->setZValue(19);
+        }
+        items.push_back({at, item, box});
+    }
+    auto place = [chart, series, items, anchor] {
+        for (const Pinned& pinned : items) {
+            const QPointF p = chart->mapToPosition(pinned.at, series);
+            const QRectF bounds = pinned.text->boundingRect();
+            const qreal pad = pinned.box ? bounds.height() * 0.15 : 0;
+            const qreal x = anchor == Anchor::Left    ? p.x() + 6
+                            : anchor == Anchor::Right ? p.x() - 6 - bounds.width()
+                                                      : p.x() - bounds.width() / 2;
+            pinned.text->setPos(x, p.y() - bounds.height() - pad);
+            if (pinned.box)
+                pinned.box->setRect(QRectF(x - pad, p.y() - bounds.height() - 2 * pad,
+                                           bounds.width() + 2 * pad, bounds.height() + 2 * pad));
+        }
+    };
+    QObject::connect(chart, &QChart::plotAreaChanged, chart, place);
+    place();
+}
+
+// The box a detached legend needs to stack its entries in one column. Its size hint is that of
+// one entry, so the room is measured here from the labels.
+QSizeF stackedLegendSize(QLegend* legend) {
+    const QFontMetricsF metrics(legend->font());
+    qreal width = 0;
+    int entries = 0;
+    for (QLegendMarker* marker : legend->markers()) {
+        if (marker->label().isEmpty()) continue;
+        width = std::max(width, metrics.horizontalAdvance(marker->label()));
+        ++entries;
+    }
+    const qreal line = metrics.height() * 1.75; // an entry with its marker and spacing
+    return {width + line * 2.2, entries * line + line * 0.6};
+}
+
+// Sets a log axis to the data's decades [dataLo, dataHi] plus `share` of the plot's height on
+// the `below` or upper side; false when it already is.
+bool reserveShare(QLogValueAxis* axis, double dataLo, double dataHi, double share, bool below) {
+    const double span = (dataHi - dataLo) / (1 - share);
+    const double lo = below ? dataHi - span : dataLo;
+    const double hi = below ? dataHi : dataLo + span;
+    // Compared with the range the axis can take, so that a clamped one is not set again and
+    // again.
+    const auto [safeLo, safeHi] =
+        safeLogRange(std::pow(10.0, lo), std::pow(10.0, hi), axis->base());
+    if (std::abs(std::log10(axis->min()) - std::log10(safeLo)) <= 0.01 &&
+        std::abs(std::log10(axis->max()) - std::log10(safeHi)) <= 0.01)
+        return false;
+    setLogAxisRange(axis, safeLo, safeHi); // already safe: set as it is
+    return true;
+}
+
+constexpr double kMaxLegendShare = 0.75; // of the plot's height, when making room for a legend
+
+// A legend with many entries goes inside the plot, in a corner the data leaves empty, stacked
+// so that no entry is cut off; it follows the plot area when the chart resizes. With
+// `makeRoomOn`, a log axis whose range is the data's, that axis is extended on the legend's
+// side (up for a top corner, down for a bottom one) by as many decades as the box needs at the
+// current size and font, so the box sits beside the data rather than on it; however tall the
+// box, the data keeps the lower (upper) quarter of the plot at least.
+void legendInside(QChart* chart, Qt::Alignment corner, QLogValueAxis* makeRoomOn = nullptr) {
+    QLegend* legend = chart->legend();
+    legend->setAlignment(Qt::AlignLeft);
+    legend->detachFromChart();
+    legend->setBackgroundVisible(true);
+    legend->setBrush(QColor(255, 255, 255, 230));
+    legend->setPen(QPen(QColor(0xBB, 0xBB, 0xBB)));
+    legend->setZValue(30);
+    const double dataLo = makeRoomOn ? std::log10(makeRoomOn->min()) : 0;
+    const double dataHi = makeRoomOn ? std::log10(makeRoomOn->max()) : 0;
+    // Changing the axis range lays the chart out again, which would call this from inside
+    // setRange(); the flag stops that, and the box is placed again once the layout has settled.
+    auto placing = std::make_shared<bool>(false);
+    auto place = std::make_shared<std::function<void()>>();
+    *place = [chart, legend, corner, axis = makeRoomOn, dataLo, dataHi, placing,
+              again = std::weak_ptr<std::function<void()>>(place)] {
+        if (*placing) return;
+        *placing = true;
+        const QRectF plot = chart->plotArea();
+        const QSizeF size = stackedLegendSize(legend).boundedTo(plot.size());
+        const qreal margin = 10;
+        const qreal x =
+            corner & Qt::AlignRight ? plot.right() - size.width() - margin : plot.left() + margin;
+        const qreal y = corner & Qt::AlignBottom    ? plot.bottom() - size.height() - margin
+                        : corner & Qt::AlignVCenter ? plot.center().y() - size.height() / 2
+                                                    : plot.top() + margin;
+        legend->setGeometry(QRectF(QPointF(x, y), size));
+        legend->update();
+        bool relaid = false;
+        // A chart not yet laid out (a hidden page) has a token plot area: no room to make yet.
+        const bool laidOut = plot.height() > 4 * QFontMetricsF(legend->font()).height();
+        if (axis && dataHi > dataLo && laidOut) {
+            const double share =
+                std::min(kMaxLegendShare, (size.height() + 2 * margin) / plot.height());
+            relaid = reserveShare(axis, dataLo, dataHi, share, corner & Qt::AlignBottom);
+        }
+        *placing = false;
+        if (relaid)
+            QMetaObject::invokeMethod(
+                legend, [again] { if (auto p = again.lock()) (*p)(); }, Qt::QueuedConnection);
+    };
+    QObject::connect(chart, &QChart::plotAreaChanged, legend, [place] { (*place)(); });
+    // The page sets its fonts after building the chart; without this the box kept the old
+    // font's height and the last entry wrapped into a cut-off second column.
+    QObject::connect(legend, &QLegend::fontChanged, legend, [place] { (*place)(); });
+}
+
+// ---- 1. memory-bound ------------------------------------------------------------------------
+ChartPage memoryBoundChart(const AnalysisResults& r) {
+    QChart* chart = newChart(QStringLiteral("Is attention memory-bound?"),
+                             QStringLiteral("standard attention, d = %1, against the %2")
+                                 .arg(r.headDim)
+                                 .arg(hardwareName(r)));
+    const auto& rows = r.memoryBound;
+    double lo = std::numeric_limits<double>::max(), hi = 0;
+    for (const TrafficRow& row : rows) {
+        lo = std::min(lo, row.bytesPerFlop);
+        hi = std::max(hi, row.bytesPerFlop);
+    }
+    for (double balance : {r.balanceFp32BytesPerFlop, r.balanceTensorBytesPerFlop}) {
+        if (balance > 0) {
+            lo = std::min(lo, balance);
+            hi = std::max(hi, balance);
+        }
+    }
+    const auto [ylo, yhi] = paddedLogRange(lo, hi);
+    auto* x = sizeAxis(QStringLiteral("sequence length n (tokens)"), rows.front().n, rows.back().n);
+    auto* y = logAxis(QStringLiteral("bytes moved per FLOP (log scale)"), 10, QStringLiteral("%g"),
+                      ylo, yhi);
+    chart->addAxis(x, Qt::AlignBottom);
+    chart->addAxis(y, Qt::AlignLeft);
+
+    // Above a balance line the memory cannot deliver bytes as fast as that unit uses them.
+    const double fp32 = r.balanceFp32BytesPerFlop;
+    const double tensor = r.balanceTensorBytesPerFlop;
+    QLineSeries* fp32Line =
+        horizontal(QStringLiteral("balance-fp32"),
+                   QStringLiteral("fp32 balance: %1 B/FLOP").arg(number(fp32, 3)), kHardware,
+                   Qt::DashLine, fp32, x->min(), x->max());
+    attach(chart, fp32Line, x, y);
+    std::vector<std::pair<QPointF, QString>> labels{
+        {QPointF(x->max(), fp32), QStringLiteral("above this line fp32 cores wait on memory")}};
+    if (tensor > 0) {
+        attach(chart,
+               horizontal(QStringLiteral("balance-tensor"),
+                          QStringLiteral("tensor-core balance: %1").arg(number(tensor, 4)),
+                          kHardwareLight, Qt::DashDotLine, tensor, x->min(), x->max()),
+               x, y);
+        labels.emplace_back(QPointF(x->max(), tensor),
+                            QStringLiteral("above this line tensor cores wait on memory"));
+    }
+    pinTexts(chart, fp32Line, labels, kHardware, Anchor::Right);
+    QLineSeries* attention =
+        makeLine(QStringLiteral("standard-bytes-per-flop"),
+                 QStringLiteral("standard attention (d = %1)").arg(r.headDim), kStandard);
+    for (const TrafficRow& row : rows)
+        attention->append(row.n, row.bytesPerFlop);
+    attach(chart, attention, x, y);
+
+    // The n x n share at the first size past 2048 (the script's talking point), or the largest.
+    const TrafficRow* shareRow = &rows.back();
+    for (const TrafficRow& row : rows)
+        if (row.n >= 2048) {
+            shareRow = &row;
+            break;
+        }
+    const TrafficRow& last = rows.back();
+    const bool fp32Waits = last.bytesPerFlop > r.balanceFp32BytesPerFlop;
+    const bool tensorWaits =
+        r.balanceTensorBytesPerFlop > 0 && last.bytesPerFlop > r.balanceTensorBytesPerFlop;
+    QString verdict;
+    if (fp32Waits)
+        verdict = QStringLiteral("so even fp32 cores wait on memory");
+    else if (tensorWaits)
+        verdict = QStringLiteral("too much for tensor cores");
+    else
+        verdict = QStringLiteral("below both lines here");
+    return {chart, QStringLiteral("Attention settles at %1 B/FLOP as n grows, %2; by n = %4, %3% "
+                                  "of those bytes are n × n scores.")
+                       .arg(number(last.bytesPerFlop, 3), verdict,
+                            number(100.0 * shareRow->squareShare, 1))
+                       .arg(shareRow->n)};
+}
+
+// ---- 2. online softmax ------------------------------------------------------------------------
+ChartPage onlineSoftmaxChart(const AnalysisResults& r) {
+    const OnlineSoftmaxDemo& s = r.softmax;
+    const auto count = static_cast<int>(s.scores.size());
+    QChart* chart = newChart(QStringLiteral("Online softmax with and without the rescale"),
+                             QStringLiteral("one row of %1 scores, streamed in blocks of Bc = %2")
+                                 .arg(count)
+                                 .arg(s.block));
+    // Log scale: without the rescale each block's weights are off by one factor, which shows as a
+    // step between blocks; on a linear scale the small weights would all sit on the floor.
+    double lo = std::numeric_limits<double>::max(), hi = 0;
+    for (int j = 0; j < count; ++j)
+        for (double v : {s.reference[j], s.online[j], s.broken[j]})
+            if (v > 0) {
+                lo = std::min(lo, v);
+                hi = std::max(hi, v);
+            }
+    const auto [ylo, yhi] = decadeRange(lo, hi);
+    auto* x =
+        valueAxis(QStringLiteral("position j in the row (blocks of %1, edges dotted)").arg(s.block),
+                  -0.5, count - 0.5, QStringLiteral("%.0f"));
+    x->setTickType(QValueAxis::TicksDynamic);
+    x->setTickAnchor(0);
+    x->setTickInterval(std::max(1, std::min(s.block, count)));
+    auto* y =
+        logAxis(QStringLiteral("softmax weight (log scale)"), 10, QStringLiteral("%.0e"), ylo, yhi);
+    y->setMinorTickCount(0);
+    chart->addAxis(x, Qt::AlignBottom);
+    chart->addAxis(y, Qt::AlignLeft);
+
+    for (int edge = s.block; s.block > 0 && edge < count; edge += s.block) {
+        QLineSeries* line = makeLine(QStringLiteral("block-edge"), QString(), kHardwareLight,
+                                     Qt::DotLine, 1.5, false);
+        line->append(edge - 0.5, y->min());
+        line->append(edge - 0.5, y->max());
+        attach(chart, line, x, y);
+        hideFromLegend(chart, line);
+    }
+    QLineSeries* reference =
+        makeLine(QStringLiteral("reference"), QStringLiteral("ordinary softmax"), kCorrect,
+                 Qt::SolidLine, 2.5);
+    QScatterSeries* online =
+        makeScatter(QStringLiteral("online"),
+                    QStringLiteral("online, with rescale (max diff %1)").arg(sci(s.onlineMaxDiff)),
+                    Qt::transparent, kFlash, 16);
+    QLineSeries* broken =
+        makeLine(QStringLiteral("broken"),
+                 QStringLiteral("online, no rescale (sums to %1)").arg(number(s.brokenSum, 3)),
+                 kBroken, Qt::SolidLine, 2.5);
+    for (int j = 0; j < count; ++j) {
+        reference->append(j, s.reference[j]);
+        online->append(j, s.online[j]);
+        broken->append(j, s.broken[j]);
+    }
+    attach(chart, reference, x, y);
+    attach(chart, broken, x, y);
+    attach(chart, online, x, y);
+
+    QString caption;
+    if (s.brokenMaxDiff > 0)
+        caption =
+            QStringLiteral("The circles sit on the green line: streaming is exact. Without the "
+                           "rescale every block is off by its own factor (sum %1, error up to %2).")
+                .arg(number(s.brokenSum, 3), number(s.brokenMaxDiff, 3));
+    else
+        caption = QStringLiteral("With blocks of %1 the row arrives in one block, so the missing "
+                                 "rescale never matters; make Bc smaller to see it bite.")
+                      .arg(s.block);
+    return {chart, caption};
+}
+
+// ---- 3. tiled vs standard: traffic and memory against n ---------------------------------------
+ChartPage tiledChart(const AnalysisResults& r) {
+    QChart* chart = newChart(QStringLiteral("Same answer, less traffic, flat memory"),
+                             QStringLiteral("standard vs FlashAttention, d = %1, %2 × %2 tiles")
+                                 .arg(r.headDim)
+                                 .arg(r.block));
+    const auto& rows = r.tiled;
+    double lo = std::numeric_limits<double>::max(), hi = 0;
+    auto see = [&](double v) {
+        if (v > 0) {
+            lo = std::min(lo, v);
+            hi = std::max(hi, v);
+        }
+    };
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        for (const Counters* c : {&rows[i].standard, &rows[i].flash}) {
+            see(toMB(c->hbmBytes()));
+            see(toMB(c->peakScratchBytes()));
+        }
+        see(r.paperModel[i].standardAccesses * kBytesPerElement / kBytesPerMB);
+        see(r.paperModel[i].flashAccesses * kBytesPerElement / kBytesPerMB);
+    }
+    const auto [ylo, yhi] = paddedLogRange(lo, hi); // legendInside adds room for the legend
+    auto* x = sizeAxis(QStringLiteral("sequence length n (tokens)"), rows.front().n, rows.back().n);
+    auto* y = logAxis(QStringLiteral("MB (log scale)"), 10, QStringLiteral("%g"), ylo, yhi);
+    chart->addAxis(x, Qt::AlignBottom);
+    chart->addAxis(y, Qt::AlignLeft);
+
+    QLineSeries* stdTraffic = makeLine(QStringLiteral("standard-traffic"),
+                                       QStringLiteral("standard: HBM traffic"), kStandard);
+    QLineSeries* flashTraffic =
+        makeLine(QStringLiteral("flash-traffic"), QStringLiteral("flash: HBM traffic"), kFlash);
+    QLineSeries* stdPeak =
+        makeLine(QStringLiteral("standard-peak"), QStringLiteral("standard: scratch memory"),
+                 kStandard, Qt::DashLine);
+    QLineSeries* flashPeak =
+        makeLine(QStringLiteral("flash-peak"), QStringLiteral("flash: scratch memory"), kFlash,
+                 Qt::DashLine);
+    QLineSeries* paperStd = makeLine(QStringLiteral("paper-standard"),
+                                     QStringLiteral("paper's model, standard: Θ(Nd + N²)"),
+                                     kStandard.lighter(140), Qt::DotLine, 2.0, false);
+    QLineSeries* paperFlash =
+        makeLine(QStringLiteral("paper-flash"),
+                 QStringLiteral("paper's model, flash: Θ(N²d²/M), M = %1 K floats")
+                     .arg(number(r.sramElements / 1024.0, 0)),
+                 kFlash.lighter(150), Qt::DotLine, 2.0, false);
+    double worstDiff = 0;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const TiledRow& row = rows[i];
+        stdTraffic->append(row.n, toMB(row.standard.hbmBytes()));
+        flashTraffic->append(row.n, toMB(row.flash.hbmBytes()));
+        stdPeak->append(row.n, toMB(row.standard.peakScratchBytes()));
+        flashPeak->append(row.n, toMB(row.flash.peakScratchBytes()));
+        paperStd->append(row.n, r.paperModel[i].standardAccesses * kBytesPerElement / kBytesPerMB);
+        paperFlash->append(row.n, r.paperModel[i].flashAccesses * kBytesPerElement / kBytesPerMB);
+        worstDiff = std::max(worstDiff, row.maxAbsDiff);
+    }
+    for (QLineSeries* s : {stdTraffic, flashTraffic, stdPeak, flashPeak, paperStd, paperFlash})
+        attach(chart, s, x, y);
+    legendInside(chart, Qt::AlignTop | Qt::AlignLeft, y);
+
+    const TiledRow& first = rows.front();
+    const TiledRow& last = rows.back();
+    QString memory =
+        last.flash.peakScratchBytes() == first.flash.peakScratchBytes()
+            ? QStringLiteral("flash's stays at %1").arg(kb(last.flash.peakScratchBytes()))
+            : QStringLiteral("flash's goes from %1 to %2")
+                  .arg(kb(first.flash.peakScratchBytes()), kb(last.flash.peakScratchBytes()));
+    return {chart, QStringLiteral("Same output (largest difference %1). Standard's scratch grows "
+                                  "with n², %2; dotted: the paper's IO model, constants left out.")
+                       .arg(sci(worstDiff), memory)};
+}
+
+// ---- 4. block size against the SRAM budget ---------------------------------------------------
+ChartPage blockSizeChart(const AnalysisResults& r) {
+    const BlockSweep& sweep = r.sweep;
+    QChart* chart = newChart(QStringLiteral("Who picks the block size: SRAM"),
+                             QStringLiteral("FlashAttention, n = %1, d = %2, %3")
+                                 .arg(sweep.n)
+                                 .arg(sweep.headDim)
+                                 .arg(hardwareName(r)));
+    double lo = std::numeric_limits<double>::max(), hi = 0;
+    auto see = [&](double v) {
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+    };
+    see(toMB(sweep.standard.hbmBytes()));
+    see(static_cast<double>(sweep.sramBudgetBytes) / kBytesPerMB);
+    for (const BlockRow& row : sweep.rows) {
+        see(toMB(row.flash.hbmBytes()));
+        see(toMB(row.flash.peakScratchBytes()));
+    }
+    // Room below the lines for the legend, under the SRAM line where nothing is drawn.
+    const auto [ylo, yhi] = paddedLogRange(lo / 40, hi);
+    auto* x = sizeAxis(QStringLiteral("block size B (Br = Bc = B)"), sweep.rows.front().block,
+                       sweep.rows.back().block);
+    auto* y = logAxis(QStringLiteral("MB (log scale)"), 10, QStringLiteral("%g"), ylo, yhi);
+    chart->addAxis(x, Qt::AlignBottom);
+    chart->addAxis(y, Qt::AlignLeft);
+
+    // The region where the working set no longer fits: from halfway (on the log axis) between
+    // the last block that fits and the first that does not, to the right edge.
+    const BlockRow* lastFit = nullptr;
+    const BlockRow* firstSpill = nullptr;
+    for (const BlockRow& row : sweep.rows) {
+        if (row.fits)
+            lastFit = &row;
+        else if (!firstSpill)
+            firstSpill = &row;
+    }
+    if (firstSpill) {
+        const double from =
+            lastFit ? std::sqrt(static_cast<double>(lastFit->block) * firstSpill->block) : x->min();
+        QAreaSeries* area =
+            band(QStringLiteral("spills"), QStringLiteral("tile spills out of SRAM"), kSpill, from,
+                 x->max(), y->min(), y->max());
+        area->setPen(QPen(kSpill.darker(200), 1));
+        attach(chart, area, x, y);
+    }
+
+    QLineSeries* budget = horizontal(
+        QStringLiteral("sram-budget"),
+        QStringLiteral("SRAM budget: %1 per SM").arg(kb(sweep.sramBudgetBytes)), kHardware,
+        Qt::DashLine, static_cast<double>(sweep.sramBudgetBytes) / kBytesPerMB, x->min(), x->max());
+    attach(chart, budget, x, y);
+    attach(chart,
+           horizontal(
+               QStringLiteral("standard-traffic"),
+               QStringLiteral("standard attention traffic: %1").arg(mb(sweep.standard.hbmBytes())),
+               kStandard, Qt::DashLine, toMB(sweep.standard.hbmBytes()), x->min(), x->max()),
+           x, y);
+    pinTexts(chart, budget,
+             {{QPointF(x->min(), static_cast<double>(sweep.sramBudgetBytes) / kBytesPerMB),
+               QStringLiteral("shared memory of one SM: %1").arg(kb(sweep.sramBudgetBytes))}},
+             kHardware, Anchor::Left);
+    QLineSeries* traffic =
+        makeLine(QStringLiteral("flash-traffic"), QStringLiteral("flash: HBM traffic"), kFlash);
+    QLineSeries* workingSet =
+        makeLine(QStringLiteral("working-set"), QStringLiteral("flash: tile working set"), kAccent);
+    for (const BlockRow& row : sweep.rows) {
+        traffic->append(row.block, toMB(row.flash.hbmBytes()));
+        workingSet->append(row.block, toMB(row.flash.peakScratchBytes()));
+    }
+    attach(chart, traffic, x, y);
+    attach(chart, workingSet, x, y);
+    legendInside(chart, Qt::AlignBottom | Qt::AlignRight);
+
+    QString caption;
+    if (lastFit && firstSpill)
+        caption = QStringLiteral("Bigger tiles mean fewer passes over K and V (%1 → %2), but past "
+                                 "B = %3 the tile no longer fits the %4 one SM has.")
+                      .arg(mb(sweep.rows.front().flash.hbmBytes()), mb(lastFit->flash.hbmBytes()))
+                      .arg(lastFit->block)
+                      .arg(kb(sweep.sramBudgetBytes));
+    else if (!lastFit)
+        caption = QStringLiteral("Not even a %1 × %1 tile fits the %2 one SM has at d = %3.")
+                      .arg(sweep.rows.front().block)
+                      .arg(kb(sweep.sramBudgetBytes))
+                      .arg(sweep.headDim);
+    else
+        caption =
+            QStringLiteral(
+                "Every block size fits the %1 one SM has; the largest moves the fewest bytes (%2).")
+                .arg(kb(sweep.sramBudgetBytes), mb(sweep.rows.back().flash.hbmBytes()));
+    return {chart, caption};
+}
+
+// ---- 5. backward pass ------------------------------------------------------------------------
+// Two panels of paired bars, standard against flash, each on its own log axis.
+struct BarPanel {
+    QString headline, settings, yTitle;
+    QStringList categories;
+    QString stdObject, flashObject;
+    std::vector<double> stdValues, flashValues;
+};
+
+QChart* pairedBars(const BarPanel& panel) {
+    QChart* chart = newChart(panel.headline, panel.settings);
+    auto* bars = new QBarSeries;
+    bars->setObjectName(panel.stdObject + QStringLiteral("-bars"));
+    QBarSet* standard =
+        makeBarSet(panel.stdObject, QStringLiteral("standard attention"), kStandard);
+    QBarSet* flash = makeBarSet(panel.flashObject, QStringLiteral("FlashAttention"), kFlash);
+    double lo = std::numeric_limits<double>::max(), hi = 0;
+    for (std::size_t i = 0; i < panel.stdValues.size(); ++i) {
+        *standard << panel.stdValues[i];
+        *flash << panel.flashValues[i];
+        lo = std::min({lo, panel.stdValues[i], panel.flashValues[i]});
+        hi = std::max({hi, panel.stdValues[i], panel.flashValues[i]});
+    }
+    bars->append(standard);
+    bars->append(flash);
+    bars->setBarWidth(0.75);
+    bars->setLabelsVisible(true);
+    bars->setLabelsFormat(QStringLiteral("@value"));
+    bars->setLabelsPrecision(3);
+    bars->setLabelsPosition(QAbstractBarSeries::LabelsOutsideEnd);
+    auto* x = new QBarCategoryAxis;
+    x->append(panel.categories);
+    x->setTitleText(QStringLiteral("sequence length n (tokens)"));
+    // Bars grow from the axis floor: start a decade below the smallest so it still shows.
+    auto* y = logAxis(panel.yTitle, 10, QStringLiteral("%g"),
+                      std::pow(10.0, std::floor(std::log10(lo))), hi * 3);
+    chart->addAxis(x, Qt::AlignBottom);
+    chart->addAxis(y, Qt::AlignLeft);
+    attach(chart, bars, x, y);
+    // Equal pairs (the forward pass's FLOPs) would print the same number twice, side by side and
+    // run together at small sizes: the flash bars then go unlabelled (after attach, which
+    // applies the theme's label colour).
+    if (panel.stdValues == panel.flashValues) {
+        flash->setLabelColor(Qt::transparent);
+    } else {
+        // Close pairs (the backward pass's FLOPs, 20% apart) put their labels side by side at
+        // one height, where they run together on a laptop: stand them upright.
+        bool close = false;
+        for (std::size_t i = 0; i < panel.stdValues.size(); ++i)
+            close = close || std::max(panel.stdValues[i], panel.flashValues[i]) <
+                                 2 * std::min(panel.stdValues[i], panel.flashValues[i]);
+        if (close) bars->setLabelsAngle(-90);
+    }
+    return chart;
+}
+
+ChartPage backwardChart(const AnalysisResults& r) {
+    const auto& rows = r.backward;
+    BarPanel flops{QStringLiteral("Pay a few more FLOPs…"),
+                   QStringLiteral("backward pass, d = %1: flash recomputes S").arg(r.headDim),
+                   QStringLiteral("GFLOP (log scale)"),
+                   {},
+                   QStringLiteral("standard-flops"),
+                   QStringLiteral("flash-flops"),
+                   {},
+                   {}};
+    BarPanel memory{QStringLiteral("…to keep far less memory"),
+                    QStringLiteral("standard keeps P (n × n); flash, m and ℓ"),
+                    QStringLiteral("MB kept for the backward pass (log scale)"),
+                    {},
+                    QStringLiteral("standard-stored"),
+                    QStringLiteral("flash-stored"),
+                    {},
+                    {}};
+    for (const BackwardRow& row : rows) {
+        const QString category = QString::number(row.n);
+        flops.categories << category;
+        memory.categories << category;
+        flops.stdValues.push_back(toGFlop(row.costs.standard.flops));
+        flops.flashValues.push_back(toGFlop(row.costs.flash.flops));
+        memory.stdValues.push_back(toMB(row.costs.standard.storedElements * kBytesPerElement));
+        memory.flashValues.push_back(toMB(row.costs.flash.storedElements * kBytesPerElement));
+    }
+    const BackwardRow& last = rows.back();
+    ChartPage page;
+    page.chart = pairedBars(flops);
+    page.second = pairedBars(memory);
+    page.caption =
+        QStringLiteral(
+            "Recomputing S costs %1% more FLOPs; not storing P keeps %2 instead of %3 at n = %4.")
+            .arg(number(100.0 * last.extraFlopsFraction, 0),
+                 mb(last.costs.flash.storedElements * kBytesPerElement),
+                 mb(last.costs.standard.storedElements * kBytesPerElement))
+            .arg(last.n);
+    return page;
+}
+
+// ---- 6. exact vs local window ----------------------------------------------------------------
+ChartPage exactnessChart(const AnalysisResults& r) {
+    const auto& runs = r.exactness;
+    const ExactnessDemo& first = runs.front();
+    QChart* chart =
+        newChart(QStringLiteral("Exact, not an approximation"),
+                 QStringLiteral("largest difference from standard attention, n = %1, d = %2")
+                     .arg(first.n)
+                     .arg(first.headDim));
+    // A difference of exactly zero has no place on a log axis; such points sit on the floor.
+    double lo = std::numeric_limits<double>::max(), hi = 0;
+    for (const ExactnessDemo& run : runs)
+        for (double v : {run.flashMaxDiff, run.windowMaxDiff})
+            if (v > 0) {
+                lo = std::min(lo, v);
+                hi = std::max(hi, v);
+            }
+    if (hi == 0) {
+        lo = std::numeric_limits<double>::epsilon();
+        hi = 1;
+    }
+    auto [ylo, yhi] = decadeRange(lo, hi);
+    ylo /= 10;
+    auto onAxis = [floor = ylo](double v) { return v > 0 ? v : floor; };
+    auto* x = sizeAxis(QStringLiteral("window half-width w: each query sees keys within ±w"),
+                       runs.front().halfWidth, runs.back().halfWidth);
+    // Labels every third decade: sixteen decades of labels would be unreadable from the back.
+    auto* y = logAxis(QStringLiteral("max |output − standard| (log scale)"), 1000,
+                      QStringLiteral("%.0e"), ylo, yhi);
+    chart->addAxis(x, Qt::AlignBottom);
+    chart->addAxis(y, Qt::AlignLeft);
+
+    QLineSeries* window = makeLine(QStringLiteral("window-diff"),
+                                   QStringLiteral("local-window approximation"), kStandard);
+    QLineSeries* flash =
+        makeLine(QStringLiteral("flash-diff"),
+                 QStringLiteral("FlashAttention (%1 × %1 tiles)").arg(r.block), kFlash);
+    const ExactnessDemo* picked = nullptr;
+    for (const ExactnessDemo& run : runs) {
+        window->append(run.halfWidth, onAxis(run.windowMaxDiff));
+        flash->append(run.halfWidth, onAxis(run.flashMaxDiff));
+        if (run.halfWidth == r.plan.scriptHalfWidth) picked = &run;
+    }
+    attach(chart, window, x, y);
+    attach(chart, flash, x, y);
+    std::vector<std::pair<QPointF, QString>> zeros;
+    for (const ExactnessDemo& run : runs)
+        if (run.windowMaxDiff == 0)
+            zeros.emplace_back(QPointF(run.halfWidth, ylo), QStringLiteral("identical"));
+    if (!zeros.empty()) pinTexts(chart, window, zeros, kStandard.darker(130), Anchor::Right);
+    QString caption;
+    if (picked) {
+        QScatterSeries* mark = makeScatter(
+            QStringLiteral("script-window"),
+            QStringLiteral("±%1 (the explainer's), allclose: %2")
+                .arg(picked->halfWidth)
+                .arg(picked->windowAllClose ? QStringLiteral("yes") : QStringLiteral("no")),
+            Qt::transparent, kBroken, 26);
+        mark->append(picked->halfWidth, onAxis(picked->windowMaxDiff));
+        attach(chart, mark, x, y);
+        caption = QStringLiteral("Flash stays at rounding noise (%1, allclose %2); the window at "
+                                 "±%3 is off by %4 and is exact only once it covers every key.")
+                      .arg(sci(picked->flashMaxDiff),
+                           picked->flashAllClose ? QStringLiteral("yes") : QStringLiteral("no"))
+                      .arg(picked->halfWidth)
+                      .arg(number(picked->windowMaxDiff, 2));
+    } else {
+        caption = QStringLiteral(
+            "Flash stays at rounding noise; the window is exact only once it covers every key.");
+    }
+    return {chart, caption};
+}
+
+// ---- 7. same FLOPs, less traffic -------------------------------------------------------------
+ChartPage flopsChart(const AnalysisResults& r) {
+    const auto& rows = r.flops;
+    BarPanel flops{
+        QStringLiteral("Same FLOPs…"),
+        QStringLiteral("forward pass, d = %1, %2 × %2 tiles").arg(r.headDim).arg(r.block),
+        QStringLiteral("GFLOP (log scale)"),
+        {},
+        QStringLiteral("standard-flops"),
+        QStringLiteral("flash-flops"),
+        {},
+        {}};
+    BarPanel traffic{QStringLiteral("…less traffic"),
+                     QStringLiteral("bytes moved between HBM and the chip"),
+                     QStringLiteral("HBM traffic, MB (log scale)"),
+                     {},
+                     QStringLiteral("standard-traffic"),
+                     QStringLiteral("flash-traffic"),
+                     {},
+                     {}};
+    bool sameFlops = true;
+    double cutLo = std::numeric_limits<double>::max(), cutHi = 0;
+    for (const FlopsRow& row : rows) {
+        const QString category = QString::number(row.n);
+        flops.categories << category;
+        traffic.categories << category;
+        flops.stdValues.push_back(toGFlop(row.standard.flops));
+        flops.flashValues.push_back(toGFlop(row.flash.flops));
+        traffic.stdValues.push_back(toMB(row.standard.hbmBytes()));
+        traffic.flashValues.push_back(toMB(row.flash.hbmBytes()));
+        sameFlops = sameFlops && row.standard.flops == row.flash.flops;
+        cutLo = std::min(cutLo, row.trafficCut);
+        cutHi = std::max(cutHi, row.trafficCut);
+    }
+    const QString cut =
+        number(cutLo, 1) == number(cutHi, 1)
+            ? number(cutLo, 1) + QStringLiteral("×")
+            : number(cutLo, 1) + QStringLiteral("–") + number(cutHi, 1) + QStringLiteral("×");
+    const QString flopWords = sameFlops
+                                  ? QStringLiteral("Every multiply is still done (identical FLOPs)")
+                                  : QStringLiteral("The FLOPs barely differ");
+    ChartPage page;
+    page.chart = pairedBars(flops);
+    page.second = pairedBars(traffic);
+    page.caption =
+        cutLo >= 1
+            ? QStringLiteral(
+                  "%1; only the traffic falls, %2 less. The gain is in bytes, not arithmetic.")
+                  .arg(flopWords, cut)
+            : QStringLiteral("%1, but %2 × %2 tiles move more bytes than standard (standard ÷ "
+                             "flash = %3): use bigger tiles.")
+                  .arg(flopWords)
+                  .arg(r.block)
+                  .arg(cut);
+    return page;
+}
+
+// ---- 8. debug copy of S ----------------------------------------------------------------------
+ChartPage debugCopyChart(const AnalysisResults& r) {
+    const DebugCopyDemo& demo = r.debugCopy;
+    QChart* chart = newChart(QStringLiteral("A debug copy of S undoes the tiling"),
+                             QStringLiteral("FlashAttention, n = %1, d = %2, %3 × %3 tiles")
+                                 .arg(demo.n)
+                                 .arg(demo.headDim)
+                                 .arg(demo.block));
+    auto* bars = new QBarSeries;
+    bars->setObjectName(QStringLiteral("debug-copy"));
+    QBarSet* clean =
+        makeBarSet(QStringLiteral("clean"), QStringLiteral("score tiles discarded"), kFlash);
+    QBarSet* kept =
+        makeBarSet(QStringLiteral("kept"),
+                   QStringLiteral("every score tile also written to an n × n S"), kBroken);
+    *clean << toMB(demo.clean.peakScratchBytes()) << toMB(demo.clean.hbmBytes());
+    *kept << toMB(demo.withCopy.peakScratchBytes()) << toMB(demo.withCopy.hbmBytes());
+    bars->append(clean);
+    bars->append(kept);
+    bars->setLabelsVisible(true);
+    bars->setLabelsFormat(QStringLiteral("@value MB"));
+    bars->setLabelsPrecision(3);
+    bars->setLabelsPosition(QAbstractBarSeries::LabelsOutsideEnd);
+    auto* x = new QBarCategoryAxis;
+    x->append({QStringLiteral("peak scratch memory"), QStringLiteral("HBM traffic")});
+    x->setTitleText(QStringLiteral("what one forward pass costs"));
+    double lo = std::numeric_limits<double>::max(), hi = 0;
+    for (const QBarSet* set : {clean, kept})
+        for (int i = 0; i < set->count(); ++i) {
+            lo = std::min(lo, set->at(i));
+            hi = std::max(hi, set->at(i));
+        }
+    const auto [ylo, yhi] = decadeRange(lo, hi * 3);
+    auto* y = logAxis(QStringLiteral("MB (log scale)"), 10, QStringLiteral("%g"), ylo, yhi);
+    chart->addAxis(x, Qt::AlignBottom);
+    chart->addAxis(y, Qt::AlignLeft);
+    attach(chart, bars, x, y);
+    return {chart, QStringLiteral("One debugging line undoes the tiling: the peak goes from %1 to "
+                                  "%2 (%3× worse) and traffic from %4 to %5.")
+                       .arg(kb(demo.clean.peakScratchBytes()), kb(demo.withCopy.peakScratchBytes()))
+                       .arg(number(demo.peakRatio, 0))
+                       .arg(mb(demo.clean.hbmBytes()), mb(demo.withCopy.hbmBytes()))};
+}
+
+// ---- 9. overflow without the running maximum -------------------------------------------------
+QString finiteOrName(double v, int decimals) {
+    if (std::isnan(v)) return QStringLiteral("NaN");
+    if (std::isinf(v)) return v > 0 ? QStringLiteral("inf") : QStringLiteral("-inf");
+    return QString::number(v, 'g', decimals);
+}
+
+ChartPage overflowChart(const AnalysisResults& r) {
+    const OverflowDemo& demo = r.overflow;
+    const auto count = static_cast<int>(demo.scores.size());
+    QChart* chart = newChart(
+        QStringLiteral("Without the maximum, exp() overflows"),
+        QStringLiteral("softmax of four large scores, with and without subtracting the maximum"));
+    auto* bars = new QBarSeries;
+    bars->setObjectName(QStringLiteral("overflow"));
+    QBarSet* safe = makeBarSet(QStringLiteral("safe"),
+                               QStringLiteral("with the max subtracted: weight"), kCorrect);
+    QBarSet* naive = makeBarSet(
+        QStringLiteral("naive"),
+        QStringLiteral("without it: exp(s) → inf, weight → NaN (no bar can be drawn)"), kBroken);
+    QStringList categories;
+    double top = 0;
+    for (int i = 0; i < count; ++i) {
+        categories << QStringLiteral("s = %1").arg(demo.scores[i]);
+        *safe << demo.safeWeights[i];
+        // A NaN has no height; the bar stays empty and the value is written in its place.
+        *naive << (std::isfinite(demo.naiveWeights[i]) ? demo.naiveWeights[i] : 0.0);
+        top = std::max(top, demo.safeWeights[i]);
+    }
+    bars->append(safe);
+    bars->append(naive);
+    bars->setLabelsVisible(true);
+    bars->setLabelsFormat(QStringLiteral("@value"));
+    bars->setLabelsPrecision(3);
+    bars->setLabelsPosition(QAbstractBarSeries::LabelsOutsideEnd);
+    auto* x = new QBarCategoryAxis;
+    x->append(categories);
+    x->setTitleText(QStringLiteral("score s"));
+    bars->setBarWidth(0.7);
+    // Room above the bars for what the version without the maximum produced.
+    auto* y = valueAxis(QStringLiteral("softmax weight"), 0, std::max(top, 1.0) * 1.4,
+                        QStringLiteral("%.1f"));
+    y->setTickType(QValueAxis::TicksDynamic);
+    y->setTickAnchor(0);
+    y->setTickInterval(0.2);
+    chart->addAxis(x, Qt::AlignBottom);
+    chart->addAxis(y, Qt::AlignLeft);
+    attach(chart, bars, x, y);
+
+    // Above each score, what the version without the maximum produced for it.
+    std::vector<std::pair<QPointF, QString>> texts;
+    for (int i = 0; i < count; ++i) {
+        const QString text =
+            QStringLiteral("exp(%1) = %2\nweight = %3")
+                .arg(demo.scores[i])
+                .arg(finiteOrName(demo.rawExp[i], 3), finiteOrName(demo.naiveWeights[i], 3));
+        texts.emplace_back(QPointF(i, std::max(top, 1.0) * 1.1), text);
+    }
+    pinTexts(chart, bars, texts, kBroken, Anchor::Centre, true);
+    const QString caption =
+        demo.nonFiniteNaive == count
+            ? QStringLiteral("Even exp(%1) is past the largest double: every weight of the plain "
+                             "softmax is NaN. Subtracting the maximum keeps it finite.")
+                  .arg(demo.scores.minCoeff())
+            : QStringLiteral("%1 of the %2 weights of the plain softmax are not finite; "
+                             "subtracting the maximum keeps them all finite.")
+                  .arg(demo.nonFiniteNaive)
+                  .arg(count);
+    return {chart, caption};
+}
+
+// Long legends go to the right, where they can stack instead of being cut off.
+void placeLegend(QChart* chart) {
+    if (!chart->legend()->isAttachedToChart()) return;
+    int entries = 0;
+    for (QAbstractSeries* series : chart->series()) {
+        if (auto* bars = qobject_cast<QAbstractBarSeries*>(series))
+            entries += static_cast<int>(bars->count());
+        else
+            entries += !series->name().isEmpty();
+    }
+    chart->legend()->setAlignment(entries > 3 ? Qt::AlignRight : Qt::AlignBottom);
+}
+
+} // namespace
+
+QStringList analysisChartTitles() {
+    return {QStringLiteral("1 · Memory-bound"),        QStringLiteral("2 · Online softmax"),
+            QStringLiteral("3 · Traffic and memory"),  QStringLiteral("4 · Block size vs SRAM"),
+            QStringLiteral("5 · Backward pass"),       QStringLiteral("6 · Exact, not approximate"),
+            QStringLiteral("7 · Same FLOPs"),          QStringLiteral("8 · Debug copy of S"),
+            QStringLiteral("9 · Overflow without max")};
+}
+
+ChartPage buildAnalysisChart(const AnalysisResults& results, int index) {
+    using Builder = ChartPage (*)(const AnalysisResults&);
+    static constexpr Builder builders[AnalysisChartCount] = {
+        memoryBoundChart, onlineSoftmaxChart, tiledChart,     blockSizeChart, backwardChart,
+        exactnessChart,   flopsChart,         debugCopyChart, overflowChart};
+    if (index < 0 || index >= AnalysisChartCount) return {};
+    ChartPage page = builders[index](results);
+    placeLegend(page.chart);
+    if (page.second) placeLegend(page.second);
+    return page;
+}
+
+std::vector<ChartPage> buildAnalysisCharts(const AnalysisResults& results) {
+    std::vector<ChartPage> pages;
+    pages.reserve(AnalysisChartCount);
+    for (int i = 0; i < AnalysisChartCount; ++i)
+        pages.push_back(buildAnalysisChart(results, i));
+    return pages;
+}
+
+} // namespace flashviz::gui

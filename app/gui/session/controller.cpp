@@ -1,0 +1,406 @@
+#include "session/controller.h"
+#include "session/worker_pool.h"
+
+#include "core/errors.h"
+
+#include <QEventLoop>
+#include <QPromise>
+#include <QtConcurrent/QtConcurrent>
+
+#include <cmath>
+
+namespace flashviz::gui {
+
+namespace {
+
+class PromiseProgress final : public BuildProgress {
+  public:
+    explicit PromiseProgress(QPromise<BuildOutcome>& promise) : m_promise(promise) {}
+    void report(int percent, const QString& stage) override {
+        m_promise.setProgressValueAndText(percent, stage);
+    }
+    bool cancelled() const override { return m_promise.isCanceled(); }
+
+  private:
+    QPromise<BuildOutcome>& m_promise;
+};
+
+void buildJob(QPromise<BuildOutcome>& promise, const VizSettings& settings) {
+    promise.setProgressRange(0, 100);
+    PromiseProgress progress(promise);
+    BuildOutcome outcome;
+    try {
+        outcome.scene = buildScene(settings, &progress);
+    } catch (const EngineError& e) {
+        outcome.error = QString::fromStdString(e.what());
+    } catch (const BuildCancelled&) {
+        outcome.cancelled = true;
+    } catch (const std::bad_alloc&) {
+        outcome.error = QStringLiteral("This machine ran out of memory for these settings");
+    }
+    promise.addResult(outcome);
+}
+
+} // namespace
+
+std::optional<int> resolveStep(const Scene& scene, const QString& stepSpec) {
+    if (stepSpec.isEmpty()) return std::nullopt;
+    StepExpression expression;
+    try {
+        expression = parseStepExpression(stepSpec.toStdString());
+    } catch (const EngineError&) {
+        return std::nullopt; // the command line refuses these before a scene exists
+    }
+    const auto step =
+        resolveStepExpression(expression, scene.stepCount(), scene.firstRescaleStep);
+    if (!step) return std::nullopt;
+    // Exact in 64 bits, then clamped: "first-rescale+1" near the end of a run shows its end.
+    return int(std::clamp<std::int64_t>(*step, 0, scene.stepCount() - 1));
+}
+
+Controller::Controller(QObject* parent) : QObject(parent) {
+    m_timer.setTimerType(Qt::PreciseTimer);
+    connect(&m_timer, &QTimer::timeout, this, &Controller::tick);
+}
+
+Controller::~Controller() {
+    if (m_buildWatcher) m_buildWatcher->future().cancel();
+}
+
+int Controller::stepCount() const {
+    return m_scene ? m_scene->stepCount() : 0;
+}
+
+bool Controller::isIdle() const {
+    return !m_buildWatcher && !m_frameWatcher && m_scene && m_frame && m_frame->scene == m_scene &&
+           m_frame->step == m_step;
+}
+
+bool Controller::isFramePending() const {
+    return m_scene && (!m_frame || m_frame->scene != m_scene || m_frame->step != m_step);
+}
+
+void Controller::setInlineLimits(double buildFlops, double frameFlops) {
+    m_inlineBuildFlops = buildFlops;
+    m_inlineFrameFlops = frameFlops;
+}
+
+void Controller::refuse(const QString& message) {
+    m_lastRefusal = message;
+    emit refused(message);
+}
+
+bool Controller::apply(const VizSettings& settings, const QString& stepSpec,
+                       const QString& presetId) {
+    // Set first: building announces the settings, and the window names the preset then.
+    const QString previous = m_presetId;
+    if (!presetId.isEmpty()) m_presetId = presetId;
+    if (build(settings, stepSpec)) return true;
+    m_presetId = previous;
+    return false;
+}
+
+bool Controller::build(const VizSettings& settings, const QString& stepSpec) {
+    try {
+        validateForWindow(settings);
+    } catch (const EngineError& e) {
+        refuse(QString::fromStdString(e.what()));
+        return false;
+    }
+    m_lastRefusal.clear();
+    const bool wasBusy = m_buildWatcher != nullptr;
+    dropBuild();
+    if (buildCost(settings) <= m_inlineBuildFlops) {
+        try {
+            auto scene = buildScene(settings, nullptr);
+            m_requested = settings;
+            setScene(std::move(scene), stepSpec);
+        } catch (const EngineError& e) {
+            if (wasBusy) emit busyChanged(false);
+            refuse(QString::fromStdString(e.what()));
+            return false;
+        }
+        if (wasBusy) emit busyChanged(false);
+        return true;
+    }
+    m_requested = settings;
+    m_pendingStepSpec = stepSpec;
+    m_buildWatcher = new QFutureWatcher<BuildOutcome>(this);
+    auto* watcher = m_buildWatcher;
+    connect(watcher, &QFutureWatcherBase::progressValueChanged, this, [this, watcher](int value) {
+        if (watcher == m_buildWatcher) emit progress(value, watcher->progressText());
+    });
+    connect(watcher, &QFutureWatcherBase::finished, this,
+            [this, watcher] { onBuildFinished(watcher); });
+    watcher->setFuture(QtConcurrent::run(&workerPool(), buildJob, settings));
+    emit settingsChanged();
+    if (!wasBusy) emit busyChanged(true);
+    emit progress(0, QStringLiteral("Starting"));
+    return true;
+}
+
+bool Controller::applyPreset(const QString& id) {
+    const Preset* preset = findPreset(id);
+    if (!preset) {
+        QStringList known;
+        for (const Preset& p : presets())
+            known << p.id;
+        refuse(QStringLiteral("Unknown preset '%1'; known presets: %2")
+                   .arg(id, known.join(QStringLiteral(", "))));
+        return false;
+    }
+    return apply(preset->settings, preset->step, id);
+}
+
+void Controller::dropBuild() {
+    if (!m_buildWatcher) return;
+    auto* watcher = m_buildWatcher;
+    m_buildWatcher = nullptr;
+    watcher->disconnect(this);
+    watcher->future().cancel();
+    // The worker stops at its next checkpoint; the watcher goes with it.
+    if (watcher->isFinished())
+        watcher->deleteLater();
+    else
+        connect(watcher, &QFutureWatcherBase::finished, watcher, &QObject::deleteLater);
+}
+
+void Controller::cancelBuild() {
+    if (!m_buildWatcher) return;
+    dropBuild();
+    m_requested = m_settings;
+    emit settingsChanged();
+    emit busyChanged(false);
+}
+
+void Controller::onBuildFinished(QFutureWatcher<BuildOutcome>* watcher) {
+    watcher->deleteLater();
+    if (watcher != m_buildWatcher) return;
+    m_buildWatcher = nullptr;
+    const BuildOutcome outcome = watcher->future().resultCount() > 0 ? watcher->future().result()
+                                                                     : BuildOutcome{{}, {}, true};
+    emit busyChanged(false);
+    if (outcome.scene) {
+        setScene(outcome.scene, m_pendingStepSpec);
+        return;
+    }
+    m_requested = m_settings;
+    emit settingsChanged();
+    if (!outcome.cancelled) refuse(outcome.error);
+}
+
+void Controller::setScene(std::shared_ptr<const Scene> scene, const QString& stepSpec) {
+    const bool sameSteps = m_scene && m_scene->stepCount() == scene->stepCount() &&
+                           m_scene->settings.algorithm == scene->settings.algorithm &&
+                           m_scene->settings.options.loopOrder == scene->settings.options.loopOrder;
+    int step = sameSteps ? m_step : 0;
+    if (auto resolved = resolveStep(*scene, stepSpec)) step = *resolved;
+    if (!sameSteps) pause();
+    m_scene = std::move(scene);
+    m_settings = m_scene->settings;
+    m_requested = m_settings;
+    m_step = std::clamp(step, 0, m_scene->stepCount() - 1);
+    m_frame.reset();
+    m_cache.clear();
+    emit settingsChanged();
+    emit sceneChanged();
+    emit stepChanged(m_step);
+    requestFrame();
+}
+
+void Controller::setStep(int step) {
+    if (!m_scene) return;
+    step = std::clamp(step, 0, m_scene->stepCount() - 1);
+    if (step == m_step && m_frame && m_frame->scene == m_scene) return;
+    m_direction = step == m_step - 1 ? -1 : 1;
+    m_step = step;
+    emit stepChanged(m_step);
+    requestFrame();
+}
+
+std::shared_ptr<const Frame> Controller::cached(int step) const {
+    for (const auto& f : m_cache)
+        if (f->scene == m_scene && f->step == step) return f;
+    return {};
+}
+
+void Controller::remember(std::shared_ptr<const Frame> frame) {
+    if (!frame || frame->scene != m_scene || cached(frame->step)) return;
+    m_cache.push_front(std::move(frame));
+    while (m_cache.size() > 4)
+        m_cache.pop_back();
+}
+
+void Controller::deliver(std::shared_ptr<const Frame> frame) {
+    m_frame = std::move(frame);
+    remember(m_frame);
+    emit frameChanged();
+    prefetch();
+}
+
+void Controller::requestFrame() {
+    if (!m_scene) return;
+    if (m_frame && m_frame->scene == m_scene && m_frame->step == m_step) return;
+    if (auto hit = cached(m_step)) {
+        deliver(std::move(hit));
+        return;
+    }
+    if (frameCost(*m_scene, m_step) <= m_inlineFrameFlops) {
+        deliver(makeFrame(m_scene, m_step));
+        return;
+    }
+    if (m_prefetchWatcher && m_prefetchScene == m_scene && m_prefetchStep == m_step)
+        return; // on its way
+    if (!m_frameWatcher) startFrameJob();
+    // Otherwise the running job's completion asks again for the latest step.
+}
+
+void Controller::startFrameJob() {
+    m_frameWatcher = new QFutureWatcher<std::shared_ptr<const Frame>>(this);
+    connect(m_frameWatcher, &QFutureWatcherBase::finished, this, &Controller::onFrameFinished);
+    m_frameWatcher->setFuture(QtConcurrent::run(&workerPool(), makeFrame, m_scene, m_step));
+}
+
+void Controller::onFrameFinished() {
+    auto* watcher = m_frameWatcher;
+    m_frameWatcher = nullptr;
+    if (!watcher) return;
+    watcher->deleteLater();
+    auto frame = watcher->future().result();
+    if (frame->scene == m_scene && frame->step == m_step)
+        deliver(std::move(frame));
+    else
+        remember(std::move(frame));
+    if (m_scene && (!m_frame || m_frame->scene != m_scene || m_frame->step != m_step))
+        requestFrame();
+}
+
+// Playing and stepping go one step at a time: the next frame is computed while this one is on
+// screen, so that large problems step as fast as small ones. A cache of a few frames keyed by
+// (scene, step) is all that is kept; the frames themselves are still functions of the step.
+void Controller::prefetch() {
+    if (!m_scene || m_prefetchWatcher) return;
+    const int next = m_step + m_direction;
+    if (next < 0 || next >= m_scene->stepCount() || cached(next)) return;
+    if (frameCost(*m_scene, next) <= m_inlineFrameFlops)
+        return; // cheap enough to compute on demand
+    m_prefetchWatcher = new QFutureWatcher<std::shared_ptr<const Frame>>(this);
+    m_prefetchScene = m_scene;
+    m_prefetchStep = next;
+    connect(m_prefetchWatcher, &QFutureWatcherBase::finished, this, [this] {
+        auto* watcher = m_prefetchWatcher;
+        m_prefetchWatcher = nullptr;
+        m_prefetchScene.reset();
+        watcher->deleteLater();
+        remember(watcher->future().result());
+        if (m_scene && (!m_frame || m_frame->scene != m_scene || m_frame->step != m_step))
+            requestFrame();
+        else
+            prefetch();
+    });
+    m_prefetchWatcher->setFuture(QtConcurrent::run(&workerPool(), makeFrame, m_scene, next));
+}
+
+bool Controller::waitUntilIdle(int timeoutMs) {
+    if (isIdle()) return true;
+    QEventLoop loop;
+    QTimer timeout;
+    timeout.setSingleShot(true);
+    connect(&timeout, &QTimer::timeout, &loop, &QEventLoop::quit);
+    auto check = [this, &loop] {
+        if (isIdle() ||
+            (!m_buildWatcher && !m_frameWatcher && !(m_prefetchWatcher && isFramePending())))
+            loop.quit();
+    };
+    const auto c1 = connect(this, &Controller::frameChanged, &loop, check, Qt::QueuedConnection);
+    const auto c2 = connect(this, &Controller::busyChanged, &loop, check, Qt::QueuedConnection);
+    const auto c3 = connect(this, &Controller::refused, &loop, check, Qt::QueuedConnection);
+    timeout.start(timeoutMs);
+    QTimer::singleShot(0, &loop, check);
+    loop.exec();
+    disconnect(c1);
+    disconnect(c2);
+    disconnect(c3);
+    return isIdle();
+}
+
+void Controller::stepForward() {
+    setStep(m_step + 1);
+}
+void Controller::stepBackward() {
+    setStep(m_step - 1);
+}
+void Controller::goToStart() {
+    setStep(0);
+}
+void Controller::goToEnd() {
+    setStep(stepCount() - 1);
+}
+
+void Controller::nextChapter() {
+    if (!m_scene) return;
+    for (const Chapter& c : m_scene->chapters)
+        if (c.step > m_step) {
+            setStep(c.step);
+            return;
+        }
+    goToEnd();
+}
+
+void Controller::previousChapter() {
+    if (!m_scene) return;
+    int target = 0;
+    for (const Chapter& c : m_scene->chapters)
+        if (c.step < m_step) target = c.step;
+    setStep(target);
+}
+
+void Controller::play() {
+    if (!m_scene || isPlaying()) return;
+    if (m_step >= stepCount() - 1) setStep(0);
+    m_timer.start(int(std::lround(1000.0 / m_speed)));
+    emit playingChanged(true);
+}
+
+void Controller::pause() {
+    if (!isPlaying()) return;
+    m_timer.stop();
+    emit playingChanged(false);
+}
+
+void Controller::togglePlay() {
+    isPlaying() ? pause() : play();
+}
+
+void Controller::setSpeed(double stepsPerSecond) {
+    if (!(stepsPerSecond > 0) || stepsPerSecond == m_speed) return;
+    m_speed = std::clamp(stepsPerSecond, 0.1, 1000.0);
+    if (isPlaying()) m_timer.setInterval(int(std::lround(1000.0 / m_speed)));
+    emit speedChanged(m_speed);
+}
+
+void Controller::tick() {
+    if (m_step >= stepCount() - 1) {
+        pause();
+        return;
+    }
+    setStep(m_step + 1);
+    if (m_step >= stepCount() - 1) pause();
+}
+
+void Controller::setBug(bool on) {
+    VizSettings s = m_requested;
+    if (s.options.rescale == !on) return;
+    s.options.rescale = !on;
+    apply(s);
+}
+
+void Controller::toggleBug() {
+    setBug(m_requested.options.rescale);
+}
+
+void Controller::jumpToFirstRescaleStep() {
+    if (m_scene && m_scene->firstRescaleStep) setStep(*m_scene->firstRescaleStep);
+}
+
+} // namespace flashviz::gui

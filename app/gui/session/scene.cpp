@@ -1,0 +1,500 @@
+#include "session/scene.h"
+#include "session/worker_pool.h"
+
+#include "style/format.h"
+#include "style/heatmap.h"
+
+#include "core/errors.h"
+#include "core/run.h"
+#include "core/tiling.h"
+
+#include <QElapsedTimer>
+#include <QThreadPool>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <functional>
+#include <future>
+#include <map>
+
+namespace flashviz::gui {
+
+namespace {
+
+// Asking the CUDA driver what is present costs a device initialisation: once per run.
+const std::vector<BackendAvailability>& backendList() {
+    static const std::vector<BackendAvailability> list = listBackends();
+    return list;
+}
+
+// The tiles of a flash run: query blocks times key blocks.
+std::uint64_t tileCount(const ProblemSpec& spec, const FlashOptions& options) {
+    return std::uint64_t(blockCount(spec.queries, options.blockRows)) *
+           std::uint64_t(blockCount(spec.keys, options.blockCols));
+}
+
+void step(BuildProgress* progress, int percent, const QString& stage) {
+    if (!progress) return;
+    if (progress->cancelled()) throw BuildCancelled{};
+    progress->report(percent, stage);
+}
+
+// A job started on a pool thread when one is free at once. The caller, once its own share of the
+// work is done, takes the job over if no thread has begun it yet (pool busy, core taken by another
+// program), so it never waits for a queue: at worst it does the job itself, as without a thread.
+template <class T> class SideTask {
+  public:
+    template <class Job>
+    explicit SideTask(Job job) : m_shared(std::make_shared<Shared>(std::move(job))) {
+        m_result = m_shared->task.get_future();
+        workerPool().tryStart([shared = m_shared] { shared->claimAndRun(); });
+    }
+    SideTask(const SideTask&) = delete;
+    SideTask& operator=(const SideTask&) = delete;
+    // Unless taken, the job is dropped when no thread has begun it.
+    ~SideTask() { m_shared->claimed.exchange(true); }
+
+    T take() {
+        m_shared->claimAndRun();
+        return m_result.get();
+    }
+
+  private:
+    struct Shared {
+        template <class Job> explicit Shared(Job job) : task(std::move(job)) {}
+        void claimAndRun() {
+            if (!claimed.exchange(true)) task();
+        }
+        std::packaged_task<T()> task;
+        std::atomic<bool> claimed{false};
+    };
+    std::shared_ptr<Shared> m_shared;
+    std::future<T> m_result;
+};
+
+FlashOptions withoutBugs(FlashOptions options) {
+    options.rescale = true;
+    options.runningMax = true;
+    return options;
+}
+
+std::vector<int> doneSteps(const StepEngine& engine, BuildProgress* progress) {
+    const int count = engine.stepCount();
+    if (engine.algorithm() == Algorithm::Standard) {
+        for (int s = 0; s < count; ++s)
+            if (engine.info(s).kind == StepKind::WriteOutput) return {s};
+        return {count - 1};
+    }
+    const int queryBlocks = engine.queryBlockCount();
+    std::vector<int> done(std::size_t(queryBlocks), 0);
+    if (engine.options().loopOrder == LoopOrder::QueryOuter) {
+        for (int i = 0; i < queryBlocks; ++i)
+            done[std::size_t(i)] =
+                (i + 1 < engine.outerBlockCount() ? engine.firstStepOfOuterBlock(i + 1) : count) -
+                1;
+        return done;
+    }
+    // Key/value outer: a query block is final after the last key block it sees has visited it.
+    std::map<int, std::vector<int>> byLastKeyBlock;
+    for (int i = 0; i < queryBlocks; ++i) {
+        const int visible = engine.visibleKeyBlocks(i);
+        if (visible > 0) byLastKeyBlock[visible - 1].push_back(i);
+    }
+    int scanned = 0;
+    for (const auto& [keyBlock, queryBlockList] : byLastKeyBlock) {
+        const int begin = engine.firstStepOfOuterBlock(keyBlock);
+        const int end = keyBlock + 1 < engine.outerBlockCount()
+                            ? engine.firstStepOfOuterBlock(keyBlock + 1)
+                            : count;
+        for (int s = begin; s < end; ++s) {
+            if ((++scanned & 0xffff) == 0 && progress && progress->cancelled())
+                throw BuildCancelled{};
+            const StepInfo info = engine.info(s);
+            if (info.queryBlock >= 0 && std::find(queryBlockList.begin(), queryBlockList.end(),
+                                                  info.queryBlock) != queryBlockList.end())
+                done[std::size_t(info.queryBlock)] = s;
+        }
+    }
+    return done;
+}
+
+std::vector<Chapter> chaptersOf(const StepEngine& engine) {
+    std::vector<Chapter> out;
+    const auto& spec = engine.problem().spec;
+    if (engine.algorithm() == Algorithm::Standard) {
+        for (int s = 0; s < engine.stepCount(); ++s) {
+            switch (engine.info(s).kind) {
+            case StepKind::ReadInputs:
+                out.push_back({QStringLiteral("Read Q, K, V"), s});
+                break;
+            case StepKind::ComputeScores:
+                out.push_back({QStringLiteral("Scores S = scale·QKᵀ, written to HBM"), s});
+                break;
+            case StepKind::ReadScores:
+                out.push_back({QStringLiteral("Softmax: S read back, P written"), s});
+                break;
+            case StepKind::ReadWeights:
+                out.push_back({QStringLiteral("Output: P read back, O = PV"), s});
+                break;
+            default:
+                break;
+            }
+        }
+        return out;
+    }
+    const bool queryOuter = engine.options().loopOrder == LoopOrder::QueryOuter;
+    if (!queryOuter) out.push_back({QStringLiteral("Initialise O, m, ℓ in HBM"), 0});
+    const int size = queryOuter ? engine.options().blockRows : engine.options().blockCols;
+    const int total = queryOuter ? spec.queries : spec.keys;
+    for (int b = 0; b < engine.outerBlockCount(); ++b) {
+        const Range range = blockRange(b, size, total);
+        const int first = range.begin, last = range.end - 1;
+        out.push_back(
+            {queryOuter ? QStringLiteral("Query block %1 · rows %2–%3").arg(b).arg(first).arg(last)
+                        : QStringLiteral("Key block %1 · keys %2–%3").arg(b).arg(first).arg(last),
+             engine.firstStepOfOuterBlock(b)});
+    }
+    return out;
+}
+
+} // namespace
+
+int Scene::queryBlockOfRow(int row) const {
+    if (!isFlash()) return 0;
+    return row / settings.options.blockRows;
+}
+
+bool Scene::rowFinished(int row, int step) const {
+    const int block = queryBlockOfRow(row);
+    if (block < 0 || block >= int(blockDoneStep.size())) return false;
+    return step >= blockDoneStep[std::size_t(block)];
+}
+
+int Scene::chapterOf(int step) const {
+    int found = 0;
+    for (std::size_t i = 0; i < chapters.size(); ++i)
+        if (chapters[i].step <= step) found = int(i);
+    return found;
+}
+
+namespace {
+
+// validateForWindow's checks, returning the hardware profile they looked up, so that one build
+// finds it once.
+HardwareProfile checkForWindow(const VizSettings& s) {
+    validate(s.spec);
+    validate(s.options);
+    const auto& spec = s.spec;
+    for (auto [value, name] :
+         {std::pair{spec.queries, "n_q (queries)"}, std::pair{spec.keys, "n_k (keys)"}})
+        if (value > kWindowMaxSequence)
+            throw EngineError(ErrorKind::LimitExceeded, std::string(name) + " = " +
+                                                            std::to_string(value) +
+                                                            " is more than the window animates (" +
+                                                            std::to_string(kWindowMaxSequence) +
+                                                            "); flashviz-cli runs larger problems");
+    if (s.algorithm == Algorithm::Flash) {
+        const std::uint64_t tiles = tileCount(spec, s.options);
+        if (tiles > kWindowMaxTiles)
+            throw EngineError(ErrorKind::LimitExceeded,
+                              "Br = " + std::to_string(s.options.blockRows) + " and Bc = " +
+                                  std::to_string(s.options.blockCols) + " cut this problem into " +
+                                  std::to_string(tiles) + " tiles; the window animates up to " +
+                                  std::to_string(kWindowMaxTiles) + ", so choose larger blocks");
+    } else {
+        requireScoreMatrixMemory(spec.queries, spec.keys, int(sizeof(double)), 2);
+    }
+    HardwareProfile hardware = hardwareFor(s);
+    for (const auto& b : backendList())
+        if (b.kind == s.backend && !b.available)
+            throw EngineError(ErrorKind::Unsupported,
+                              "The " + b.name + " backend is not available: " + b.reason);
+    return hardware;
+}
+
+// The step engine, and with a bug switched on the same run without it, to compare against.
+void layOutSteps(Scene& scene, const Problem& problem, BuildProgress* progress) {
+    const VizSettings& s = scene.settings;
+    step(progress, 5, QStringLiteral("Laying out the steps"));
+    scene.engine = std::make_shared<StepEngine>(problem, s.algorithm, s.options);
+    if (s.hasBug() && s.algorithm == Algorithm::Flash)
+        scene.correctEngine =
+            std::make_shared<StepEngine>(problem, s.algorithm, withoutBugs(s.options));
+}
+
+QString refusedNote(const QString& backendName, const std::string& refusal) {
+    return QStringLiteral("%1 refused (%2); the CPU computed instead")
+        .arg(backendName, QString::fromStdString(refusal));
+}
+
+// The chosen backend, or the CPU when it cannot be made here (a context lost to a fault earlier
+// in this session); the note says why.
+std::unique_ptr<Backend> chooseBackend(Scene& scene) {
+    const BackendKind kind = scene.settings.backend;
+    try {
+        auto backend = makeBackend(kind);
+        scene.backendName = QString::fromStdString(backend->name());
+        return backend;
+    } catch (const EngineError& e) {
+        if (kind == BackendKind::Cpu) throw;
+        scene.backendNote = refusedNote(QString::fromUtf8(toString(kind)).toUpper(), e.what());
+        scene.backendName = QStringLiteral("CPU");
+        return makeBackend(BackendKind::Cpu);
+    }
+}
+
+// The stored S and P of a run (standard attention's, or flash's debug copy of S), to be drawn.
+struct StoredMatrices {
+    Matrix scores, weights;
+};
+
+// What each stage of the core's run is called in the build's progress.
+std::function<void(RunStage)> stageReporter(const Scene& scene, BuildProgress* progress) {
+    return [&scene, progress](RunStage stage) {
+        const QString& name = scene.backendName;
+        const bool flash = scene.isFlash();
+        if (stage == RunStage::Reference)
+            step(progress, 10, QStringLiteral("Ordinary attention, for the check"));
+        else if (stage == RunStage::Run)
+            step(progress, 40, flash ? QStringLiteral("FlashAttention on the %1").arg(name)
+                                     : QStringLiteral("Standard attention: S and P in full"));
+        else
+            step(progress, 55, flash ? QStringLiteral("The CPU's run, beside the %1's").arg(name)
+                                     : QStringLiteral("Standard attention on the %1").arg(name));
+    };
+}
+
+// The run's output, reference and checks into the scene; the stored S and P handed on to draw.
+StoredMatrices keepRun(Scene& scene, RunResult run) {
+    scene.reference = std::move(run.reference);
+    scene.output = std::move(run.output);
+    scene.check = std::move(run.check);
+    scene.cpuCheck = std::move(run.cpuCheck);
+    scene.wrongRow.assign(std::size_t(scene.settings.spec.queries), 0);
+    for (int row : scene.check.wrongRows)
+        scene.wrongRow[std::size_t(row)] = 1;
+    scene.standardTotals = run.standardCounters;
+    if (!scene.isFlash() && run.fullScores.size() <= kSmallMatrixEntries) {
+        scene.smallScores = run.fullScores;
+        scene.smallWeights = run.fullWeights;
+    }
+    return {std::move(run.fullScores), std::move(run.fullWeights)};
+}
+
+// The core's run-and-check on the backend. A GPU that refuses (a d its kernels do not take, too
+// little memory) hands the work to the CPU, which then stands in as `backend`.
+StoredMatrices runOnBackend(Scene& scene, const Problem& problem,
+                            std::unique_ptr<Backend>& backend, BuildProgress* progress) {
+    RunRequest request;
+    request.algorithm = scene.settings.algorithm;
+    request.options = scene.settings.options;
+    request.cpuAlongside = true; // the window shows another backend's values beside the CPU's
+    request.onStage = stageReporter(scene, progress);
+    RunResult run = runAndCheck(problem, *backend, request);
+    if (!run.cpuStoodIn.empty()) {
+        scene.backendNote = refusedNote(scene.backendName, run.cpuStoodIn);
+        scene.backendName = QString::fromStdString(run.backendName);
+        backend = makeBackend(BackendKind::Cpu);
+    }
+    return keepRun(scene, std::move(run));
+}
+
+// Q, K, V and the output as images, with their colour scales.
+void drawInputsAndOutput(Scene& scene, const Problem& problem, BuildProgress* progress) {
+    step(progress, 65, QStringLiteral("Drawing the matrices"));
+    scene.qScale = finiteAbsMax(problem.q);
+    scene.kScale = finiteAbsMax(problem.k);
+    scene.vScale = finiteAbsMax(problem.v);
+    scene.outputScale = std::max(finiteAbsMax(scene.reference), 1e-300);
+    scene.qImage = heatmapImage(problem.q, Colouring::Diverging, scene.qScale);
+    scene.kImage = heatmapImage(problem.k, Colouring::Diverging, scene.kScale);
+    scene.vImage = heatmapImage(problem.v, Colouring::Diverging, scene.vScale);
+    scene.outputImage = heatmapImage(scene.output, Colouring::Diverging, scene.outputScale);
+}
+
+// The stored n x n matrices as images, averaged down; the numbers are freed when drawn.
+void drawStored(Scene& scene, StoredMatrices stored, BuildProgress* progress) {
+    if (stored.scores.size() > 0) {
+        step(progress, 72, QStringLiteral("Drawing the n × n scores"));
+        scene.scoresImage = heatmapImage(stored.scores, Colouring::Diverging,
+                                         finiteAbsMax(stored.scores), kLargeImageSide);
+    }
+    if (stored.weights.size() > 0) {
+        step(progress, 78, QStringLiteral("Drawing the n × n weights"));
+        scene.weightsImage = heatmapImage(stored.weights, Colouring::Sequential,
+                                          finiteAbsMax(stored.weights), kLargeImageSide);
+    }
+}
+
+// Why no per-tile trace is recorded for these settings; empty when one is.
+QString traceRefusal(const VizSettings& s) {
+    const auto& spec = s.spec;
+    if (spec.queries > kTraceMaxSequence || spec.keys > kTraceMaxSequence)
+        return QStringLiteral("per-tile traces are recorded up to n = %1").arg(kTraceMaxSequence);
+    const std::uint64_t traceValues = tileCount(spec, s.options) *
+                                      std::uint64_t(std::min(s.options.blockRows, spec.queries)) *
+                                      std::uint64_t(spec.headDim + 3);
+    if (traceValues > kTraceMaxValues)
+        return QStringLiteral("a per-tile trace would hold %1 values; larger blocks keep it smaller")
+            .arg(formatCount(traceValues));
+    return {};
+}
+
+// The per-tile values the backend itself recorded, or the note why there are none.
+void recordTrace(Scene& scene, const Problem& problem, Backend& backend, BuildProgress* progress) {
+    scene.traceNote = traceRefusal(scene.settings);
+    if (!scene.traceNote.isEmpty()) return;
+    step(progress, 82, QStringLiteral("Recording the %1's per-tile values").arg(scene.backendName));
+    try {
+        scene.trace = std::make_shared<FlashTrace>(backend.trace(problem, scene.settings.options));
+    } catch (const EngineError& e) {
+        scene.traceNote = QString::fromStdString(e.what());
+    }
+}
+
+// Standard attention: the steps at which S, P and O are written to HBM.
+void findWriteSteps(Scene& scene) {
+    for (int s = 0; s < scene.engine->stepCount(); ++s) {
+        const StepKind kind = scene.engine->info(s).kind;
+        if (kind == StepKind::WriteScores) scene.writeScoresStep = s;
+        if (kind == StepKind::WriteWeights) scene.writeWeightsStep = s;
+        if (kind == StepKind::WriteOutput) scene.writeOutputStep = s;
+    }
+}
+
+// What the views look up by step: where rows are final, the chapters, the run's totals.
+void indexSteps(Scene& scene, BuildProgress* progress) {
+    step(progress, 92, QStringLiteral("Indexing the steps"));
+    scene.blockDoneStep = doneSteps(*scene.engine, progress);
+    scene.chapters = chaptersOf(*scene.engine);
+    if (!scene.isFlash()) findWriteSteps(scene);
+    scene.totals = scene.engine->countersThrough(scene.engine->stepCount() - 1);
+}
+
+} // namespace
+
+void validateForWindow(const VizSettings& s) { checkForWindow(s); }
+
+double buildCost(const VizSettings& s) {
+    const double n2d = double(s.spec.queries) * s.spec.keys * s.spec.headDim;
+    return n2d * (s.algorithm == Algorithm::Standard ? 10.0 : 8.0);
+}
+
+double frameCost(const Scene& scene, int step) {
+    if (!scene.isFlash() || step < 0 || step >= scene.stepCount()) return 0;
+    const StepInfo info = scene.engine->info(step);
+    if (info.queryBlock < 0) return 0;
+    const int keyBlocks =
+        info.keyBlock >= 0 ? info.keyBlock + 1 : scene.engine->visibleKeyBlocks(info.queryBlock);
+    const double keys = double(keyBlocks) * scene.settings.options.blockCols;
+    const double cost = 4.0 * info.rows.size() * keys * scene.settings.spec.headDim;
+    return scene.correctEngine ? 2 * cost : cost;
+}
+
+std::shared_ptr<const Scene> buildScene(const VizSettings& settings, BuildProgress* progress) {
+    QElapsedTimer timer;
+    timer.start();
+    auto scene = std::make_shared<Scene>();
+    scene->settings = settings;
+    scene->hardware = checkForWindow(settings);
+
+    step(progress, 1, QStringLiteral("Making Q, K and V"));
+    const Problem problem = makeProblem(settings.spec);
+    layOutSteps(*scene, problem, progress);
+    std::unique_ptr<Backend> backend = chooseBackend(*scene);
+    StoredMatrices stored = runOnBackend(*scene, problem, backend, progress);
+    drawInputsAndOutput(*scene, problem, progress);
+    drawStored(*scene, std::move(stored), progress);
+    if (scene->isFlash()) {
+        recordTrace(*scene, problem, *backend, progress);
+        step(progress, 88, QStringLiteral("Finding where the rescale first matters"));
+        scene->firstRescaleStep = scene->engine->firstRescaleStep();
+    }
+    indexSteps(*scene, progress);
+    step(progress, 100, QStringLiteral("Done"));
+    scene->buildSeconds = double(timer.nsecsElapsed()) * 1e-9;
+    return scene;
+}
+
+std::vector<Range> finishedRowRuns(const Scene& scene, int stepIndex, bool arriving) {
+    std::vector<Range> runs;
+    const int rows = scene.settings.spec.queries;
+    const int br = scene.isFlash() ? scene.settings.options.blockRows : rows;
+    const int blockTotal = int(scene.blockDoneStep.size());
+    int runStart = -1;
+    for (int b = 0; b <= blockTotal; ++b) {
+        const int doneAt = b < blockTotal ? scene.blockDoneStep[std::size_t(b)] : 0;
+        const bool done =
+            b < blockTotal && stepIndex >= doneAt && !(arriving && stepIndex == doneAt);
+        if (done && runStart < 0) runStart = b * br;
+        if (!done && runStart >= 0) {
+            runs.push_back({runStart, std::min(rows, b * br)});
+            runStart = -1;
+        }
+    }
+    return runs;
+}
+
+std::vector<QRect> storedScoreRegions(const Scene& scene, const StepInfo& info) {
+    std::vector<QRect> out;
+    const int nq = scene.settings.spec.queries, nk = scene.settings.spec.keys;
+    auto add = [&](int r0, int r1, int c0, int c1) {
+        if (r1 > r0 && c1 > c0) out.emplace_back(c0, r0, c1 - c0, r1 - r0);
+    };
+    if (!scene.isFlash() || !scene.settings.options.keepFullScores) return out;
+    if (info.index == scene.stepCount() - 1) {
+        add(0, nq, 0, nk);
+        return out;
+    }
+    // A tile's scores are copied out when they are computed.
+    const bool tileWritten =
+        info.keyBlock >= 0 && info.queryBlock >= 0 && info.kind != StepKind::LoadKeyValue &&
+        info.kind != StepKind::LoadQuery && info.kind != StepKind::LoadRunningState;
+    if (scene.settings.options.loopOrder == LoopOrder::QueryOuter) {
+        if (info.queryBlock < 0) return out;
+        add(0, info.rows.begin, 0, nk);
+        const int colEnd =
+            info.keyBlock >= 0 ? (tileWritten ? info.cols.end : info.cols.begin) : nk;
+        add(info.rows.begin, info.rows.end, 0, colEnd);
+    } else if (info.keyBlock >= 0) {
+        add(0, nq, 0, info.cols.begin);
+        const int rowEnd =
+            info.queryBlock >= 0 ? (tileWritten ? info.rows.end : info.rows.begin) : 0;
+        add(0, rowEnd, info.cols.begin, info.cols.end);
+    }
+    return out;
+}
+
+std::shared_ptr<const Frame> makeFrame(const std::shared_ptr<const Scene>& scene, int stepIndex) {
+    auto frame = std::make_shared<Frame>();
+    frame->scene = scene;
+    frame->step = std::clamp(stepIndex, 0, scene->stepCount() - 1);
+    // With a bug switched on, the correct run of the same step is replayed alongside, on another
+    // core when it is worth it (on the GUI thread too: it waits no longer than doing both itself).
+    const bool withCorrect =
+        scene->correctEngine && frame->step < scene->correctEngine->stepCount();
+    std::optional<SideTask<StepState>> correct;
+    if (withCorrect && frameCost(*scene, frame->step) > kParallelFrameFlops)
+        correct.emplace(
+            [engine = scene->correctEngine, step = frame->step] { return engine->state(step); });
+    frame->state = scene->engine->state(frame->step);
+    if (frame->step > 0) frame->before = scene->engine->countersThrough(frame->step - 1);
+    if (correct)
+        frame->correct = correct->take();
+    else if (withCorrect)
+        frame->correct = scene->correctEngine->state(frame->step);
+    const StepInfo& info = frame->state.info;
+    if (scene->trace && info.queryBlock >= 0) {
+        int keyBlock = -1;
+        if (info.kind == StepKind::UpdateOutput || info.kind == StepKind::StoreRunningState)
+            keyBlock = info.keyBlock;
+        else if (info.kind == StepKind::Normalise || info.kind == StepKind::StoreOutput)
+            keyBlock = info.keyBlock >= 0 ? info.keyBlock
+                                          : scene->engine->visibleKeyBlocks(info.queryBlock) - 1;
+        if (keyBlock >= 0) frame->trace = scene->trace->find(info.queryBlock, keyBlock);
+    }
+    return frame;
+}
+
+} // namespace flashviz::gui

@@ -1,0 +1,122 @@
+#pragma once
+// What the window shows for one set of settings (a Scene), and what it shows at one step (a
+// Frame). A scene is built once, off the GUI thread when it is large; a frame is a function of
+// (scene, step) computed by the step engine, so stepping back is as cheap as stepping forward and
+// no view keeps a history.
+#include "session/settings.h"
+
+#include "core/backend.h"
+#include "core/check.h"
+#include "core/hardware.h"
+#include "core/steps.h"
+
+#include <QImage>
+#include <QRect>
+#include <QString>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace flashviz::gui {
+
+// The window animates problems up to this size; flashviz-cli runs larger ones.
+inline constexpr int kWindowMaxSequence = 16384;
+inline constexpr std::uint64_t kWindowMaxTiles = std::uint64_t(1) << 22;
+// Backends record per-tile traces only for problems this small (and this many values).
+inline constexpr int kTraceMaxSequence = 1024;
+inline constexpr std::uint64_t kTraceMaxValues = std::uint64_t(1) << 22;
+// n x n images (S, P) are averaged down to this side: a screen shows them a few hundred pixels
+// wide, and every repaint at a new size rescales them.
+inline constexpr int kLargeImageSide = 512;
+// Standard attention's S and P are kept as numbers (for the tile detail) up to this many entries.
+inline constexpr std::int64_t kSmallMatrixEntries = 4096;
+
+struct Chapter {
+    QString title;
+    int step = 0;
+};
+
+struct Scene {
+    VizSettings settings;
+    HardwareProfile hardware;
+    std::shared_ptr<const StepEngine> engine;        // the run shown, with its switches
+    std::shared_ptr<const StepEngine> correctEngine; // the same run without the bug switches
+    Matrix reference;                                // ordinary attention, double precision
+    Matrix output;                                   // what the chosen backend computed
+    CheckReport check;                               // output against the reference
+    std::vector<char> wrongRow;          // per query row: the check finds it wrong (quick lookups)
+    QString backendName;                 // the backend that produced `output`
+    QString backendNote;                 // why the CPU stood in, when the chosen backend refused
+    std::optional<CheckReport> cpuCheck; // the CPU engine's output, when another backend ran
+    std::shared_ptr<const FlashTrace> trace; // per-tile values the backend recorded
+    QString traceNote;                       // why there is no trace
+    std::optional<int> firstRescaleStep;
+    std::vector<int> blockDoneStep; // per query block: the step after which its O rows are final
+    Counters totals;                // the whole run
+    Counters standardTotals;        // standard attention on the same sizes, for comparison
+    QImage qImage, kImage, vImage, outputImage;
+    // Colour scales of those images (largest finite |value|), found once per scene so that a
+    // repaint of an n = 4096 problem does not scan a million values again.
+    double qScale = 0, kScale = 0, vScale = 0, outputScale = 0;
+    QImage scoresImage, weightsImage; // the stored S and P (standard, or the debug copy of S)
+    Matrix smallScores, smallWeights; // standard attention's S and P kept as numbers when small
+    std::vector<Chapter> chapters;
+    // Standard attention: the steps at which S, P and O are written to HBM (-1 for flash).
+    int writeScoresStep = -1, writeWeightsStep = -1, writeOutputStep = -1;
+    double buildSeconds = 0;
+
+    int stepCount() const { return engine->stepCount(); }
+    bool isFlash() const { return settings.algorithm == Algorithm::Flash; }
+    int queryBlockOfRow(int row) const;
+    bool rowFinished(int row, int step) const;
+    int chapterOf(int step) const;
+    bool isRowWrong(int row) const {
+        return row >= 0 && row < int(wrongRow.size()) && wrongRow[std::size_t(row)];
+    }
+};
+
+struct Frame {
+    std::shared_ptr<const Scene> scene;
+    int step = 0;
+    StepState state;
+    Counters before;                  // totals through the previous step
+    std::optional<StepState> correct; // the same step without the bug switches
+    const TileTrace* trace = nullptr; // the backend's record of this tile once it is updated
+};
+
+// Reports progress from a build and asks whether to stop.
+class BuildProgress {
+  public:
+    virtual ~BuildProgress() = default;
+    virtual void report(int percent, const QString& stage) = 0;
+    virtual bool cancelled() const = 0;
+};
+
+struct BuildCancelled {};
+
+// Cheap checks done before any work: the engine's own validation, this window's limits, the
+// hardware id and the backend's availability. Throws EngineError with a readable message.
+void validateForWindow(const VizSettings& settings);
+
+// Throws EngineError when the engine refuses, BuildCancelled when progress->cancelled().
+std::shared_ptr<const Scene> buildScene(const VizSettings& settings, BuildProgress* progress);
+
+// An estimate, in floating-point operations, of what a build costs (to decide whether to run it
+// on a worker thread) and of what computing one frame costs.
+double buildCost(const VizSettings& settings);
+double frameCost(const Scene& scene, int step);
+// With a bug switched on, frames costing more than this compute the correct run's state on a
+// second core while the calling thread computes the buggy run's.
+inline constexpr double kParallelFrameFlops = 4e6;
+
+// Runs of query rows whose output is final in HBM at `step` (`arriving` leaves out the block
+// being written at this very step, while its animation runs).
+std::vector<Range> finishedRowRuns(const Scene& scene, int step, bool arriving = false);
+// Parts of the debug copy of S (keepFullScores) written by this step, in element coordinates
+// (x = key, y = query row).
+std::vector<QRect> storedScoreRegions(const Scene& scene, const StepInfo& info);
+
+std::shared_ptr<const Frame> makeFrame(const std::shared_ptr<const Scene>& scene, int step);
+
+} // namespace flashviz::gui

@@ -1,0 +1,476 @@
+#include "session/settings.h"
+
+#include "core/errors.h"
+#include "core/hardware.h"
+#include "core/steps.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QSettings>
+
+#include <cmath>
+#include <limits>
+
+namespace flashviz::gui {
+
+VizSettings toySettings() {
+    VizSettings s;
+    s.spec.queries = 8;
+    s.spec.keys = 8;
+    s.spec.headDim = 4;
+    s.spec.seed = 1;
+    s.spec.pattern = InputPattern::Gaussian;
+    s.spec.precision = Precision::Double;
+    s.spec.causal = false;
+    s.options.blockRows = 4;
+    s.options.blockCols = 4;
+    s.algorithm = Algorithm::Flash;
+    s.backend = BackendKind::Cpu;
+    return s;
+}
+
+namespace {
+
+[[noreturn]] void refuse(const QString& text) {
+    throw EngineError(ErrorKind::InvalidArgument, text.toStdString());
+}
+
+[[noreturn]] void unknown(const char* key, const char* what, const QString& value) {
+    refuse(
+        QStringLiteral("%1: unknown %2 '%3'").arg(QLatin1String(key), QLatin1String(what), value));
+}
+
+// The setting keys settingsFromJson() reads (settingsToJson() writes all of them).
+const QStringList& settingKeys() {
+    static const QStringList keys{
+        QStringLiteral("queries"),   QStringLiteral("keys"),       QStringLiteral("headDim"),
+        QStringLiteral("seed"),      QStringLiteral("pattern"),    QStringLiteral("precision"),
+        QStringLiteral("causal"),    QStringLiteral("blockRows"),  QStringLiteral("blockCols"),
+        QStringLiteral("rescale"),   QStringLiteral("runningMax"), QStringLiteral("keepFullScores"),
+        QStringLiteral("loopOrder"), QStringLiteral("algorithm"),  QStringLiteral("hardware"),
+        QStringLiteral("backend")};
+    return keys;
+}
+
+int readInt(const QJsonValue& v, const char* key, int lo, int hi) {
+    return int(jsonInteger(v, QLatin1String(key), lo, hi));
+}
+
+bool readBool(const QJsonValue& v, const char* key) {
+    if (!v.isBool())
+        refuse(QStringLiteral("%1 must be true or false, not %2")
+                   .arg(QLatin1String(key), jsonExcerpt(v)));
+    return v.toBool();
+}
+
+QString readString(const QJsonValue& v, const char* key) {
+    if (!v.isString())
+        refuse(QStringLiteral("%1 must be text, not %2").arg(QLatin1String(key), jsonExcerpt(v)));
+    const QString text = v.toString();
+    if (text.size() > 64)
+        refuse(QStringLiteral("%1 is %2 characters long; names are at most 64")
+                   .arg(QLatin1String(key))
+                   .arg(text.size()));
+    return text;
+}
+
+bool knownHardware(const std::string& id);
+
+} // namespace
+
+QString jsonExcerpt(const QJsonValue& v) {
+    switch (v.type()) {
+    case QJsonValue::Null:
+        return QStringLiteral("null");
+    case QJsonValue::Bool:
+        return v.toBool() ? QStringLiteral("true") : QStringLiteral("false");
+    case QJsonValue::Double: {
+        const double d = v.toDouble();
+        // Whole numbers as integers (2147483648, not 2.147483648e+09), the rest as written.
+        if (std::isfinite(d) && d == std::floor(d) && std::abs(d) < 1e18)
+            return QString::number(qint64(d));
+        return QString::number(d, 'g', 17);
+    }
+    case QJsonValue::String: {
+        const QString text = v.toString();
+        return QLatin1Char('\'') +
+               (text.size() > 40 ? text.left(37) + QStringLiteral("...") : text) +
+               QLatin1Char('\'');
+    }
+    case QJsonValue::Array:
+        return QStringLiteral("a list");
+    case QJsonValue::Object:
+        return QStringLiteral("an object");
+    case QJsonValue::Undefined:
+        break;
+    }
+    return QStringLiteral("nothing");
+}
+
+qint64 jsonInteger(const QJsonValue& v, const QString& name, qint64 lo, qint64 hi) {
+    if (!v.isDouble())
+        refuse(QStringLiteral("%1 must be a whole number, not %2").arg(name, jsonExcerpt(v)));
+    const double d = v.toDouble();
+    const auto outOfRange = [&] {
+        refuse(QStringLiteral("%1 must be a whole number from %2 to %3, not %4")
+                   .arg(name)
+                   .arg(lo)
+                   .arg(hi)
+                   .arg(jsonExcerpt(v)));
+    };
+    if (!std::isfinite(d) || d != std::floor(d))
+        refuse(QStringLiteral("%1 must be a whole number, not %2").arg(name, jsonExcerpt(v)));
+    constexpr double kTwo63 = 9223372036854775808.0;
+    if (!(d >= -kTwo63 && d < kTwo63)) outOfRange();
+    const qint64 i = v.toInteger(); // whole and inside qint64: exact, also past 2^53
+    if (i < lo || i > hi) outOfRange();
+    return i;
+}
+
+VizSettings settingsFromJson(const QJsonObject& json, const VizSettings& base,
+                             QStringList* problems) {
+    VizSettings s = base;
+    // Each field present is read on its own: a bad one throws, or with `problems` is noted
+    // and keeps its value from `base`.
+    const auto field = [&](const char* key, const auto& read) {
+        const QJsonValue v = json.value(QLatin1String(key));
+        if (v.isUndefined()) return;
+        try {
+            read(v);
+        } catch (const EngineError& error) {
+            if (!problems) throw;
+            problems->append(QString::fromUtf8(error.what()));
+        }
+    };
+    for (auto it = json.begin(); it != json.end(); ++it)
+        if (!settingKeys().contains(it.key())) {
+            const QString message =
+                QStringLiteral("unknown setting '%1' (the settings are %2)")
+                    .arg(it.key().left(40), settingKeys().join(QStringLiteral(", ")));
+            if (!problems) refuse(message);
+            problems->append(message);
+        }
+    field("queries", [&](const QJsonValue& v) {
+        s.spec.queries = readInt(v, "queries", 1, kMaxSequenceLength);
+        // keys follow queries unless given
+        if (!json.contains(QLatin1String("keys"))) s.spec.keys = s.spec.queries;
+    });
+    field("keys",
+          [&](const QJsonValue& v) { s.spec.keys = readInt(v, "keys", 1, kMaxSequenceLength); });
+    field("headDim",
+          [&](const QJsonValue& v) { s.spec.headDim = readInt(v, "headDim", 1, kMaxHeadDim); });
+    field("seed", [&](const QJsonValue& v) {
+        s.spec.seed = std::uint64_t(
+            jsonInteger(v, QStringLiteral("seed"), 0, std::numeric_limits<qint64>::max()));
+    });
+    field("pattern", [&](const QJsonValue& v) {
+        const QString p = readString(v, "pattern");
+        const auto pattern = parseInputPattern(p.toStdString());
+        if (!pattern) unknown("pattern", "input pattern", p);
+        s.spec.pattern = *pattern;
+    });
+    field("precision", [&](const QJsonValue& v) {
+        const QString p = readString(v, "precision");
+        const auto precision = parsePrecision(p.toStdString());
+        if (!precision) unknown("precision", "precision", p);
+        s.spec.precision = *precision;
+    });
+    field("causal", [&](const QJsonValue& v) { s.spec.causal = readBool(v, "causal"); });
+    field("blockRows", [&](const QJsonValue& v) {
+        s.options.blockRows = readInt(v, "blockRows", 1, kMaxSequenceLength);
+    });
+    field("blockCols", [&](const QJsonValue& v) {
+        s.options.blockCols = readInt(v, "blockCols", 1, kMaxSequenceLength);
+    });
+    field("rescale", [&](const QJsonValue& v) { s.options.rescale = readBool(v, "rescale"); });
+    field("runningMax",
+          [&](const QJsonValue& v) { s.options.runningMax = readBool(v, "runningMax"); });
+    field("keepFullScores",
+          [&](const QJsonValue& v) { s.options.keepFullScores = readBool(v, "keepFullScores"); });
+    field("loopOrder", [&](const QJsonValue& v) {
+        const QString o = readString(v, "loopOrder");
+        const auto order = parseLoopOrder(o.toStdString());
+        if (!order) unknown("loopOrder", "loop order", o);
+        s.options.loopOrder = *order;
+    });
+    field("algorithm", [&](const QJsonValue& v) {
+        const QString a = readString(v, "algorithm");
+        const auto algorithm = parseAlgorithm(a.toStdString());
+        if (!algorithm) unknown("algorithm", "algorithm", a);
+        s.algorithm = *algorithm;
+    });
+    field("hardware", [&](const QJsonValue& v) {
+        const QString h = readString(v, "hardware");
+        if (!knownHardware(h.toStdString())) unknown("hardware", "hardware profile", h);
+        s.hardwareId = h.toStdString();
+    });
+    field("backend", [&](const QJsonValue& v) {
+        const QString b = readString(v, "backend");
+        const auto kind = parseBackendKind(b.toStdString());
+        if (!kind) unknown("backend", "backend", b);
+        s.backend = *kind;
+    });
+    return s;
+}
+
+QJsonObject settingsToJson(const VizSettings& s) {
+    QJsonObject json;
+    json.insert(QStringLiteral("queries"), s.spec.queries);
+    json.insert(QStringLiteral("keys"), s.spec.keys);
+    json.insert(QStringLiteral("headDim"), s.spec.headDim);
+    json.insert(QStringLiteral("seed"), qint64(s.spec.seed));
+    json.insert(QStringLiteral("pattern"), QLatin1String(toString(s.spec.pattern)));
+    json.insert(QStringLiteral("precision"), QLatin1String(toString(s.spec.precision)));
+    json.insert(QStringLiteral("causal"), s.spec.causal);
+    json.insert(QStringLiteral("blockRows"), s.options.blockRows);
+    json.insert(QStringLiteral("blockCols"), s.options.blockCols);
+    json.insert(QStringLiteral("rescale"), s.options.rescale);
+    json.insert(QStringLiteral("runningMax"), s.options.runningMax);
+    json.insert(QStringLiteral("keepFullScores"), s.options.keepFullScores);
+    json.insert(QStringLiteral("loopOrder"), QLatin1String(toString(s.options.loopOrder)));
+    json.insert(QStringLiteral("algorithm"), QLatin1String(toString(s.algorithm)));
+    json.insert(QStringLiteral("hardware"), QString::fromStdString(s.hardwareId));
+    json.insert(QStringLiteral("backend"), QLatin1String(toString(s.backend)));
+    return json;
+}
+
+void saveSettings(QSettings& store, const VizSettings& settings) {
+    store.setValue(
+        QStringLiteral("run/settings"),
+        QString::fromUtf8(QJsonDocument(settingsToJson(settings)).toJson(QJsonDocument::Compact)));
+}
+
+std::optional<VizSettings> loadSettings(QSettings& store, QStringList* problems) {
+    const QString key = QStringLiteral("run/settings");
+    const QString text = store.value(key).toString();
+    if (text.isEmpty()) return std::nullopt;
+    QStringList found;
+    const auto report = [&](const QString& message) {
+        found.append(QStringLiteral("%1: %2").arg(key, message));
+    };
+    std::optional<VizSettings> out;
+    QJsonParseError parseError;
+    const QJsonDocument doc = text.size() > 64 * 1024
+                                  ? QJsonDocument()
+                                  : QJsonDocument::fromJson(text.toUtf8(), &parseError);
+    if (text.size() > 64 * 1024)
+        report(QStringLiteral("%1 characters, too long for saved settings").arg(text.size()));
+    else if (parseError.error != QJsonParseError::NoError)
+        report(QStringLiteral("not valid JSON (%1)").arg(parseError.errorString()));
+    else if (!doc.isObject())
+        report(QStringLiteral("not a JSON object"));
+    else {
+        // Saved by another version or edited: a bad field keeps the toy's value, the rest load.
+        QStringList fields;
+        out = settingsFromJson(doc.object(), toySettings(), &fields);
+        for (const QString& f : fields)
+            report(f + QStringLiteral("; the default is kept"));
+    }
+    for (const QString& message : found)
+        qWarning("flashviz: saved settings: %s", qPrintable(message));
+    if (problems) *problems += found;
+    return out;
+}
+
+// Asking the driver costs a device initialisation: once per run is enough.
+static const std::optional<HardwareProfile>& thisGpu() {
+    static const std::optional<HardwareProfile> gpu = currentGpuProfile();
+    return gpu;
+}
+
+std::vector<HardwareProfile> availableHardware() {
+    std::vector<HardwareProfile> all = hardwareProfiles();
+    if (const auto& gpu = thisGpu()) all.push_back(*gpu);
+    return all;
+}
+
+namespace {
+bool knownHardware(const std::string& id) {
+    for (const auto& p : hardwareProfiles())
+        if (p.id == id) return true;
+    const auto& gpu = thisGpu();
+    return gpu && gpu->id == id;
+}
+} // namespace
+
+HardwareProfile hardwareFor(const VizSettings& settings) {
+    for (const auto& p : hardwareProfiles())
+        if (p.id == settings.hardwareId) return p;
+    if (const auto& gpu = thisGpu(); gpu && gpu->id == settings.hardwareId) return *gpu;
+    return findHardwareProfile(settings.hardwareId); // throws, naming the known ids
+}
+
+QString describeSettings(const VizSettings& s) {
+    QString text = QString::fromLatin1(toString(s.algorithm));
+    if (s.spec.queries == s.spec.keys)
+        text += QStringLiteral(" · n %1").arg(s.spec.queries);
+    else
+        text += QStringLiteral(" · n_q %1, n_k %2").arg(s.spec.queries).arg(s.spec.keys);
+    text += QStringLiteral(" · d %1").arg(s.spec.headDim);
+    if (s.algorithm == Algorithm::Flash)
+        text += QStringLiteral(" · %1×%2 tiles").arg(s.options.blockRows).arg(s.options.blockCols);
+    text += QStringLiteral(" · %1 · seed %2")
+                .arg(QLatin1String(toString(s.spec.pattern)))
+                .arg(s.spec.seed);
+    if (s.spec.causal) text += QStringLiteral(" · causal");
+    if (s.spec.precision == Precision::Float) text += QStringLiteral(" · fp32");
+    return text;
+}
+
+QString jsonEntryName(const QJsonObject& entry, int index) {
+    const QJsonValue id = entry.value(QStringLiteral("id"));
+    return id.isString() && !id.toString().isEmpty()
+               ? QStringLiteral("entry %1 ('%2')").arg(index + 1).arg(id.toString().left(40))
+               : QStringLiteral("entry %1").arg(index + 1);
+}
+
+QString jsonText(const QJsonObject& entry, const char* key, bool required, qsizetype maxChars) {
+    const QJsonValue v = entry.value(QLatin1String(key));
+    if (v.isUndefined()) {
+        if (required) refuse(QStringLiteral("%1 is missing").arg(QLatin1String(key)));
+        return {};
+    }
+    if (!v.isString())
+        refuse(QStringLiteral("%1 must be text, not %2").arg(QLatin1String(key), jsonExcerpt(v)));
+    const QString text = v.toString();
+    if (required && text.trimmed().isEmpty())
+        refuse(QStringLiteral("%1 is empty").arg(QLatin1String(key)));
+    if (text.size() > maxChars)
+        refuse(QStringLiteral("%1 is %2 characters long; at most %3 are read")
+                   .arg(QLatin1String(key))
+                   .arg(text.size())
+                   .arg(maxChars));
+    return text;
+}
+
+std::optional<QJsonArray> jsonEntries(const QByteArray& bytes, const QString& source,
+                                      const char* listKey, QStringList& errors) {
+    constexpr qsizetype kMaxBytes = 1024 * 1024;
+    if (bytes.size() > kMaxBytes) {
+        errors << QStringLiteral("%1: %2 bytes, more than the %3 read")
+                      .arg(source)
+                      .arg(bytes.size())
+                      .arg(kMaxBytes);
+        return std::nullopt;
+    }
+    QJsonParseError error;
+    const QJsonDocument doc = QJsonDocument::fromJson(bytes, &error);
+    if (error.error != QJsonParseError::NoError) {
+        errors << QStringLiteral("%1: not valid JSON (%2 at byte %3)")
+                      .arg(source, error.errorString())
+                      .arg(error.offset);
+        return std::nullopt;
+    }
+    const QJsonValue list = doc.object().value(QLatin1String(listKey));
+    if (!doc.isObject() || !list.isArray()) {
+        errors << QStringLiteral("%1: no list \"%2\" in a JSON object")
+                      .arg(source, QLatin1String(listKey));
+        return std::nullopt;
+    }
+    return list.toArray();
+}
+
+VizSettings jsonEntrySettings(const QJsonObject& entry) {
+    const QJsonValue v = entry.value(QStringLiteral("settings"));
+    if (v.isUndefined()) return toySettings();
+    if (!v.isObject())
+        refuse(QStringLiteral("settings must be an object, not %1").arg(jsonExcerpt(v)));
+    VizSettings s;
+    try {
+        s = settingsFromJson(v.toObject(), toySettings());
+    } catch (const EngineError& error) {
+        refuse(QStringLiteral("settings.%1").arg(QString::fromUtf8(error.what())));
+    }
+    // What the engine would refuse on applying (a block past n, too many steps) fails here.
+    try {
+        validate(s.spec);
+        validate(s.options);
+        validateSteps(s.spec, s.algorithm, s.options);
+    } catch (const EngineError& error) {
+        refuse(QStringLiteral("settings: %1").arg(QString::fromUtf8(error.what())));
+    }
+    return s;
+}
+
+void checkJsonKeys(const QJsonObject& entry, const QStringList& known) {
+    for (auto it = entry.begin(); it != entry.end(); ++it)
+        if (!known.contains(it.key()))
+            refuse(QStringLiteral("unknown field '%1' (the fields are %2)")
+                       .arg(it.key().left(40), known.join(QStringLiteral(", "))));
+}
+
+void checkStepExpression(const QString& text, const char* key) {
+    try {
+        (void)parseStepExpression(text.toStdString());
+    } catch (const EngineError& error) {
+        refuse(QStringLiteral("%1: %2").arg(QLatin1String(key), QString::fromUtf8(error.what())));
+    }
+}
+
+PresetsParse parsePresets(const QByteArray& bytes, const QString& source) {
+    PresetsParse out;
+    const auto list = jsonEntries(bytes, source, "presets", out.errors);
+    if (!list) return out;
+    static const QStringList known{QStringLiteral("id"), QStringLiteral("title"),
+                                   QStringLiteral("description"), QStringLiteral("settings"),
+                                   QStringLiteral("step")};
+    for (int i = 0; i < list->size(); ++i) {
+        const QJsonValue item = list->at(i);
+        const QJsonObject o = item.toObject();
+        try {
+            if (!item.isObject())
+                refuse(QStringLiteral("a preset must be an object, not %1").arg(jsonExcerpt(item)));
+            checkJsonKeys(o, known);
+            Preset p;
+            p.id = jsonText(o, "id", true, 64);
+            for (const Preset& other : out.presets)
+                if (other.id == p.id)
+                    refuse(QStringLiteral("id '%1' is taken by an earlier preset").arg(p.id));
+            p.title = jsonText(o, "title", true, 200);
+            p.description = jsonText(o, "description", false, 2000);
+            const QJsonValue step = o.value(QStringLiteral("step"));
+            if (step.isDouble())
+                p.step =
+                    QString::number(jsonInteger(step, QStringLiteral("step"), 0, kMaxStepCount));
+            else if (!step.isUndefined())
+                p.step = jsonText(o, "step", false, 64);
+            if (!p.step.isEmpty()) checkStepExpression(p.step, "step");
+            p.settings = jsonEntrySettings(o);
+            out.presets.push_back(std::move(p));
+        } catch (const EngineError& error) {
+            out.errors << QStringLiteral("%1: preset %2 skipped: %3")
+                              .arg(source, jsonEntryName(o, i), QString::fromUtf8(error.what()));
+        }
+    }
+    return out;
+}
+
+static std::vector<Preset> loadPresets() {
+    const QString path = QStringLiteral(":/flashviz/presets.json");
+    QFile file(path);
+    PresetsParse parsed;
+    if (file.open(QIODevice::ReadOnly))
+        parsed = parsePresets(file.read(2 * 1024 * 1024), QStringLiteral("presets.json"));
+    else
+        parsed.errors << QStringLiteral("%1 could not be opened").arg(path);
+    for (const QString& error : parsed.errors)
+        qWarning("flashviz: %s", qPrintable(error));
+    if (parsed.presets.empty())
+        parsed.presets.push_back(
+            {QStringLiteral("toy"), QStringLiteral("Explainer toy"), {}, toySettings(), {}});
+    return std::move(parsed.presets);
+}
+
+const std::vector<Preset>& presets() {
+    static const std::vector<Preset> all = loadPresets();
+    return all;
+}
+
+const Preset* findPreset(const QString& id) {
+    for (const Preset& p : presets())
+        if (p.id == id) return &p;
+    return nullptr;
+}
+
+} // namespace flashviz::gui

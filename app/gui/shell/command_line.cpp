@@ -1,0 +1,210 @@
+#include "shell/command_line.h"
+
+#include "pages/analysis/analysis_charts.h"
+#include "lecture/lecture.h"
+
+#include "core/errors.h"
+#include "core/steps.h"
+#include "kernels/backend_registry.h"
+
+#include <QCommandLineParser>
+#include <QDir>
+#include <QFileInfo>
+#include <QRegularExpression>
+
+#include <cmath>
+
+namespace flashviz::gui {
+
+namespace {
+
+// A whole number written plainly (digits, an optional leading '-'; no spaces, no '+', nothing
+// after), within [lowest, highest]; std::nullopt otherwise.
+std::optional<qint64> wholeNumber(const QString& text, qint64 lowest, qint64 highest) {
+    static const QRegularExpression digits(QStringLiteral("^-?[0-9]{1,18}$"));
+    if (!digits.match(text).hasMatch()) return std::nullopt;
+    const qint64 value = text.toLongLong();
+    if (value < lowest || value > highest) return std::nullopt;
+    return value;
+}
+
+// A finite number (no nan, no inf, nothing after it) within [lowest, highest].
+std::optional<double> finiteNumber(const QString& text, double lowest, double highest) {
+    if (text != text.trimmed()) return std::nullopt;
+    bool ok = false;
+    const double value = text.toDouble(&ok);
+    if (!ok || !std::isfinite(value) || value < lowest || value > highest) return std::nullopt;
+    return value;
+}
+
+} // namespace
+
+CommandLine parseCommandLine(const QStringList& arguments) {
+    CommandLine out;
+    QCommandLineParser parser;
+    parser.setApplicationDescription(
+        QObject::tr("FlashViz: how FlashAttention computes exact attention, tile by tile."));
+    const QCommandLineOption help = parser.addHelpOption();
+    const QCommandLineOption version = parser.addVersionOption();
+    QStringList presetIds;
+    for (const Preset& p : presets())
+        presetIds << p.id;
+    const QCommandLineOption preset(
+        QStringLiteral("preset"),
+        QObject::tr("Start from a preset: %1.").arg(presetIds.join(QStringLiteral(", "))),
+        QStringLiteral("name"));
+    const QCommandLineOption step(
+        QStringLiteral("step"),
+        QObject::tr("Start at this step: a number, 'end' or 'first-rescale', either name "
+                    "optionally followed by +K or -K (past the last step shows the last)."),
+        QStringLiteral("step"));
+    const QCommandLineOption lecture(QStringLiteral("lecture"),
+                                     QObject::tr("Start in lecture mode."));
+    const QCommandLineOption chapter(QStringLiteral("chapter"),
+                                     QObject::tr("Lecture chapter to start at (1 = first)."),
+                                     QStringLiteral("n"));
+    const QCommandLineOption screenshot(
+        QStringLiteral("screenshot"),
+        QObject::tr("Render the window at that state to a PNG and exit."), QStringLiteral("file"));
+    const QCommandLineOption size(QStringLiteral("size"),
+                                  QObject::tr("Window size for --screenshot (default 1920x1080)."),
+                                  QStringLiteral("WxH"));
+    const QCommandLineOption bug(QStringLiteral("bug"),
+                                 QObject::tr("Switch the rescale off (the bug)."));
+    const QCommandLineOption analysis(QStringLiteral("analysis"),
+                                      QObject::tr("Open the analysis page at chart n (1 = first)."),
+                                      QStringLiteral("n"));
+    const QCommandLineOption transition(
+        QStringLiteral("transition"),
+        QObject::tr("Hold the step's animation at t in [0, 1] (for screenshots)."),
+        QStringLiteral("t"));
+    const QCommandLineOption backendValues(
+        QStringLiteral("backend-values"),
+        QObject::tr("Show the backend's recorded per-tile values beside the engine's."));
+    const QCommandLineOption play(QStringLiteral("play"),
+                                  QObject::tr("Start playing at once (a demo on a kiosk)."));
+    const QCommandLineOption noRestore(QStringLiteral("no-restore"),
+                                       QObject::tr("Ignore the saved settings."));
+    const QCommandLineOption backend(QStringLiteral("backend"),
+                                     QObject::tr("Compute on this backend: cpu or cuda."),
+                                     QStringLiteral("name"));
+    parser.addOptions({preset, step, lecture, chapter, screenshot, size, bug, analysis, transition,
+                       backendValues, play, noRestore, backend});
+    if (!parser.parse(arguments)) {
+        out.error = parser.errorText();
+        return out;
+    }
+    if (parser.isSet(help)) {
+        out.exitNow = true;
+        out.output = parser.helpText();
+        return out;
+    }
+    if (parser.isSet(version)) {
+        out.exitNow = true;
+        out.output = QStringLiteral("flashviz %1\n").arg(QCoreApplication::applicationVersion());
+        return out;
+    }
+    StartOptions& s = out.start;
+    s.preset = parser.value(preset);
+    if (!s.preset.isEmpty() && !findPreset(s.preset)) {
+        out.error = QObject::tr("Unknown preset '%1'; known presets: %2")
+                        .arg(s.preset, presetIds.join(QStringLiteral(", ")));
+        return out;
+    }
+    s.step = parser.value(step);
+    if (parser.isSet(step)) {
+        try {
+            (void)parseStepExpression(s.step.toStdString());
+        } catch (const EngineError& e) {
+            out.error = QStringLiteral("--step: %1").arg(QString::fromStdString(e.what()));
+            return out;
+        }
+    }
+    s.lecture = parser.isSet(lecture);
+    if (parser.isSet(chapter)) {
+        const qint64 chapters = qint64(lectureChapters().size());
+        const auto n = wholeNumber(parser.value(chapter), 1, chapters);
+        if (!n) {
+            out.error = QObject::tr("--chapter takes a chapter number from 1 to %1 (got '%2')")
+                            .arg(chapters)
+                            .arg(parser.value(chapter));
+            return out;
+        }
+        s.chapter = int(*n - 1);
+        s.lecture = true;
+    }
+    s.bug = parser.isSet(bug);
+    if (parser.isSet(backend)) {
+        s.backend = parseBackendKind(parser.value(backend).toStdString());
+        if (!s.backend) {
+            out.error = QString::fromStdString(
+                unknownBackendMessage(parser.value(backend).toStdString()));
+            return out;
+        }
+    }
+    s.backendValues = parser.isSet(backendValues);
+    s.play = parser.isSet(play);
+    if (parser.isSet(analysis)) {
+        const qint64 charts = analysisChartTitles().size();
+        const auto n = wholeNumber(parser.value(analysis), 1, charts);
+        if (!n) {
+            out.error = QObject::tr("--analysis takes a chart number from 1 to %1 (got '%2')")
+                            .arg(charts)
+                            .arg(parser.value(analysis));
+            return out;
+        }
+        s.analysisChart = int(*n - 1);
+    }
+    if (parser.isSet(transition)) {
+        const auto t = finiteNumber(parser.value(transition), 0.0, 1.0);
+        if (!t) {
+            out.error = QObject::tr("--transition takes a number from 0 to 1 (got '%1')")
+                            .arg(parser.value(transition));
+            return out;
+        }
+        s.transition = *t;
+    }
+    out.screenshot = parser.value(screenshot);
+    if (parser.isSet(screenshot)) {
+        // Checked before any window exists: an empty name would open the interactive window,
+        // a missing folder would be found only after the scene was built.
+        const QFileInfo file(out.screenshot);
+        if (out.screenshot.isEmpty()) {
+            out.error = QObject::tr("--screenshot takes the name of a PNG file to write (got '')");
+            return out;
+        }
+        if (file.isDir()) {
+            out.error = QObject::tr("--screenshot takes a file name, but '%1' is a folder")
+                            .arg(out.screenshot);
+            return out;
+        }
+        if (!file.absoluteDir().exists()) {
+            out.error = QObject::tr("--screenshot '%1': the folder '%2' does not exist")
+                            .arg(out.screenshot, QDir::toNativeSeparators(file.absolutePath()));
+            return out;
+        }
+    }
+    if (parser.isSet(size)) {
+        const QStringList parts = parser.value(size).split(QLatin1Char('x'));
+        const auto w = parts.size() == 2 ? wholeNumber(parts[0], 320, 8192) : std::nullopt;
+        const auto h = parts.size() == 2 ? wholeNumber(parts[1], 240, 8192) : std::nullopt;
+        if (!w || !h) {
+            out.error = QObject::tr("--size takes WIDTHxHEIGHT from 320x240 to 8192x8192, e.g. "
+                                    "1600x1000 (got '%1')")
+                            .arg(parser.value(size));
+            return out;
+        }
+        out.size = QSize(int(*w), int(*h));
+    }
+    if (!out.screenshot.isEmpty()) {
+        // A screenshot shows exactly what the command line asks for and leaves no trace.
+        s.restore = false;
+        s.save = false;
+        s.fullScreen = false;
+        if (!s.transition) s.transition = 1.0;
+    }
+    if (parser.isSet(noRestore)) s.restore = false;
+    return out;
+}
+
+} // namespace flashviz::gui

@@ -1,0 +1,80 @@
+// flashviz: the application. Everything it shows is built in the libraries of app/gui (flashviz_gui_shell and what it links).
+#include "shell/command_line.h"
+#include "session/controller.h"
+#include "shell/main_window.h"
+
+#include <QApplication>
+#include <QRegularExpression>
+
+#include <cstdio>
+#include <optional>
+
+namespace {
+
+void setIdentity() {
+    QCoreApplication::setOrganizationName(QStringLiteral("FlashViz"));
+    QCoreApplication::setApplicationName(QStringLiteral("flashviz"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(FLASHVIZ_VERSION));
+}
+
+// Qt's own options (-platform, -style, …) are spelt with one dash; only QApplication knows them.
+bool hasQtOption(const QStringList& arguments) {
+    static const QRegularExpression qtStyle(QStringLiteral("^-[A-Za-z]{2,}"));
+    for (qsizetype i = 1; i < arguments.size(); ++i)
+        if (qtStyle.match(arguments[i]).hasMatch()) return true;
+    return false;
+}
+
+// --help, --version and a command line that cannot be used are answered before a QApplication
+// looks for a display, so that they work on a terminal without one. Returns the exit code then.
+std::optional<int> answerWithoutDisplay(int argc, char** argv) {
+    QCoreApplication app(argc, argv);
+    setIdentity();
+    const QStringList arguments = QCoreApplication::arguments();
+    const flashviz::gui::CommandLine command = flashviz::gui::parseCommandLine(arguments);
+    if (command.exitNow) {
+        std::fputs(qPrintable(command.output), stdout);
+        return 0;
+    }
+    if (!command.error.isEmpty() && !hasQtOption(arguments)) {
+        std::fprintf(stderr, "flashviz: %s\n", qPrintable(command.error));
+        return 2;
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    if (const std::optional<int> answered = answerWithoutDisplay(argc, argv)) return *answered;
+    QApplication app(argc, argv);
+    setIdentity();
+    const flashviz::gui::CommandLine command =
+        flashviz::gui::parseCommandLine(QApplication::arguments());
+    if (!command.error.isEmpty()) {
+        std::fprintf(stderr, "flashviz: %s\n", qPrintable(command.error));
+        return 2;
+    }
+    if (command.exitNow) {
+        std::fputs(qPrintable(command.output), stdout);
+        return 0;
+    }
+    flashviz::gui::MainWindow window(command.start);
+    if (!command.screenshot.isEmpty()) {
+        window.resize(command.size);
+        window.show();
+        QString error;
+        if (!flashviz::gui::saveScreenshot(window, command.screenshot, &error)) {
+            std::fprintf(stderr, "flashviz: %s\n", qPrintable(error));
+            return 1;
+        }
+        std::printf("%s\n", qPrintable(command.screenshot));
+        return 0;
+    }
+    if (command.start.lecture)
+        window.showFullScreen();
+    else
+        flashviz::gui::showWithinScreen(window);
+    if (command.start.play) window.controller()->play();
+    return QApplication::exec();
+}

@@ -1,0 +1,156 @@
+#pragma once
+// The main window: the check across the top (always visible), the step-by-step page (memory
+// stage, code, tile detail, matrices) and the analysis page in tabs, playback below, the
+// controls in a dock; lecture mode replaces all of it with a full-screen presentation.
+#include "session/settings.h"
+
+#include <QMainWindow>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+class QAction;
+class QDockWidget;
+class QLabel;
+class QProgressBar;
+class QPushButton;
+class QSplitter;
+class QStackedWidget;
+class QTabWidget;
+class QVariantAnimation;
+
+namespace flashviz::gui {
+
+class AnalysisView;
+class GpuBenchmarkView;
+class CheckPanel;
+class CodePanel;
+class Controller;
+class ControlsPanel;
+class FrameView;
+class LectureView;
+class MatricesView;
+class MemoryStageView;
+class PlaybackBar;
+class TileDetailView;
+struct Frame;
+
+struct StartOptions {
+    QString preset; // a preset id; empty: the saved settings, or the toy the first time
+    QString step;   // a step number, "end" or "first-rescale"
+    bool lecture = false;
+    int chapter = 0;        // lecture chapter, from 0
+    bool restore = true;    // read the saved settings and layout
+    bool save = true;       // save them on close
+    bool fullScreen = true; // lecture mode takes the whole screen (not when taking a screenshot)
+    std::optional<qreal> transition;    // hold animations at this point in [0, 1]
+    int analysisChart = -1;             // open the analysis page at this chart
+    bool bug = false;                   // switch the rescale off
+    bool backendValues = false;         // show the backend's recorded per-tile values
+    bool play = false;                  // start playing once shown
+    std::optional<BackendKind> backend; // compute on this backend (else the preset's or saved one)
+};
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+  public:
+    explicit MainWindow(const StartOptions& options = {}, QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    // What could not be restored at start (saved layout or settings), one line each, naming the
+    // key; shown once in the status bar and on stderr, and the bad keys are removed.
+    QStringList restoreProblems() const { return m_restoreProblems; }
+
+    Controller* controller() const { return m_controller; }
+    MemoryStageView* memoryStage() const { return m_memory; }
+    TileDetailView* tileDetail() const { return m_tile; }
+    MatricesView* matrices() const { return m_matrices; }
+    CheckPanel* checkPanel() const { return m_check; }
+    CodePanel* codePanel() const { return m_code; }
+    PlaybackBar* playback() const { return m_playback; }
+    ControlsPanel* controls() const { return m_controls; }
+    LectureView* lecture() const { return m_lecture; }
+    AnalysisView* analysis() const { return m_analysis; }
+    GpuBenchmarkView* gpuBenchmark(); // made on first use
+    QTabWidget* tabs() const { return m_tabs; }
+
+    bool isLectureMode() const;
+    // The F1 dialog's key help, generated from the window's actions (key_help.h).
+    QString keyHelpText() const;
+    void enterLecture(int chapter = 0);
+    void leaveLecture();
+    void showAnalysis(int chart);
+    // Processes events until the scene, the frame and a visible analysis page are ready.
+    bool waitUntilIdle(int timeoutMs = 120000);
+    void saveState() const;
+
+  public slots:
+    void toggleLecture();
+
+  protected:
+    void closeEvent(QCloseEvent* event) override;
+
+  private:
+    void buildUi();
+    void buildActions();
+    void showKeyHints(); // the playback bar's and the lecture's one-line key hints
+    void restoreState();
+    void restoreDockLayout(const QByteArray& state);
+    void distributeFrame();
+    void onSceneChanged();
+    void onRefused(const QString& message);
+    void onBusyChanged(bool busy);
+    void updateAnalysisSettings();
+    void saveScreenshotInteractively();
+    std::vector<FrameView*> activeViews() const;
+
+    StartOptions m_options;
+    Controller* m_controller;
+    QStackedWidget* m_stack = nullptr;
+    QTabWidget* m_tabs = nullptr;
+    MemoryStageView* m_memory = nullptr;
+    TileDetailView* m_tile = nullptr;
+    MatricesView* m_matrices = nullptr;
+    CheckPanel* m_check = nullptr;
+    CodePanel* m_code = nullptr;
+    PlaybackBar* m_playback = nullptr;
+    ControlsPanel* m_controls = nullptr;
+    LectureView* m_lecture = nullptr;
+    AnalysisView* m_analysis = nullptr;
+    QWidget* m_gpuBenchmarkPage = nullptr;
+    GpuBenchmarkView* m_gpuBenchmark = nullptr;
+    QDockWidget* m_dock = nullptr;
+    QSplitter* m_vertical = nullptr;
+    QSplitter* m_top = nullptr;
+    QSplitter* m_bottom = nullptr;
+    QLabel* m_status = nullptr;
+    QProgressBar* m_progress = nullptr;
+    QPushButton* m_cancel = nullptr;
+    QVariantAnimation* m_animation = nullptr;
+    std::shared_ptr<const Frame> m_shownFrame;
+    std::vector<QAction*> m_lectureOnly;
+    VizSettings m_beforeLecture;
+    int m_stepBeforeLecture = 0;
+    bool m_wasFullScreen = false;
+    QStringList m_restoreProblems;
+};
+
+// Checks of saved layout bytes before they are applied: an empty string when they may be, else
+// why not. A splitter's state is decoded as QSplitter writes it (marker, version, one size per
+// widget, handle width 0..64, orientation); a window geometry as QWidget writes it (magic,
+// version, rectangles of a sane size that meet `desktop` when it is not empty); a main window
+// state by its marker, version and length. One flipped bit in a saved splitter (handle width
+// 6 -> 16,777,222) took 4.4 GB and crashed every start. Any bytes at all; never throws.
+QString checkSplitterState(const QByteArray& state, int widgets, Qt::Orientation orientation);
+QString checkWindowGeometry(const QByteArray& geometry, const QRect& desktop);
+QString checkWindowState(const QByteArray& state);
+
+// Renders the window at its current state to a PNG (waiting for any work first).
+bool saveScreenshot(MainWindow& window, const QString& file, QString* error);
+
+// Shows the window as it is, or maximised when it is larger than its screen's free area (the
+// default 1600 x 1000 on a 1366 x 768 laptop would hide the playback bar off the screen).
+void showWithinScreen(QWidget& window);
+
+} // namespace flashviz::gui
