@@ -76,7 +76,7 @@ MainWindow::MainWindow(const StartOptions& options, QWidget* parent)
     connect(m_controls, &ControlsPanel::presetRequested, m_controller,
             [this](const QString& id) { m_controller->applyPreset(id); });
     connect(m_controls, &ControlsPanel::showBackendValuesChanged, m_tile,
-            &TileDetailView::setShowBackendValues);
+            [this](bool show) { m_tile->setViewOptions(ViewOptions{show}); });
     connect(m_check, &CheckPanel::jumpRequested, m_controller, &Controller::setStep);
 
     // Where to start: a preset from the command line, else what was saved, else the toy.
@@ -667,7 +667,7 @@ void MainWindow::saveState() const {
     store.setValue(QStringLiteral("window/splitTop"), m_top->saveState());
     store.setValue(QStringLiteral("window/splitBottom"), m_bottom->saveState());
     store.setValue(QStringLiteral("playback/speed"), m_controller->speed());
-    store.setValue(QStringLiteral("view/backendValues"), m_tile->showBackendValues());
+    store.setValue(QStringLiteral("view/backendValues"), m_tile->viewOptions().showBackendValues);
     store.setValue(QStringLiteral("view/tab"), m_tabs->currentIndex());
 }
 

@@ -2,6 +2,7 @@
 // The base of the painted views: a theme and the frame to draw. Setters store and repaint;
 // paintEvent draws what the engine computed (principle 5).
 #include "session/scene.h"
+#include "session/view_options.h"
 #include "style/theme.h"
 
 #include <QWidget>
@@ -32,6 +33,16 @@ class FrameView : public QWidget {
     }
     const Frame* frame() const { return m_frame.get(); }
 
+    // The view options are an input of what a view shows, like the frame: a change re-runs
+    // frameChanged().
+    void setViewOptions(const ViewOptions& options) {
+        if (options == m_options) return;
+        m_options = options;
+        frameChanged();
+        update();
+    }
+    const ViewOptions& viewOptions() const { return m_options; }
+
     // 0 when a change has just happened, 1 when its animation has finished.
     void setTransition(qreal t) {
         if (t == m_transition) return;
@@ -48,6 +59,7 @@ class FrameView : public QWidget {
     Theme m_theme = Theme::desktop();
     std::shared_ptr<const Frame> m_frame;
     std::shared_ptr<const Frame> m_previous;
+    ViewOptions m_options;
     qreal m_transition = 1.0;
 };
 

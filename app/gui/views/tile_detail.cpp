@@ -130,11 +130,6 @@ TileDetailView::TileDetailView(QWidget* parent) : FrameView(parent) {
     setAttribute(Qt::WA_OpaquePaintEvent);
 }
 
-void TileDetailView::setShowBackendValues(bool show) {
-    m_showBackend = show;
-    update();
-}
-
 void TileDetailView::setMaxRows(int rows) {
     m_maxRows = std::max(1, rows);
     update();
@@ -153,7 +148,7 @@ TileDetailView::TileGeometry TileDetailView::tileGeometry() const {
     const bool flash = scene.isFlash();
     const bool hasRows = g.hasRows = flash && info.queryBlock >= 0;
     const bool bug = g.bug = m_frame->correct.has_value();
-    const bool backend = g.backend = m_showBackend && scene.trace && hasRows; // its column shows
+    const bool backend = g.backend = viewOptions().showBackendValues && scene.trace && hasRows; // its column shows
     const int tileRows = g.tileRows = hasRows ? info.rows.size() : 0;
     const qreal lineH = g.lineH = QFontMetricsF(cellFont).height();
     const qreal smallH = g.smallH = QFontMetricsF(smallFont).height();
@@ -171,7 +166,7 @@ TileDetailView::TileGeometry TileDetailView::tileGeometry() const {
                               (wide ? 0 : minGridH + 8 * sc);
     const int shownRows = g.shownRows = std::min({tileRows, m_maxRows, tileRows > 8 ? 5 : 8,
                                                   std::max(1, int(roomForRows / rowH))});
-    const bool traceNote = m_showBackend && !scene.trace && !scene.traceNote.isEmpty();
+    const bool traceNote = viewOptions().showBackendValues && !scene.trace && !scene.traceNote.isEmpty();
     const qreal noteH = g.noteH =
         (tileRows > shownRows || bug || backend || traceNote) ? noteLinesH : 0;
     const qreal tableH = hasRows ? tableHeadH + shownRows * rowH + noteH : 0;
@@ -569,7 +564,7 @@ void TileDetailView::paintEvent(QPaintEvent*) {
         notes << tr("%1 column: what the %2 backend recorded after this tile's update; |Δ|: "
                     "its largest difference from the CPU's m, ℓ and acc")
                      .arg(backendShortName, backendName);
-    else if (m_showBackend && !scene.traceNote.isEmpty())
+    else if (viewOptions().showBackendValues && !scene.traceNote.isEmpty())
         notes << tr("no backend trace: %1").arg(scene.traceNote);
     if (!notes.isEmpty()) {
         p.setPen(m_theme.muted);

@@ -17,9 +17,6 @@ class TileDetailView : public FrameView {
     QSize sizeHint() const override { return {640, 400}; }
     QSize minimumSizeHint() const override { return {360, 180}; }
 
-    // Show the backend's recorded values beside the step engine's (on by default for CUDA).
-    void setShowBackendValues(bool show);
-    bool showBackendValues() const { return m_showBackend; }
     // The most query rows listed in the table.
     void setMaxRows(int rows);
     // What the current size lists (fewer rows than setMaxRows when the view is short) and where.
@@ -55,7 +52,6 @@ class TileDetailView : public FrameView {
     std::vector<Column> tableColumns(bool withBackend) const;
     TableHeader fitHeader(const std::vector<Column>& columns, qreal width) const;
 
-    bool m_showBackend = false;
     int m_maxRows = 8;
 };
 
