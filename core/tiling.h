@@ -1,9 +1,15 @@
 #pragma once
 // How a problem is cut into tiles, and which of them a causal mask leaves: the forward pass, the
-// step engine, the counting model, the CPU trace and the CUDA backend's host code all follow this
-// one rule, so that their tiles, step counts and byte counts cannot drift apart. Kept free of
-// Eigen and to C++17 so that the CUDA launchers (nvcc, C++17) include it as well. The kernels'
-// device code has its own copy (kernels/cuda/params.h); tests/kernels compares it with this one.
+// step engine, the counting model, the CPU trace, the CUDA backend's host code and the kernels
+// themselves all follow this one rule, so that their tiles, step counts and byte counts cannot
+// drift apart. Kept free of Eigen and to C++17 so that nvcc compiles it; under nvcc every rule is
+// also a device function (no CUDA header is needed for that).
+
+#ifdef __CUDACC__
+#define FLASHVIZ_TILING_RULE constexpr __host__ __device__
+#else
+#define FLASHVIZ_TILING_RULE constexpr
+#endif
 
 namespace flashviz {
 
@@ -11,29 +17,29 @@ namespace flashviz {
 struct Range {
     int begin = 0;
     int end = 0;
-    constexpr int size() const { return end - begin; }
-    constexpr bool operator==(const Range& other) const {
+    FLASHVIZ_TILING_RULE int size() const { return end - begin; }
+    FLASHVIZ_TILING_RULE bool operator==(const Range& other) const {
         return begin == other.begin && end == other.end;
     }
 };
 
 // How many blocks of `size` cover `total` items; the last one may be ragged.
-constexpr int blockCount(int total, int size) { return (total + size - 1) / size; }
+FLASHVIZ_TILING_RULE int blockCount(int total, int size) { return (total + size - 1) / size; }
 
 // Block `block` of `size` items within [0, total): the last block is cut short.
-constexpr Range blockRange(int block, int size, int total) {
+FLASHVIZ_TILING_RULE Range blockRange(int block, int size, int total) {
     const int end = (block + 1) * size;
     return {block * size, end < total ? end : total};
 }
 
 // The causal rule, bottom-right aligned as in FlashAttention 2: with n_q == n_k it is the usual
 // lower triangle; with n_q > n_k the first n_q - n_k rows see no key at all and their output is 0.
-constexpr bool causallyVisible(int row, int col, int queries, int keys) {
+FLASHVIZ_TILING_RULE bool causallyVisible(int row, int col, int queries, int keys) {
     return col <= row + (keys - queries);
 }
 
 // The last key index (inclusive) a row may see; -1 when none.
-constexpr int lastVisibleKey(int row, int queries, int keys, bool causal) {
+FLASHVIZ_TILING_RULE int lastVisibleKey(int row, int queries, int keys, bool causal) {
     if (!causal) return keys - 1;
     const int last = row + (keys - queries);
     return last < -1 ? -1 : (last < keys - 1 ? last : keys - 1); // -1: the row sees no key
@@ -41,15 +47,24 @@ constexpr int lastVisibleKey(int row, int queries, int keys, bool causal) {
 
 // How many key blocks the query rows `rows` meet: all of them, or a prefix when causal (the
 // mask hides a suffix). The count never falls from one query block to the next.
-constexpr int visibleKeyBlocks(Range rows, int queries, int keys, int blockCols, bool causal) {
+FLASHVIZ_TILING_RULE int visibleKeyBlocks(Range rows, int queries, int keys, int blockCols, bool causal) {
     const int lastKey = lastVisibleKey(rows.end - 1, queries, keys, causal);
     return lastKey < 0 ? 0 : lastKey / blockCols + 1;
 }
 
 // The keys those visible blocks hold (the last block may be ragged).
-constexpr int keysInVisibleBlocks(Range rows, int queries, int keys, int blockCols, bool causal) {
+FLASHVIZ_TILING_RULE int keysInVisibleBlocks(Range rows, int queries, int keys, int blockCols, bool causal) {
     const int covered = visibleKeyBlocks(rows, queries, keys, blockCols, causal) * blockCols;
     return covered < keys ? covered : keys;
+}
+
+// Whether every key of the tile [key0, key0 + blockCols) exists and every row from `firstRow` on
+// sees it: such a tile needs no mask. The kernels mask only the ragged last tile and the tiles
+// the causal diagonal crosses, since the first row sees the fewest keys.
+FLASHVIZ_TILING_RULE bool tileFullyVisible(int firstRow, int key0, int blockCols, int queries, int keys,
+                                        bool causal) {
+    const int lastKey = key0 + blockCols - 1;
+    return lastKey < keys && lastKey <= lastVisibleKey(firstRow, queries, keys, causal);
 }
 
 } // namespace flashviz

@@ -14,6 +14,7 @@
 // barrier. l is kept per thread as a partial sum and reduced once at the end.
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/cuda/params.h"
+#include "core/tiling.h"
 
 #include <cstddef>
 
@@ -97,8 +98,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
 
     const int q0 = queryBlock * BR;
     const int rowEnd = min(q0 + BR, p.queries);
-    const int keyBlocks = visibleKeyBlocks(q0, rowEnd, p.queries, p.keys, BC, p.causal);
-    const int diagonal = p.keys - p.queries;
+    const int keyBlocks = visibleKeyBlocks(Range{q0, rowEnd}, p.queries, p.keys, BC, p.causal);
     const float scaleLog2 = p.scale * kLog2e;
 
     float m[TM], l[TM], acc[TM][TD];
@@ -150,11 +150,11 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
         }
 
         // Ragged last tile and the causal diagonal: hidden keys score -inf.
-        if (kv0 + BC > p.keys || (p.causal && kv0 + BC - 1 > q0 + diagonal)) {
+        if (!tileFullyVisible(q0, kv0, BC, p.queries, p.keys, p.causal)) {
 #pragma unroll
             for (int i = 0; i < TM; ++i) {
                 const int row = q0 + rowGroup + i * RG;
-                const int lastKey = p.causal ? min(p.keys - 1, row + diagonal) : p.keys - 1;
+                const int lastKey = lastVisibleKey(row, p.queries, p.keys, p.causal);
 #pragma unroll
                 for (int t = 0; t < TN; ++t)
                     if (kv0 + colGroup + 16 * t > lastKey) s[i][t] = -INFINITY;

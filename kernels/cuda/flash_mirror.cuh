@@ -6,6 +6,7 @@
 // score tile, m, l, the correction and the O accumulator all sit in shared memory, whose size
 // follows from Br, Bc and d at run time. Speed is not its purpose: flash_fast.cuh is.
 #include "kernels/cuda/params.h"
+#include "core/tiling.h"
 
 #include <cuda_runtime.h>
 
@@ -47,9 +48,8 @@ __global__ void __launch_bounds__(kMirrorThreads) flashMirrorKernel(const Mirror
 
     const int q0 = queryBlock * br;
     const int rows = min(br, p.queries - q0);
-    const int keyBlocksAll = ceilDiv(p.keys, bc);
-    const int keyBlocks = visibleKeyBlocks(q0, q0 + rows, p.queries, p.keys, bc, p.causal);
-    const int diagonal = p.keys - p.queries;
+    const int keyBlocksAll = blockCount(p.keys, bc);
+    const int keyBlocks = visibleKeyBlocks(Range{q0, q0 + rows}, p.queries, p.keys, bc, p.causal);
     const bool rescaling = mp.rescale && mp.runningMax;
 
     for (int e = tid; e < rows * d; e += threads) {
@@ -75,13 +75,13 @@ __global__ void __launch_bounds__(kMirrorThreads) flashMirrorKernel(const Mirror
         __syncthreads();
 
         // S = scale * Q K^T; keys the causal mask hides score -inf.
-        const bool fullyVisible = !p.causal || q0 + diagonal >= kv0 + cols - 1;
+        const bool fullyVisible = tileFullyVisible(q0, kv0, cols, p.queries, p.keys, p.causal);
         for (int e = tid; e < rows * cols; e += threads) {
             const int r = e / cols, c = e % cols;
             float dot = 0.0f;
             for (int k = 0; k < d; ++k) dot = fmaf(sQ[r * d + k], sK[c * d + k], dot);
             float score = dot * p.scale;
-            if (!fullyVisible && kv0 + c > q0 + r + diagonal) score = -INFINITY;
+            if (!fullyVisible && !causallyVisible(q0 + r, kv0 + c, p.queries, p.keys)) score = -INFINITY;
             sS[r * bc + c] = score;
             if (mp.fullScores) mp.fullScores[std::int64_t(q0 + r) * p.keys + kv0 + c] = score;
         }

@@ -32,6 +32,7 @@
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/cuda/mma_softmax.cuh"
 #include "kernels/cuda/params.h"
+#include "core/tiling.h"
 
 #include <cstdint>
 
@@ -120,15 +121,14 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) flashTf32x3Kernel(
     const int g = lane / 4, q = lane % 4; // mma fragment coordinates
     const int row0 = queryBlock * BR;
     const int warpRow = row0 + warp * 16;
-    const int shift = p.keys - p.queries;
     const float scaleLog2 = p.scale * detail::kLog2e;
 
     const float* Q = p.q + batch * p.qBatchStride + head * p.qHeadStride;
     const float* K = p.k + batch * p.kBatchStride + head * p.kHeadStride;
     const float* V = p.v + batch * p.vBatchStride + head * p.vHeadStride;
     float* O = p.o + batch * p.oBatchStride + head * p.oHeadStride;
-    const int tiles = visibleKeyBlocks(row0, min(row0 + BR, p.queries), p.queries, p.keys, BC,
-                                       p.causal);
+    const int tiles =
+        visibleKeyBlocks(Range{row0, min(row0 + BR, p.queries)}, p.queries, p.keys, BC, p.causal);
 
     if (tiles > 0) {
         detail::loadTileAsync<T, BR, true>(sQ, Q, p.qRowStride, row0, p.queries, tid);
@@ -193,14 +193,14 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) flashTf32x3Kernel(
 
         // Keys past the end, and under the causal mask keys past the diagonal, get -inf.
         const int key0 = j * BC;
-        if (key0 + BC > p.keys || (p.causal && key0 + BC - 1 > row0 + shift)) {
+        if (!tileFullyVisible(row0, key0, BC, p.queries, p.keys, p.causal)) {
 #pragma unroll
             for (int t = 0; t < BC / 8; ++t)
 #pragma unroll
                 for (int e = 0; e < 4; ++e) {
                     const int row = warpRow + g + (e >> 1) * 8;
                     const int key = key0 + 8 * t + 2 * q + (e & 1);
-                    if (key >= p.keys || (p.causal && key > row + shift)) s[0][t][e] = -INFINITY;
+                    if (key > lastVisibleKey(row, p.queries, p.keys, p.causal)) s[0][t][e] = -INFINITY;
                 }
         }
 

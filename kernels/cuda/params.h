@@ -5,13 +5,6 @@
 #include <cmath>
 #include <cstdint>
 
-// Small helpers below run on both sides when nvcc compiles them.
-#ifdef __CUDACC__
-#define FLASHVIZ_HOST_DEVICE __host__ __device__
-#else
-#define FLASHVIZ_HOST_DEVICE
-#endif
-
 namespace flashviz::cuda {
 
 // Q is [batch][heads][queries][d], K and V [batch][heads][keys][d], O like Q, m and l
@@ -93,20 +86,5 @@ struct MirrorParams {
     // m[Br], l[Br], correction[Br], acc[Br][d]; slot = queryBlock * keyBlocks + keyBlock.
     float* trace = nullptr;
 };
-
-FLASHVIZ_HOST_DEVICE inline int ceilDiv(int a, int b) { return (a + b - 1) / b; }
-
-// The number of key blocks a query block [rowBegin, rowEnd) meets: causal masks hide a suffix.
-// The device's copy of core/tiling.h's visibleKeyBlocks (the host rule); tst_cuda_flash and
-// tst_cuda_trace (tests/kernels) compare the kernels with the CPU on ragged causal shapes.
-FLASHVIZ_HOST_DEVICE inline int visibleKeyBlocks(int rowBegin, int rowEnd, int queries, int keys, int blockCols,
-                            bool causal) {
-    const int all = ceilDiv(keys, blockCols);
-    if (!causal || rowEnd <= rowBegin) return all;
-    const int lastKey = rowEnd - 1 + (keys - queries);
-    if (lastKey < 0) return 0;
-    const int visible = lastKey / blockCols + 1;
-    return visible < all ? visible : all;
-}
 
 } // namespace flashviz::cuda

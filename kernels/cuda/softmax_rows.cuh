@@ -3,6 +3,8 @@
 // n_q x n_k score matrix becomes softmax weights in place, with the causal mask applied and rows
 // that see no key set to 0. Memory-bound: one pass for the maximum and sum (kept online per
 // thread), one pass to write. One thread block per row.
+#include "core/tiling.h"
+
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -38,7 +40,7 @@ __global__ void __launch_bounds__(kSoftmaxThreads)
     softmaxRowsKernel(float* scores, int queries, int keys, bool causal) {
     const std::int64_t rowIndex = blockIdx.x;
     const int queryRow = int(rowIndex % queries);
-    const int lastKey = causal ? min(keys - 1, queryRow + (keys - queries)) : keys - 1;
+    const int lastKey = lastVisibleKey(queryRow, queries, keys, causal);
     float* row = scores + rowIndex * keys;
     const int tid = int(threadIdx.x);
 

@@ -49,6 +49,8 @@ class TstTiling : public QObject {
     void lastVisibleKeyIsTheLastSeenKey();
     void visibleKeyBlocksMatchBruteForce_data() { tileRows(); }
     void visibleKeyBlocksMatchBruteForce();
+    void tileFullyVisibleMeansNoMaskedEntry_data() { tileRows(); }
+    void tileFullyVisibleMeansNoMaskedEntry();
     void cpuTraceWalksTheVisibleTiles_data() { tileRows(); }
     void cpuTraceWalksTheVisibleTiles();
 
@@ -138,6 +140,24 @@ void TstTiling::visibleKeyBlocksMatchBruteForce() {
         QCOMPARE(keysInVisibleBlocks(rows, queries, keys, blockCols, causal), keysSeen);
         QVERIFY(visible >= previous); // never falls from one query block to the next
         previous = visible;
+    }
+}
+
+// The kernels skip the mask exactly where tileFullyVisible says so: it must be true only when
+// every entry of the (nominal, Bc-wide) tile exists and is visible to every row of the block.
+void TstTiling::tileFullyVisibleMeansNoMaskedEntry() {
+    const auto [queries, keys, headDim, blockRows, blockCols, causal] = fetchTileCase();
+    Q_UNUSED(headDim);
+    for (int i = 0; i < blockCount(queries, blockRows); ++i) {
+        const Range rows = blockRange(i, blockRows, queries);
+        for (int j = 0; j < blockCount(keys, blockCols); ++j) {
+            bool allSeen = true;
+            for (int r = rows.begin; r < rows.end; ++r)
+                for (int c = j * blockCols; c < (j + 1) * blockCols; ++c)
+                    allSeen = allSeen && c < keys && (!causal || causallyVisible(r, c, queries, keys));
+            QCOMPARE(tileFullyVisible(rows.begin, j * blockCols, blockCols, queries, keys, causal),
+                     allSeen);
+        }
     }
 }
 
