@@ -44,6 +44,8 @@ class TestController : public QObject {
     void refusesInvalidSettings();
     void largeSceneBuildsOnAWorker();
     void cancelKeepsThePreviousScene();
+    void newerBuildReplacesTheOlder();
+    void framesOnAWorkerShowTheLatestStep();
     void presetSteps();
     void stepExpressionsDoNotOverflow_data();
     void stepExpressionsDoNotOverflow();
@@ -325,6 +327,51 @@ void TestController::cancelKeepsThePreviousScene() {
     QVERIFY(c.requestedSettings() == toySettings());
     QTest::qWait(50);
     QCOMPARE(c.scene(), toy);
+}
+
+// A build asked for while another runs replaces it: only the newer scene arrives, with the
+// progress of its build, and the window is told once that the work is over.
+void TestController::newerBuildReplacesTheOlder() {
+    Controller c;
+    c.apply(toySettings());
+    VizSettings first = toySettings();
+    first.spec.queries = first.spec.keys = 1024;
+    first.spec.headDim = 64;
+    first.options.blockRows = first.options.blockCols = 64;
+    VizSettings second = first;
+    second.spec.seed = first.spec.seed + 1;
+    QSignalSpy scenes(&c, &Controller::sceneChanged);
+    QSignalSpy busy(&c, &Controller::busyChanged);
+    QSignalSpy progress(&c, &Controller::progress);
+    QVERIFY(c.apply(first));
+    QVERIFY(c.apply(second));
+    QVERIFY(c.isBusy());
+    QVERIFY(c.waitUntilIdle());
+    QVERIFY(c.scene()->settings == second);
+    QCOMPARE(scenes.count(), 1);
+    QCOMPARE(busy.count(), 2); // busy once, idle once
+    QVERIFY(progress.count() > 1);
+    QCOMPARE(progress.last().at(0).toInt(), 100);
+    QTest::qWait(50); // the replaced build's end, if it came now, must change nothing
+    QVERIFY(c.scene()->settings == second);
+    QCOMPARE(scenes.count(), 1);
+}
+
+// Steps asked for faster than frames are computed: the frame shown at the end is the last step's.
+void TestController::framesOnAWorkerShowTheLatestStep() {
+    VizSettings s = toySettings();
+    s.spec.queries = s.spec.keys = 512;
+    s.spec.headDim = 64;
+    s.options.blockRows = s.options.blockCols = 64;
+    Controller c;
+    c.setInlineLimits(4e6, 0); // every frame is computed off the GUI thread
+    QVERIFY(c.apply(s));
+    QVERIFY(c.waitUntilIdle());
+    for (const int step : {40, 7, 90, 300, 123})
+        c.setStep(step);
+    QVERIFY(c.waitUntilIdle());
+    QCOMPARE(c.frame()->step, 123);
+    QVERIFY(c.frame()->scene == c.scene());
 }
 
 void TestController::presetSteps() {

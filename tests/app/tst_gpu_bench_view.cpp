@@ -54,8 +54,8 @@ GpuBenchRecord sampleRecord() {
         {kGpuBenchStandardFp32, 2048, 8, 32, 10.293, 26.71, 4294967296.0, "", ""},
         {kGpuBenchFlashFp32, 2048, 8, 32, 6.766, 40.63, 4194304.0, "", kFp32Kernel},
         {kGpuBenchFlashFp16, 2048, 8, 32, 0.881, 311.95, 0.0, "", kFp16Kernel},
-        {kGpuBenchStandardFp32, 4096, 4, 32, 0, 0, 8589934592.0,
-         "its 8.0 GiB of scores do not fit", ""},
+        {kGpuBenchStandardFp32, 4096, 4, 32, 0, 0, 8589934592.0, "its 8.0 GiB of scores do not fit",
+         ""},
         {kGpuBenchFlashFp32, 4096, 4, 32, 13.581, 40.48, 4194304.0, "", kFp32Kernel},
         {kGpuBenchFlashFp16, 4096, 4, 32, 1.712, 321.20, 0.0, "", kFp16Kernel},
     };
@@ -188,7 +188,8 @@ void TestGpuBenchView::onAGpuRunsShowsSavesAndCancels() {
     auto* message = view.findChild<QLabel*>(QStringLiteral("gpuBenchMessage"));
     QVERIFY(message);
     const QRegularExpressionMatch stopped =
-        QRegularExpression(QStringLiteral("^Stopped after (\\d+) of (\\d+) points")).match(message->text());
+        QRegularExpression(QStringLiteral("^Stopped after (\\d+) of (\\d+) points"))
+            .match(message->text());
     QVERIFY2(stopped.hasMatch(), qPrintable(message->text()));
     QCOMPARE(stopped.captured(2).toInt(), 15);
     QVERIFY(stopped.captured(1).toInt() >= 1 && stopped.captured(1).toInt() < 15);
@@ -242,6 +243,11 @@ void TestGpuBenchView::savedResultsAreDrawnAsMeasured() {
     const QString caption = view.captionText();
     QVERIFY2(caption.contains(QStringLiteral("n = 2048")), qPrintable(caption));
     QVERIFY2(caption.contains(QStringLiteral("11.7×")), qPrintable(caption));
+    // Times in one unit, memory in the binary units the CUDA tools print (style/format.h).
+    QVERIFY2(
+        caption.contains(QStringLiteral("takes 0.88 ms where standard attention takes 10.3 ms")),
+        qPrintable(caption));
+    QVERIFY2(caption.contains(QStringLiteral("iB at n = ")), qPrintable(caption));
     QVERIFY2(caption.contains(QStringLiteral("flat")), qPrintable(caption));
     QVERIFY2(caption.contains(QStringLiteral("do not fit")), qPrintable(caption));
     // ... and which arithmetic flash fp32 was, from its kernel's name.
@@ -278,10 +284,12 @@ void TestGpuBenchView::jsonRoundTrip() {
     }
     // Files written before points named their kernel still load, with the kernel unknown.
     nlohmann::json old = nlohmann::json::parse(gpuBenchRecordToJson(a).toStdString());
-    for (auto& point : old["points"]) point.erase("kernel");
+    for (auto& point : old["points"])
+        point.erase("kernel");
     const GpuBenchRecord c = gpuBenchRecordFromJson(QByteArray::fromStdString(old.dump()));
     QCOMPARE(c.points.size(), a.points.size());
-    for (const GpuBenchPoint& p : c.points) QVERIFY(p.kernel.empty());
+    for (const GpuBenchPoint& p : c.points)
+        QVERIFY(p.kernel.empty());
 }
 
 void TestGpuBenchView::malformedFilesGiveMessages_data() {

@@ -8,7 +8,6 @@
 #include <QFont>
 #include <QGraphicsItem>
 #include <QGraphicsSimpleTextItem>
-#include <QLabel>
 #include <QLegend>
 #include <QString>
 #include <QXYSeries>
@@ -74,16 +73,6 @@ inline void applyChartFonts(QChart* chart, const QFont& base, const ChartFontSca
         // Overlays are placed by their size; a new font changes it.
         emit chart->plotAreaChanged(chart->plotArea());
     }
-}
-
-// Shows text in a page's message line: a light red box for an error, a blue-grey one otherwise.
-inline void showPageMessage(QLabel* label, const QString& text, bool error) {
-    label->setText(text);
-    label->setStyleSheet(error ? QStringLiteral("QLabel { background: #fde4e1; color: #7a1408; "
-                                                "padding: 0.4em; border: 1px solid #d9826f; }")
-                               : QStringLiteral("QLabel { background: #eef2f7; color: #1f2d3d; "
-                                                "padding: 0.4em; border: 1px solid #b8c4d2; }"));
-    label->show();
 }
 
 } // namespace flashviz::gui

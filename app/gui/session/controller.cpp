@@ -1,11 +1,8 @@
 #include "session/controller.h"
-#include "session/worker_pool.h"
 
 #include "core/errors.h"
 
 #include <QEventLoop>
-#include <QPromise>
-#include <QtConcurrent/QtConcurrent>
 
 #include <cmath>
 
@@ -13,21 +10,18 @@ namespace flashviz::gui {
 
 namespace {
 
-class PromiseProgress final : public BuildProgress {
+class JobProgress final : public BuildProgress {
   public:
-    explicit PromiseProgress(QPromise<BuildOutcome>& promise) : m_promise(promise) {}
-    void report(int percent, const QString& stage) override {
-        m_promise.setProgressValueAndText(percent, stage);
-    }
-    bool cancelled() const override { return m_promise.isCanceled(); }
+    explicit JobProgress(JobControl& control) : m_control(control) {}
+    void report(int percent, const QString& stage) override { m_control.report(percent, stage); }
+    bool cancelled() const override { return m_control.cancelled(); }
 
   private:
-    QPromise<BuildOutcome>& m_promise;
+    JobControl& m_control;
 };
 
-void buildJob(QPromise<BuildOutcome>& promise, const VizSettings& settings) {
-    promise.setProgressRange(0, 100);
-    PromiseProgress progress(promise);
+BuildOutcome buildJob(const CheckedSettings& settings, JobControl& control) {
+    JobProgress progress(control);
     BuildOutcome outcome;
     try {
         outcome.scene = buildScene(settings, &progress);
@@ -38,7 +32,7 @@ void buildJob(QPromise<BuildOutcome>& promise, const VizSettings& settings) {
     } catch (const std::bad_alloc&) {
         outcome.error = QStringLiteral("This machine ran out of memory for these settings");
     }
-    promise.addResult(outcome);
+    return outcome;
 }
 
 } // namespace
@@ -51,8 +45,7 @@ std::optional<int> resolveStep(const Scene& scene, const QString& stepSpec) {
     } catch (const EngineError&) {
         return std::nullopt; // the command line refuses these before a scene exists
     }
-    const auto step =
-        resolveStepExpression(expression, scene.stepCount(), scene.firstRescaleStep);
+    const auto step = resolveStepExpression(expression, scene.stepCount(), scene.firstRescaleStep);
     if (!step) return std::nullopt;
     // Exact in 64 bits, then clamped: "first-rescale+1" near the end of a run shows its end.
     return int(std::clamp<std::int64_t>(*step, 0, scene.stepCount() - 1));
@@ -63,17 +56,13 @@ Controller::Controller(QObject* parent) : QObject(parent) {
     connect(&m_timer, &QTimer::timeout, this, &Controller::tick);
 }
 
-Controller::~Controller() {
-    if (m_buildWatcher) m_buildWatcher->future().cancel();
-}
-
 int Controller::stepCount() const {
     return m_scene ? m_scene->stepCount() : 0;
 }
 
 bool Controller::isIdle() const {
-    return !m_buildWatcher && !m_frameWatcher && m_scene && m_frame && m_frame->scene == m_scene &&
-           m_frame->step == m_step;
+    return !isBusy() && !m_jobs.isRunning(FrameJob) && m_scene && m_frame &&
+           m_frame->scene == m_scene && m_frame->step == m_step;
 }
 
 bool Controller::isFramePending() const {
@@ -101,42 +90,46 @@ bool Controller::apply(const VizSettings& settings, const QString& stepSpec,
 }
 
 bool Controller::build(const VizSettings& settings, const QString& stepSpec) {
+    std::optional<CheckedSettings> checked;
     try {
-        validateForWindow(settings);
+        checked = validateForWindow(settings);
     } catch (const EngineError& e) {
         refuse(QString::fromStdString(e.what()));
         return false;
     }
     m_lastRefusal.clear();
-    const bool wasBusy = m_buildWatcher != nullptr;
-    dropBuild();
-    if (buildCost(settings) <= m_inlineBuildFlops) {
-        try {
-            auto scene = buildScene(settings, nullptr);
-            m_requested = settings;
-            setScene(std::move(scene), stepSpec);
-        } catch (const EngineError& e) {
-            if (wasBusy) emit busyChanged(false);
-            refuse(QString::fromStdString(e.what()));
-            return false;
-        }
+    const bool wasBusy = isBusy();
+    m_jobs.drop(BuildJob); // the worker stops at its next checkpoint
+    if (buildCost(settings) <= m_inlineBuildFlops) return buildInline(*checked, stepSpec, wasBusy);
+    startBuildJob(*checked, stepSpec, wasBusy);
+    return true;
+}
+
+bool Controller::buildInline(const CheckedSettings& checked, const QString& stepSpec,
+                             bool wasBusy) {
+    try {
+        auto scene = buildScene(checked, nullptr);
+        m_requested = checked.settings();
+        setScene(std::move(scene), stepSpec);
+    } catch (const EngineError& e) {
         if (wasBusy) emit busyChanged(false);
-        return true;
+        refuse(QString::fromStdString(e.what()));
+        return false;
     }
-    m_requested = settings;
-    m_pendingStepSpec = stepSpec;
-    m_buildWatcher = new QFutureWatcher<BuildOutcome>(this);
-    auto* watcher = m_buildWatcher;
-    connect(watcher, &QFutureWatcherBase::progressValueChanged, this, [this, watcher](int value) {
-        if (watcher == m_buildWatcher) emit progress(value, watcher->progressText());
-    });
-    connect(watcher, &QFutureWatcherBase::finished, this,
-            [this, watcher] { onBuildFinished(watcher); });
-    watcher->setFuture(QtConcurrent::run(&workerPool(), buildJob, settings));
+    if (wasBusy) emit busyChanged(false);
+    return true;
+}
+
+void Controller::startBuildJob(const CheckedSettings& checked, const QString& stepSpec,
+                               bool wasBusy) {
+    m_requested = checked.settings();
+    m_jobs.run<BuildOutcome>(
+        BuildJob, [checked](JobControl& control) { return buildJob(checked, control); },
+        [this, stepSpec](const BuildOutcome& outcome) { onBuildFinished(outcome, stepSpec); },
+        [this](int percent, const QString& stage) { emit progress(percent, stage); });
     emit settingsChanged();
     if (!wasBusy) emit busyChanged(true);
     emit progress(0, QStringLiteral("Starting"));
-    return true;
 }
 
 bool Controller::applyPreset(const QString& id) {
@@ -152,36 +145,18 @@ bool Controller::applyPreset(const QString& id) {
     return apply(preset->settings, preset->step, id);
 }
 
-void Controller::dropBuild() {
-    if (!m_buildWatcher) return;
-    auto* watcher = m_buildWatcher;
-    m_buildWatcher = nullptr;
-    watcher->disconnect(this);
-    watcher->future().cancel();
-    // The worker stops at its next checkpoint; the watcher goes with it.
-    if (watcher->isFinished())
-        watcher->deleteLater();
-    else
-        connect(watcher, &QFutureWatcherBase::finished, watcher, &QObject::deleteLater);
-}
-
 void Controller::cancelBuild() {
-    if (!m_buildWatcher) return;
-    dropBuild();
+    if (!isBusy()) return;
+    m_jobs.drop(BuildJob);
     m_requested = m_settings;
     emit settingsChanged();
     emit busyChanged(false);
 }
 
-void Controller::onBuildFinished(QFutureWatcher<BuildOutcome>* watcher) {
-    watcher->deleteLater();
-    if (watcher != m_buildWatcher) return;
-    m_buildWatcher = nullptr;
-    const BuildOutcome outcome = watcher->future().resultCount() > 0 ? watcher->future().result()
-                                                                     : BuildOutcome{{}, {}, true};
+void Controller::onBuildFinished(const BuildOutcome& outcome, const QString& stepSpec) {
     emit busyChanged(false);
     if (outcome.scene) {
-        setScene(outcome.scene, m_pendingStepSpec);
+        setScene(outcome.scene, stepSpec);
         return;
     }
     m_requested = m_settings;
@@ -249,56 +224,53 @@ void Controller::requestFrame() {
         deliver(makeFrame(m_scene, m_step));
         return;
     }
-    if (m_prefetchWatcher && m_prefetchScene == m_scene && m_prefetchStep == m_step)
+    if (isComputing(FrameJob, m_frameRequest) || isComputing(PrefetchJob, m_prefetchRequest))
         return; // on its way
-    if (!m_frameWatcher) startFrameJob();
-    // Otherwise the running job's completion asks again for the latest step.
+    // A job for an older step is replaced: its frame is dropped, and this one runs next.
+    m_frameRequest = {m_scene, m_step};
+    runFrameJob(FrameJob, m_frameRequest, &Controller::onFrameFinished);
 }
 
-void Controller::startFrameJob() {
-    m_frameWatcher = new QFutureWatcher<std::shared_ptr<const Frame>>(this);
-    connect(m_frameWatcher, &QFutureWatcherBase::finished, this, &Controller::onFrameFinished);
-    m_frameWatcher->setFuture(QtConcurrent::run(&workerPool(), makeFrame, m_scene, m_step));
+bool Controller::isComputing(Job job, const FrameRequest& request) const {
+    return m_jobs.isRunning(job) && request.scene == m_scene && request.step == m_step;
 }
 
-void Controller::onFrameFinished() {
-    auto* watcher = m_frameWatcher;
-    m_frameWatcher = nullptr;
-    if (!watcher) return;
-    watcher->deleteLater();
-    auto frame = watcher->future().result();
+void Controller::runFrameJob(Job job, FrameRequest request,
+                             void (Controller::*done)(std::shared_ptr<const Frame> frame)) {
+    m_jobs.run<std::shared_ptr<const Frame>>(
+        job, [request](JobControl&) { return makeFrame(request.scene, request.step); },
+        [this, done](std::shared_ptr<const Frame> frame) { (this->*done)(std::move(frame)); });
+}
+
+void Controller::onFrameFinished(std::shared_ptr<const Frame> frame) {
+    m_frameRequest = {};
     if (frame->scene == m_scene && frame->step == m_step)
         deliver(std::move(frame));
     else
         remember(std::move(frame));
-    if (m_scene && (!m_frame || m_frame->scene != m_scene || m_frame->step != m_step))
-        requestFrame();
+    if (isFramePending()) requestFrame();
 }
 
 // Playing and stepping go one step at a time: the next frame is computed while this one is on
 // screen, so that large problems step as fast as small ones. A cache of a few frames keyed by
 // (scene, step) is all that is kept; the frames themselves are still functions of the step.
 void Controller::prefetch() {
-    if (!m_scene || m_prefetchWatcher) return;
+    if (!m_scene || m_jobs.isRunning(PrefetchJob)) return;
     const int next = m_step + m_direction;
     if (next < 0 || next >= m_scene->stepCount() || cached(next)) return;
     if (frameCost(*m_scene, next) <= m_inlineFrameFlops)
         return; // cheap enough to compute on demand
-    m_prefetchWatcher = new QFutureWatcher<std::shared_ptr<const Frame>>(this);
-    m_prefetchScene = m_scene;
-    m_prefetchStep = next;
-    connect(m_prefetchWatcher, &QFutureWatcherBase::finished, this, [this] {
-        auto* watcher = m_prefetchWatcher;
-        m_prefetchWatcher = nullptr;
-        m_prefetchScene.reset();
-        watcher->deleteLater();
-        remember(watcher->future().result());
-        if (m_scene && (!m_frame || m_frame->scene != m_scene || m_frame->step != m_step))
-            requestFrame();
-        else
-            prefetch();
-    });
-    m_prefetchWatcher->setFuture(QtConcurrent::run(&workerPool(), makeFrame, m_scene, next));
+    m_prefetchRequest = {m_scene, next};
+    runFrameJob(PrefetchJob, m_prefetchRequest, &Controller::onPrefetchFinished);
+}
+
+void Controller::onPrefetchFinished(std::shared_ptr<const Frame> frame) {
+    m_prefetchRequest = {};
+    remember(std::move(frame));
+    if (isFramePending())
+        requestFrame();
+    else
+        prefetch();
 }
 
 bool Controller::waitUntilIdle(int timeoutMs) {
@@ -308,8 +280,8 @@ bool Controller::waitUntilIdle(int timeoutMs) {
     timeout.setSingleShot(true);
     connect(&timeout, &QTimer::timeout, &loop, &QEventLoop::quit);
     auto check = [this, &loop] {
-        if (isIdle() ||
-            (!m_buildWatcher && !m_frameWatcher && !(m_prefetchWatcher && isFramePending())))
+        if (isIdle() || (!isBusy() && !m_jobs.isRunning(FrameJob) &&
+                         !(m_jobs.isRunning(PrefetchJob) && isFramePending())))
             loop.quit();
     };
     const auto c1 = connect(this, &Controller::frameChanged, &loop, check, Qt::QueuedConnection);

@@ -3,9 +3,9 @@
 // never keep results of their own. Large scenes are built on a worker thread with progress and
 // cancel; frames too expensive to compute within a frame's time are computed there as well, the
 // latest request winning.
+#include "session/async_job.h"
 #include "session/scene.h"
 
-#include <QFutureWatcher>
 #include <QObject>
 #include <QString>
 #include <QTimer>
@@ -25,7 +25,6 @@ class Controller : public QObject {
     Q_OBJECT
   public:
     explicit Controller(QObject* parent = nullptr);
-    ~Controller() override;
 
     // The settings of the scene on screen, and the latest accepted (possibly still building).
     const VizSettings& settings() const { return m_settings; }
@@ -36,7 +35,7 @@ class Controller : public QObject {
     int stepCount() const;
     bool isPlaying() const { return m_timer.isActive(); }
     double speed() const { return m_speed; }
-    bool isBusy() const { return m_buildWatcher != nullptr; }
+    bool isBusy() const { return m_jobs.isRunning(BuildJob); }
     bool isIdle() const; // no build or frame pending, and the frame on hand is the current step
     QString lastRefusal() const { return m_lastRefusal; }
 
@@ -87,19 +86,32 @@ class Controller : public QObject {
     void settingsChanged();
 
   private:
+    // The tags of the controller's jobs (AsyncJobs): a newer build or frame request replaces the
+    // older one; the prefetch runs beside them.
+    enum Job : int { BuildJob, FrameJob, PrefetchJob };
+    // The frame a job computes.
+    struct FrameRequest {
+        std::shared_ptr<const Scene> scene;
+        int step = -1;
+    };
+
     bool build(const VizSettings& settings, const QString& stepSpec);
+    bool buildInline(const CheckedSettings& checked, const QString& stepSpec, bool wasBusy);
+    void startBuildJob(const CheckedSettings& checked, const QString& stepSpec, bool wasBusy);
+    void onBuildFinished(const BuildOutcome& outcome, const QString& stepSpec);
     void setScene(std::shared_ptr<const Scene> scene, const QString& stepSpec);
     void refuse(const QString& message);
-    void dropBuild();
     void requestFrame();
-    void startFrameJob();
+    void runFrameJob(Job job, FrameRequest request,
+                     void (Controller::*done)(std::shared_ptr<const Frame> frame));
+    bool isComputing(Job job, const FrameRequest& request) const; // the current step's frame
     std::shared_ptr<const Frame> cached(int step) const;
     void remember(std::shared_ptr<const Frame> frame);
     void deliver(std::shared_ptr<const Frame> frame);
     void prefetch();
     bool isFramePending() const;
-    void onBuildFinished(QFutureWatcher<BuildOutcome>* watcher);
-    void onFrameFinished();
+    void onFrameFinished(std::shared_ptr<const Frame> frame);
+    void onPrefetchFinished(std::shared_ptr<const Frame> frame);
     void tick();
 
     VizSettings m_settings;
@@ -114,12 +126,9 @@ class Controller : public QObject {
     double m_inlineBuildFlops = 4e6;
     double m_inlineFrameFlops = 1.5e8; // about 2 ms with AVX-512, 15 ms without vector units
 
-    QFutureWatcher<BuildOutcome>* m_buildWatcher = nullptr;
-    QString m_pendingStepSpec;
-    QFutureWatcher<std::shared_ptr<const Frame>>* m_frameWatcher = nullptr;
-    QFutureWatcher<std::shared_ptr<const Frame>>* m_prefetchWatcher = nullptr;
-    std::shared_ptr<const Scene> m_prefetchScene;
-    int m_prefetchStep = -1;
+    AsyncJobs m_jobs;
+    FrameRequest m_frameRequest;    // what the latest frame job computes
+    FrameRequest m_prefetchRequest; // and the prefetch
     int m_direction = 1;
     std::deque<std::shared_ptr<const Frame>> m_cache;
 };

@@ -374,7 +374,9 @@ void indexSteps(Scene& scene, BuildProgress* progress) {
 
 } // namespace
 
-void validateForWindow(const VizSettings& s) { checkForWindow(s); }
+CheckedSettings validateForWindow(const VizSettings& s) {
+    return CheckedSettings(s, checkForWindow(s));
+}
 
 double buildCost(const VizSettings& s) {
     const double n2d = double(s.spec.queries) * s.spec.keys * s.spec.headDim;
@@ -392,12 +394,13 @@ double frameCost(const Scene& scene, int step) {
     return scene.correctEngine ? 2 * cost : cost;
 }
 
-std::shared_ptr<const Scene> buildScene(const VizSettings& settings, BuildProgress* progress) {
+std::shared_ptr<const Scene> buildScene(const CheckedSettings& checked, BuildProgress* progress) {
     QElapsedTimer timer;
     timer.start();
     auto scene = std::make_shared<Scene>();
+    const VizSettings& settings = checked.settings();
     scene->settings = settings;
-    scene->hardware = checkForWindow(settings);
+    scene->hardware = checked.hardware();
 
     step(progress, 1, QStringLiteral("Making Q, K and V"));
     const Problem problem = makeProblem(settings.spec);
@@ -415,6 +418,10 @@ std::shared_ptr<const Scene> buildScene(const VizSettings& settings, BuildProgre
     step(progress, 100, QStringLiteral("Done"));
     scene->buildSeconds = double(timer.nsecsElapsed()) * 1e-9;
     return scene;
+}
+
+std::shared_ptr<const Scene> buildScene(const VizSettings& settings, BuildProgress* progress) {
+    return buildScene(validateForWindow(settings), progress);
 }
 
 std::vector<Range> finishedRowRuns(const Scene& scene, int stepIndex, bool arriving) {
@@ -454,8 +461,11 @@ std::vector<QRect> storedScoreRegions(const Scene& scene, const StepInfo& info) 
     if (scene.settings.options.loopOrder == LoopOrder::QueryOuter) {
         if (info.queryBlock < 0) return out;
         add(0, info.rows.begin, 0, nk);
+        // Loading the query block comes before its first tile; past the inner loop the row is
+        // complete.
+        const int rowDone = info.kind == StepKind::LoadQuery ? 0 : nk;
         const int colEnd =
-            info.keyBlock >= 0 ? (tileWritten ? info.cols.end : info.cols.begin) : nk;
+            info.keyBlock >= 0 ? (tileWritten ? info.cols.end : info.cols.begin) : rowDone;
         add(info.rows.begin, info.rows.end, 0, colEnd);
     } else if (info.keyBlock >= 0) {
         add(0, nq, 0, info.cols.begin);

@@ -68,6 +68,14 @@ struct Scene {
 
     int stepCount() const { return engine->stepCount(); }
     bool isFlash() const { return settings.algorithm == Algorithm::Flash; }
+    // FlashAttention's totals on these sizes and options, for the comparison with standardTotals:
+    // this run's own, or beside standard attention the engine's closed form of a flash run.
+    Counters flashTotals() const {
+        const ProblemSpec& spec = settings.spec;
+        return isFlash() ? totals
+                         : flashCounts(spec.queries, spec.keys, spec.headDim, spec.causal,
+                                       settings.options);
+    }
     int queryBlockOfRow(int row) const;
     bool rowFinished(int row, int step) const;
     int chapterOf(int step) const;
@@ -95,11 +103,28 @@ class BuildProgress {
 
 struct BuildCancelled {};
 
+// Settings validateForWindow accepted, with the hardware profile its checks looked up: what
+// buildScene takes, so that one build checks its settings once.
+class CheckedSettings {
+  public:
+    const VizSettings& settings() const { return m_settings; }
+    const HardwareProfile& hardware() const { return m_hardware; }
+
+  private:
+    friend CheckedSettings validateForWindow(const VizSettings& settings);
+    CheckedSettings(const VizSettings& settings, HardwareProfile hardware)
+        : m_settings(settings), m_hardware(std::move(hardware)) {}
+    VizSettings m_settings;
+    HardwareProfile m_hardware;
+};
+
 // Cheap checks done before any work: the engine's own validation, this window's limits, the
 // hardware id and the backend's availability. Throws EngineError with a readable message.
-void validateForWindow(const VizSettings& settings);
+CheckedSettings validateForWindow(const VizSettings& settings);
 
 // Throws EngineError when the engine refuses, BuildCancelled when progress->cancelled().
+std::shared_ptr<const Scene> buildScene(const CheckedSettings& settings, BuildProgress* progress);
+// validateForWindow, then the build: for callers that have not checked the settings yet.
 std::shared_ptr<const Scene> buildScene(const VizSettings& settings, BuildProgress* progress);
 
 // An estimate, in floating-point operations, of what a build costs (to decide whether to run it

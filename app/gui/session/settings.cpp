@@ -1,4 +1,5 @@
 #include "session/settings.h"
+#include "session/resources.h"
 
 #include "core/errors.h"
 #include "core/hardware.h"
@@ -447,15 +448,7 @@ PresetsParse parsePresets(const QByteArray& bytes, const QString& source) {
 }
 
 static std::vector<Preset> loadPresets() {
-    const QString path = QStringLiteral(":/flashviz/presets.json");
-    QFile file(path);
-    PresetsParse parsed;
-    if (file.open(QIODevice::ReadOnly))
-        parsed = parsePresets(file.read(2 * 1024 * 1024), QStringLiteral("presets.json"));
-    else
-        parsed.errors << QStringLiteral("%1 could not be opened").arg(path);
-    for (const QString& error : parsed.errors)
-        qWarning("flashviz: %s", qPrintable(error));
+    PresetsParse parsed = parseResource(QStringLiteral("presets.json"), parsePresets);
     if (parsed.presets.empty())
         parsed.presets.push_back(
             {QStringLiteral("toy"), QStringLiteral("Explainer toy"), {}, toySettings(), {}});

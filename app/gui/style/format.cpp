@@ -84,4 +84,21 @@ QString formatCount(std::uint64_t count) {
     return digits;
 }
 
+QString formatBytesIn(double bytes, ByteUnit unit, int decimals) {
+    const bool mb = unit == ByteUnit::MB;
+    return QString::number(bytes / (mb ? 1024.0 * 1024.0 : 1024.0), 'f', decimals) +
+           (mb ? QStringLiteral(" MB") : QStringLiteral(" KB"));
+}
+
+QString formatMilliseconds(double ms) {
+    return QString::number(ms, 'f', ms >= 10 ? 1 : 2) + QStringLiteral(" ms");
+}
+
+QString formatDeviceMemory(double bytes) {
+    constexpr double kMiB = 1024.0 * 1024.0;
+    if (bytes < 1024.0 * kMiB)
+        return QString::number(bytes / kMiB, 'f', 0) + QStringLiteral(" MiB");
+    return QString::number(bytes / (1024.0 * kMiB), 'f', 1) + QStringLiteral(" GiB");
+}
+
 } // namespace flashviz::gui

@@ -17,4 +17,12 @@ QString formatFlopRate(double flopsPerSecond); // "19.5 TFLOP/s"
 QString formatSeconds(double seconds);         // "830 ns", "1.2 ms"
 QString formatCount(std::uint64_t count);      // "1 048 576"
 
+// In one given unit with fixed decimals, so that the figures one sentence compares share it:
+// formatBytesIn(3 << 20, ByteUnit::MB, 2) is "3.00 MB".
+enum class ByteUnit { KB, MB };
+QString formatBytesIn(double bytes, ByteUnit unit, int decimals);
+QString formatMilliseconds(double ms); // "12.3 ms", "0.85 ms": two times compared in one unit
+// Device memory as the CUDA tools write it, in binary units: "512 MiB", "8.0 GiB".
+QString formatDeviceMemory(double bytes);
+
 } // namespace flashviz::gui

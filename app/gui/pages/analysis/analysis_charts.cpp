@@ -2,6 +2,7 @@
 
 #include "pages/analysis/analysis_data.h"
 #include "pages/page_style.h"
+#include "style/format.h"
 #include "style/paint_util.h"
 
 #include <QAreaSeries>
@@ -47,10 +48,10 @@ QString number(double value, int decimals) {
     return QString::number(value, 'f', decimals);
 }
 QString mb(std::uint64_t bytes) {
-    return number(static_cast<double>(bytes) / kBytesPerMB, 2) + " MB";
+    return formatBytesIn(static_cast<double>(bytes), ByteUnit::MB, 2);
 }
 QString kb(std::uint64_t bytes) {
-    return number(static_cast<double>(bytes) / kBytesPerKB, 1) + " KB";
+    return formatBytesIn(static_cast<double>(bytes), ByteUnit::KB, 1);
 }
 QString sci(double value, int decimals = 1) {
     return QString::number(value, 'e', decimals);

@@ -1,17 +1,12 @@
 #include "pages/analysis/analysis_view.h"
-#include "session/worker_pool.h"
 
 #include "pages/analysis/analysis_charts.h"
 #include "pages/analysis/analysis_data.h"
-#include "pages/page_style.h"
 
 #include "core/errors.h"
 
 #include <QChart>
 #include <QChartView>
-#include <QEvent>
-#include <QEventLoop>
-#include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QListWidget>
@@ -20,20 +15,12 @@
 #include <QStackedWidget>
 #include <QTimer>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 
 namespace flashviz::gui {
 
-struct AnalysisView::Run {
-    quint64 generation = 0;
-    std::shared_ptr<std::atomic<bool>> cancelled = std::make_shared<std::atomic<bool>>(false);
-    std::shared_ptr<std::atomic<int>> done = std::make_shared<std::atomic<int>>(0);
-    QFutureWatcher<AnalysisOutcome>* watcher = nullptr;
-};
-
-AnalysisView::AnalysisView(QWidget* parent) : QWidget(parent) {
+AnalysisView::AnalysisView(QWidget* parent) : Page(kAnalysisChartFonts, parent) {
     m_list = new QListWidget(this);
     m_list->addItems(analysisChartTitles());
     m_list->setObjectName(QStringLiteral("analysisChartList"));
@@ -41,53 +28,20 @@ AnalysisView::AnalysisView(QWidget* parent) : QWidget(parent) {
     m_list->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     m_list->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Expanding);
 
-    m_message = new QLabel(this);
-    m_message->setObjectName(QStringLiteral("analysisMessage"));
-    m_message->setWordWrap(true);
-    m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_message->setText(tr("The charts appear once the settings are known."));
+    messageLine()->setObjectName(QStringLiteral("analysisMessage"));
+    messageLine()->setText(tr("The charts appear once the settings are known."));
 
-    m_stack = new QStackedWidget(this);
-    for (int i = 0; i < AnalysisChartCount; ++i) {
-        auto* page = new QWidget(m_stack);
-        auto* row = new QHBoxLayout(page);
-        row->setContentsMargins(0, 0, 0, 0);
-        row->setSpacing(0);
-        for (auto* list : {&m_views, &m_secondViews}) {
-            auto* view = new QChartView(new QChart, page);
-            view->setRenderHint(QPainter::Antialiasing);
-            view->setMinimumSize(240, 240);
-            row->addWidget(view, 1);
-            list->append(view);
-        }
-        m_secondViews.back()->hide();
-        m_stack->addWidget(page);
-        m_captions.append(QString());
-        m_stale.append(false);
-    }
+    makeChartPages();
 
     m_caption = new QLabel(this);
     m_caption->setObjectName(QStringLiteral("analysisCaption"));
     m_caption->setWordWrap(true);
 
-    m_progress = new QProgressBar(this);
-    m_progress->setRange(0, analysisStepCount(AnalysisPlan{}));
-    m_progress->setFormat(tr("Computing the analysis: step %v of %m"));
-    m_progress->setTextVisible(true);
-    m_cancel = new QPushButton(tr("Cancel"), this);
-    m_cancel->setToolTip(tr("Stop this computation and keep the charts shown"));
-    connect(m_cancel, &QPushButton::clicked, this, &AnalysisView::cancel);
-    auto* busyRow = new QHBoxLayout;
-    busyRow->addWidget(m_progress, 1);
-    busyRow->addWidget(m_cancel);
-    m_progress->hide();
-    m_cancel->hide();
-
     auto* right = new QVBoxLayout;
-    right->addWidget(m_message);
+    right->addWidget(messageLine());
     right->addWidget(m_stack, 1);
     right->addWidget(m_caption);
-    right->addLayout(busyRow);
+    right->addLayout(makeBusyRow());
     auto* layout = new QHBoxLayout(this);
     layout->addWidget(m_list);
     layout->addLayout(right, 1);
@@ -108,14 +62,42 @@ AnalysisView::AnalysisView(QWidget* parent) : QWidget(parent) {
     applyFonts();
 }
 
-AnalysisView::~AnalysisView() {
-    // A worker holds only copies and shared flags, never this widget: tell it to stop and let
-    // it wind down on its own instead of making the window wait for it to close.
-    for (auto& run : m_runs) {
-        run->cancelled->store(true);
-        run->watcher->disconnect(this);
+// One page of the stack per chart, each with a second panel hidden until a chart needs it.
+void AnalysisView::makeChartPages() {
+    m_stack = new QStackedWidget(this);
+    for (int i = 0; i < AnalysisChartCount; ++i) {
+        auto* page = new QWidget(m_stack);
+        auto* row = new QHBoxLayout(page);
+        row->setContentsMargins(0, 0, 0, 0);
+        row->setSpacing(0);
+        for (auto* list : {&m_views, &m_secondViews}) {
+            QChartView* view = makeChartView(page);
+            view->setMinimumSize(240, 240);
+            row->addWidget(view, 1);
+            list->append(view);
+        }
+        m_secondViews.back()->hide();
+        m_stack->addWidget(page);
+        m_captions.append(QString());
+        m_stale.append(false);
     }
 }
+
+QLayout* AnalysisView::makeBusyRow() {
+    progressBar()->setRange(0, analysisStepCount(AnalysisPlan{}));
+    progressBar()->setFormat(tr("Computing the analysis: step %v of %m"));
+    cancelButton()->setToolTip(tr("Stop this computation and keep the charts shown"));
+    cancelButton()->hide();
+    setTabOrder(m_secondViews.back(), cancelButton()); // last, where it was before the page base
+    auto* busyRow = new QHBoxLayout;
+    busyRow->addWidget(progressBar(), 1);
+    busyRow->addWidget(cancelButton());
+    return busyRow;
+}
+
+// The running job, if any, holds only copies: AsyncJobs tells it to stop, and it winds down alone
+// instead of making the window wait for it to close.
+AnalysisView::~AnalysisView() = default;
 
 void AnalysisView::setSettings(const ProblemSpec& spec, const FlashOptions& options,
                                const HardwareProfile& hardware) {
@@ -126,12 +108,11 @@ void AnalysisView::setSettings(const ProblemSpec& spec, const FlashOptions& opti
     } catch (const EngineError& error) {
         refusal = QString::fromUtf8(error.what());
     }
-    if (refusal.isEmpty() && m_error.isEmpty() && m_requested && sameAnalysis(*m_requested, inputs))
+    if (refusal.isEmpty() && errorText().isEmpty() && m_requested &&
+        sameAnalysis(*m_requested, inputs))
         return;
-    // A newer request makes every running one stale.
-    ++m_generation;
-    for (auto& run : m_runs)
-        run->cancelled->store(true);
+    // A newer request makes the running one stale.
+    dropJob();
     m_startTimer->stop();
     m_requested = std::make_unique<AnalysisInputs>(std::move(inputs));
     if (!refusal.isEmpty()) {
@@ -140,8 +121,7 @@ void AnalysisView::setSettings(const ProblemSpec& spec, const FlashOptions& opti
         return;
     }
     if (m_shown && sameAnalysis(m_shown->inputs, *m_requested)) {
-        m_error.clear();
-        m_message->hide();
+        clearMessage();
         setBusy(false);
         return;
     }
@@ -156,8 +136,7 @@ void AnalysisView::setSettings(const ProblemSpec& spec, const FlashOptions& opti
 }
 
 void AnalysisView::present(std::shared_ptr<const AnalysisResults> results) {
-    m_error.clear();
-    m_message->hide();
+    clearMessage();
     std::erase(m_recent, results);
     m_recent.push_back(results);
     constexpr std::size_t kKeep = 4;
@@ -168,66 +147,36 @@ void AnalysisView::present(std::shared_ptr<const AnalysisResults> results) {
 }
 
 void AnalysisView::refuse(const QString& message) {
-    m_error = message;
-    showMessage(
-        m_shown ? tr("These settings were refused: %1 The charts still show the earlier settings.")
-                      .arg(m_error)
-                : tr("These settings were refused: %1").arg(m_error),
-        true);
-    emit failed(m_error);
+    fail(message,
+         m_shown ? tr("These settings were refused: %1 The charts still show the earlier settings.")
+                       .arg(message)
+                 : tr("These settings were refused: %1").arg(message));
 }
 
 void AnalysisView::startPending() {
     if (!m_requested) return;
-    auto run = std::make_unique<Run>();
-    run->generation = m_generation;
-    auto* watcher = new QFutureWatcher<AnalysisOutcome>(this);
-    run->watcher = watcher;
     const AnalysisInputs inputs = *m_requested;
     // Runs of the algorithms are taken over from a recent result computed the same way.
     std::shared_ptr<const AnalysisResults> previous = m_shown;
     for (const auto& recent : m_recent)
         if (sharesRuns(*recent, inputs, AnalysisPlan{})) previous = recent;
-    const quint64 generation = run->generation;
-    const auto cancelled = run->cancelled;
-    const auto done = run->done;
-    // The watcher and its poll outlive the Run (the Run goes when the computation ends, the
-    // watcher on a later turn of the event loop): what they call holds copies of the generation
-    // and the shared atomics, never the Run. The poll stops when the run ends.
-    auto* poll = new QTimer(watcher);
-    connect(poll, &QTimer::timeout, this, [this, generation, done] {
-        if (generation == m_generation) m_progress->setValue(done->load());
-    });
-    // Called by the watcher itself, so the watcher and its child poll are alive here.
-    connect(watcher, &QFutureWatcher<AnalysisOutcome>::finished, this,
-            [this, watcher, poll, generation] {
-                poll->stop();
-                const AnalysisOutcome outcome = watcher->result();
-                watcher->deleteLater();
-                std::erase_if(m_runs, [watcher](const auto& r) { return r->watcher == watcher; });
-                finished(generation, outcome);
-            });
-    m_runs.push_back(std::move(run));
-    m_progress->setValue(0);
-    // The worker only touches atomics it shares with this run; the GUI thread polls them.
-    watcher->setFuture(QtConcurrent::run(&workerPool(), [inputs, previous, cancelled, done] {
-        return computeAnalysis(
-            inputs,
-            [cancelled, done](int step, int) {
-                done->store(step);
-                return !cancelled->load();
-            },
-            AnalysisPlan{}, previous.get());
-    }));
-    poll->start(50);
+    runJob<AnalysisOutcome>(
+        [inputs, previous](JobControl& control) {
+            return computeAnalysis(
+                inputs,
+                [&control](int step, int) {
+                    control.report(step);
+                    return !control.cancelled();
+                },
+                AnalysisPlan{}, previous.get());
+        },
+        [this](const AnalysisOutcome& outcome) { finished(outcome); });
 }
 
-void AnalysisView::finished(quint64 generation, const AnalysisOutcome& outcome) {
-    if (generation != m_generation) return; // stale: newer settings were asked for since
+void AnalysisView::finished(const AnalysisOutcome& outcome) {
     setBusy(false);
     if (outcome.cancelled) {
-        m_requested.reset(); // asking for the same settings again computes them
-        showMessage(tr("Stopped. The charts still show the earlier settings."), false);
+        stopped();
         return;
     }
     if (!outcome.results) {
@@ -238,13 +187,15 @@ void AnalysisView::finished(quint64 generation, const AnalysisOutcome& outcome) 
 }
 
 void AnalysisView::cancel() {
-    if (!m_busy) return;
+    if (!isBusy()) return;
     m_startTimer->stop();
-    for (auto& run : m_runs)
-        run->cancelled->store(true);
-    ++m_generation;
-    m_requested.reset();
+    dropJob();
     setBusy(false);
+    stopped();
+}
+
+void AnalysisView::stopped() {
+    m_requested.reset(); // asking for the same settings again computes them
     showMessage(tr("Stopped. The charts still show the earlier settings."), false);
 }
 
@@ -261,14 +212,8 @@ void AnalysisView::ensurePage(int index) const {
     if (!m_shown || index < 0 || index >= m_stale.size() || !m_stale[index]) return;
     m_stale[index] = false;
     const ChartPage page = buildAnalysisChart(*m_shown, index);
-    auto replace = [this](QChartView* view, QChart* chart) {
-        QChart* old = view->chart();
-        applyChartFonts(chart, font(), kAnalysisChartFonts);
-        view->setChart(chart);
-        delete old;
-    };
-    replace(m_views[index], page.chart);
-    replace(m_secondViews[index], page.second ? page.second : new QChart);
+    setChart(m_views[index], page.chart);
+    setChart(m_secondViews[index], page.second ? page.second : new QChart);
     m_secondViews[index]->setVisible(page.second != nullptr);
     m_captions[index] = page.caption;
 }
@@ -313,56 +258,19 @@ QString AnalysisView::caption(int index) const {
     return index >= 0 && index < m_captions.size() ? m_captions[index] : QString();
 }
 
-QString AnalysisView::errorText() const {
-    return m_error;
-}
-
-bool AnalysisView::isBusy() const {
-    return m_busy;
-}
-
-bool AnalysisView::waitForIdle(int timeoutMs) {
-    if (!m_busy) return true;
-    QEventLoop loop;
-    connect(this, &AnalysisView::busyChanged, &loop, [&loop](bool busy) {
-        if (!busy) loop.quit();
-    });
-    QTimer::singleShot(timeoutMs, &loop, &QEventLoop::quit);
-    loop.exec();
-    return !m_busy;
-}
-
 const AnalysisResults* AnalysisView::results() const {
     return m_shown.get();
 }
 
-void AnalysisView::setBusy(bool busy) {
-    if (busy == m_busy) return;
-    m_busy = busy;
-    m_progress->setVisible(busy);
-    m_cancel->setVisible(busy);
-    if (busy) m_progress->setValue(0);
-    emit busyChanged(busy);
+void AnalysisView::showBusy(bool busy) {
+    cancelButton()->setVisible(busy);
 }
 
-void AnalysisView::showMessage(const QString& text, bool error) {
-    showPageMessage(m_message, text, error);
-}
-
-void AnalysisView::changeEvent(QEvent* event) {
-    QWidget::changeEvent(event);
-    if (event->type() == QEvent::FontChange) applyFonts();
-}
-
-void AnalysisView::applyFonts() {
+void AnalysisView::applyLabelFonts() {
     const QFont base = font();
     m_list->setFont(scaledFont(base, 1.05));
     m_caption->setFont(scaledFont(base, 1.15));
-    m_message->setFont(base);
-    for (QChartView* view : m_views)
-        applyChartFonts(view->chart(), base, kAnalysisChartFonts);
-    for (QChartView* view : m_secondViews)
-        applyChartFonts(view->chart(), base, kAnalysisChartFonts);
+    messageLine()->setFont(base);
     m_list->updateGeometry();
 }
 

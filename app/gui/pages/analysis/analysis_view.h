@@ -3,14 +3,14 @@
 // the engine for the current settings. Work runs on a worker thread; the charts on screen are
 // replaced only by a finished computation for the latest settings, and a refused setting leaves
 // them in place with the engine's message above them.
+#include "pages/page.h"
+
 #include "core/hardware.h"
 #include "core/options.h"
 #include "core/problem.h"
 
 #include <QStringList>
-#include <QWidget>
 
-#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -18,9 +18,8 @@ QT_BEGIN_NAMESPACE
 class QChart;
 class QChartView;
 class QLabel;
+class QLayout;
 class QListWidget;
-class QProgressBar;
-class QPushButton;
 class QStackedWidget;
 class QTimer;
 QT_END_NAMESPACE
@@ -31,7 +30,7 @@ struct AnalysisInputs;
 struct AnalysisOutcome;
 struct AnalysisResults;
 
-class AnalysisView : public QWidget {
+class AnalysisView : public Page {
     Q_OBJECT
   public:
     explicit AnalysisView(QWidget* parent = nullptr);
@@ -52,32 +51,26 @@ class AnalysisView : public QWidget {
     QChart* chart(int index, int panel = 0) const;
     int panelCount(int index) const;
     QString caption(int index) const;
-    QString errorText() const; // empty when the last request succeeded
-    bool isBusy() const;
-    bool waitForIdle(int timeoutMs = 60000); // processes events until no computation runs
-    const AnalysisResults* results() const;  // what the charts on screen were drawn from
+    const AnalysisResults* results() const; // what the charts on screen were drawn from
 
   public slots:
-    void cancel(); // stops the running computation; the charts on screen stay
+    void cancel() override; // stops the running computation; the charts on screen stay
 
   signals:
-    void busyChanged(bool busy);
     void chartsUpdated();
-    void failed(const QString& message);
 
   protected:
-    void changeEvent(QEvent* event) override;
+    void showBusy(bool busy) override;
+    void applyLabelFonts() override;
 
   private:
-    struct Run; // one computation on the worker thread
-
+    void makeChartPages();
+    QLayout* makeBusyRow(); // the progress bar and Cancel
     void startPending();
-    void finished(quint64 generation, const AnalysisOutcome& outcome);
+    void finished(const AnalysisOutcome& outcome);
+    void stopped();
     void rebuildCharts();
     void ensurePage(int index) const; // builds a page from m_shown the first time it is needed
-    void applyFonts();
-    void setBusy(bool busy);
-    void showMessage(const QString& text, bool error);
     void refuse(const QString& message);
     void present(std::shared_ptr<const AnalysisResults> results);
     void updateCaption();
@@ -85,9 +78,6 @@ class AnalysisView : public QWidget {
     QListWidget* m_list = nullptr;
     QStackedWidget* m_stack = nullptr;
     QLabel* m_caption = nullptr;
-    QLabel* m_message = nullptr;
-    QProgressBar* m_progress = nullptr;
-    QPushButton* m_cancel = nullptr;
     QList<QChartView*> m_views;       // one per page
     QList<QChartView*> m_secondViews; // the right-hand panels, hidden where a page has none
     mutable QStringList m_captions;
@@ -97,11 +87,7 @@ class AnalysisView : public QWidget {
     std::unique_ptr<AnalysisInputs> m_requested;    // the latest settings asked for
     std::shared_ptr<const AnalysisResults> m_shown; // the results the charts are drawn from
     std::vector<std::shared_ptr<const AnalysisResults>>
-        m_recent;                             // newest last: going back is instant
-    std::vector<std::unique_ptr<Run>> m_runs; // running, the newest last; older ones cancelled
-    quint64 m_generation = 0;
-    bool m_busy = false;
-    QString m_error;
+        m_recent; // newest last: going back is instant
 };
 
 } // namespace flashviz::gui

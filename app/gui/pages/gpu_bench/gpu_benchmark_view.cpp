@@ -1,7 +1,6 @@
 #include "pages/gpu_bench/gpu_benchmark_view.h"
-#include "session/worker_pool.h"
 
-#include "pages/page_style.h"
+#include "style/format.h"
 #include "style/paint_util.h"
 
 #include "core/errors.h"
@@ -10,10 +9,7 @@
 #include <QChartView>
 #include <QCheckBox>
 #include <QComboBox>
-#include <QEvent>
-#include <QEventLoop>
 #include <QFile>
-#include <QFutureWatcher>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -23,13 +19,10 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSpinBox>
-#include <QTimer>
 #include <QVBoxLayout>
 #include <QValueAxis>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <limits>
 
@@ -40,13 +33,6 @@ struct GpuBenchmarkView::Outcome {
     GpuBenchRequest request;
     bool cancelled = false;
     std::string error;
-};
-
-struct GpuBenchmarkView::Run {
-    std::shared_ptr<std::atomic<bool>> cancelled = std::make_shared<std::atomic<bool>>(false);
-    std::shared_ptr<std::atomic<int>> done = std::make_shared<std::atomic<int>>(0);
-    QFutureWatcher<Outcome>* watcher = nullptr;
-    QTimer* poll = nullptr;
 };
 
 namespace {
@@ -82,16 +68,6 @@ QString variantLabel(const std::string& id) {
     return QString::fromStdString(id);
 }
 
-QString formatMs(double ms) {
-    return ms >= 10 ? QString::number(ms, 'f', 1) : QString::number(ms, 'f', 2);
-}
-
-QString formatGiB(double bytes) {
-    if (bytes < 1024.0 * 1024.0 * 1024.0)
-        return QString::number(bytes / (1024.0 * 1024.0), 'f', 0) + QStringLiteral(" MiB");
-    return QString::number(bytes / kGiB, 'f', 1) + QStringLiteral(" GiB");
-}
-
 QString shapeText(const GpuBenchRequest& r) {
     return QObject::tr("d = %1, %2, batch × n = %3 tokens, heads × d = %4, median of %5")
         .arg(r.headDim)
@@ -107,10 +83,9 @@ const GpuBenchPoint* findPoint(const GpuBenchRecord& record, const std::string& 
     return nullptr;
 }
 
-// What to notice, read from the measured numbers: the speed-up at the largest n both ran at,
-// and the memory of standard attention growing with n^2 while flash's stays flat.
-QString captionFor(const GpuBenchRecord& record) {
-    QStringList parts;
+// The speed-up at the largest n standard attention ran at, against the first of the flash
+// kinds measured there (fp16, bf16, fp32), and fp32's beside a half-precision one.
+void addSpeedUp(QStringList& parts, const GpuBenchRecord& record) {
     std::vector<int> sizes = record.request.sizes;
     std::sort(sizes.begin(), sizes.end(), std::greater<>());
     const char* flashOrder[] = {kGpuBenchFlashFp16, kGpuBenchFlashBf16, kGpuBenchFlashFp32};
@@ -120,12 +95,12 @@ QString captionFor(const GpuBenchRecord& record) {
         for (const char* variant : flashOrder) {
             const GpuBenchPoint* flash = findPoint(record, variant, n);
             if (!flash) continue;
-            parts << QObject::tr("At n = %1, %2 takes %3 ms where standard attention takes %4 "
-                                 "ms: %5× faster (%6 against %7 TFLOP/s).")
+            parts << QObject::tr("At n = %1, %2 takes %3 where standard attention takes %4: "
+                                 "%5× faster (%6 against %7 TFLOP/s).")
                          .arg(n)
                          .arg(variantLabel(variant))
-                         .arg(formatMs(flash->medianMs))
-                         .arg(formatMs(standard->medianMs))
+                         .arg(formatMilliseconds(flash->medianMs))
+                         .arg(formatMilliseconds(standard->medianMs))
                          .arg(QString::number(standard->medianMs / flash->medianMs, 'f', 1))
                          .arg(QString::number(flash->tflops, 'f', 0))
                          .arg(QString::number(standard->tflops, 'f', 1));
@@ -135,9 +110,12 @@ QString captionFor(const GpuBenchRecord& record) {
                                  .arg(QString::number(standard->medianMs / fp32->medianMs, 'f', 2));
             break;
         }
-        break;
+        return;
     }
-    // Which arithmetic "flash fp32" was: its kernel's name says (kernels/cuda_backend.h).
+}
+
+// Which arithmetic "flash fp32" was: its kernel's name says (kernels/cuda_backend.h).
+void addFp32Kernel(QStringList& parts, const GpuBenchRecord& record) {
     for (const GpuBenchPoint& p : record.points)
         if (p.variant == kGpuBenchFlashFp32 && !p.kernel.empty()) {
             const QString kernel = QString::fromStdString(p.kernel);
@@ -147,9 +125,12 @@ QString captionFor(const GpuBenchRecord& record) {
                           : QObject::tr("flash fp32 ran %1: fp32 multiply-adds on the CUDA "
                                         "cores."))
                          .arg(kernel);
-            break;
+            return;
         }
-    // Memory: the standard method's n x n scores against flash's none.
+}
+
+// Memory: the standard method's n x n scores against flash's none.
+void addMemory(QStringList& parts, const GpuBenchRecord& record) {
     std::vector<const GpuBenchPoint*> standards, flashes;
     for (const GpuBenchPoint& p : record.points)
         if (p.measured()) (p.variant == kGpuBenchStandardFp32 ? standards : flashes).push_back(&p);
@@ -158,9 +139,9 @@ QString captionFor(const GpuBenchRecord& record) {
         const auto [lo, hi] = std::minmax_element(standards.begin(), standards.end(), byN);
         parts << QObject::tr("Standard attention's n × n scores grow from %1 at n = %2 to %3 at "
                              "n = %4;")
-                     .arg(formatGiB((*lo)->scratchBytes))
+                     .arg(formatDeviceMemory((*lo)->scratchBytes))
                      .arg((*lo)->n)
-                     .arg(formatGiB((*hi)->scratchBytes))
+                     .arg(formatDeviceMemory((*hi)->scratchBytes))
                      .arg((*hi)->n);
     }
     if (!flashes.empty()) {
@@ -170,9 +151,13 @@ QString captionFor(const GpuBenchRecord& record) {
             hi = std::max(hi, gpuBenchWorkingBytes(record.request, *p));
         }
         parts << QObject::tr("flash never stores them, so its memory stays flat (%1) at every n.")
-                     .arg(lo == hi ? formatGiB(lo)
-                                   : formatGiB(lo) + QStringLiteral("–") + formatGiB(hi));
+                     .arg(lo == hi ? formatDeviceMemory(lo)
+                                   : formatDeviceMemory(lo) + QStringLiteral("–") +
+                                         formatDeviceMemory(hi));
     }
+}
+
+void addUnmeasured(QStringList& parts, const GpuBenchRecord& record) {
     int unmeasured = 0;
     QString firstNote;
     for (const GpuBenchPoint& p : record.points)
@@ -185,13 +170,130 @@ QString captionFor(const GpuBenchRecord& record) {
         }
     if (unmeasured > 0)
         parts << QObject::tr("%n point(s) not measured (%1).", nullptr, unmeasured).arg(firstNote);
+}
+
+// What to notice, read from the measured numbers: the speed-up at the largest n both ran at,
+// and the memory of standard attention growing with n^2 while flash's stays flat.
+QString captionFor(const GpuBenchRecord& record) {
+    QStringList parts;
+    addSpeedUp(parts, record);
+    addFp32Kernel(parts, record);
+    addMemory(parts, record);
+    addUnmeasured(parts, record);
     return parts.join(QLatin1Char(' '));
+}
+
+// What one chart draws of a point: its median time, its throughput or its memory in GiB.
+double chartValue(GpuBenchmarkView::Chart chart, const GpuBenchRecord& record,
+                  const GpuBenchPoint& p) {
+    if (chart == GpuBenchmarkView::TimeChart) return p.medianMs;
+    if (chart == GpuBenchmarkView::ThroughputChart) return p.tflops;
+    return gpuBenchWorkingBytes(record.request, p) / kGiB;
+}
+
+// Only points a chart can draw: a measured time, finite values (a record shown directly has not
+// been through the file's checks). The axes are made from what is drawn, so that no value can
+// give them an infinite or empty range.
+bool drawable(GpuBenchmarkView::Chart chart, const GpuBenchRecord& record, const GpuBenchPoint& p) {
+    const double y = chartValue(chart, record, p);
+    return p.measured() && std::isfinite(p.medianMs) && p.n > 0 && std::isfinite(y) &&
+           (chart == GpuBenchmarkView::TimeChart ? y > 0 : y >= 0);
+}
+
+QLogValueAxis* sizeAxis(GpuBenchmarkView::Chart chart, const GpuBenchRecord& record) {
+    double xMin = std::numeric_limits<double>::max(), xMax = 0;
+    for (const int n : record.request.sizes)
+        if (n > 0) xMin = std::min(xMin, double(n)), xMax = std::max(xMax, double(n));
+    for (const GpuBenchPoint& p : record.points)
+        if (drawable(chart, record, p))
+            xMin = std::min(xMin, double(p.n)), xMax = std::max(xMax, double(p.n));
+    if (xMax <= 0) xMin = xMax = 1;
+    auto* axis = new QLogValueAxis;
+    axis->setBase(2);
+    axis->setLabelFormat(QStringLiteral("%g"));
+    setLogAxisRange(axis, xMin / 1.25, xMax * 1.25);
+    axis->setMinorTickCount(0);
+    axis->setTitleText(QObject::tr("sequence length n (log scale)"));
+    return axis;
+}
+
+// One line per method with drawable points; returns the range of the values drawn.
+std::pair<double, double> addSeries(QChart* chart, GpuBenchmarkView::Chart which,
+                                    const GpuBenchRecord& record) {
+    double yMin = std::numeric_limits<double>::max(), yMax = 0;
+    for (const VariantStyle& style : variantStyles()) {
+        auto* series = new QLineSeries;
+        series->setName(QString::fromUtf8(style.shortLabel));
+        series->setObjectName(QString::fromUtf8(style.id));
+        QPen pen(style.color);
+        pen.setWidthF(3.0);
+        pen.setStyle(style.pen);
+        series->setPen(pen);
+        series->setPointsVisible(true);
+        for (const GpuBenchPoint& p : record.points) {
+            if (p.variant != style.id || !drawable(which, record, p)) continue;
+            const double y = chartValue(which, record, p);
+            series->append(p.n, y);
+            yMin = std::min(yMin, y);
+            yMax = std::max(yMax, y);
+        }
+        if (series->count() == 0) {
+            delete series;
+            continue;
+        }
+        chart->addSeries(series);
+    }
+    return {yMin, yMax};
+}
+
+QAbstractAxis* timeAxis(double yMin, double yMax) {
+    auto* axis = new QLogValueAxis;
+    axis->setBase(10);
+    axis->setLabelFormat(QStringLiteral("%g"));
+    axis->setMinorTickCount(8);
+    // Whole decades around the times; 10^ceil(log10(1e308 * 1.2)) was +inf, and a log axis given
+    // +inf recursed until the stack overflowed (SIGSEGV).
+    if (yMax > 0)
+        setLogAxisRange(axis, std::pow(10.0, std::floor(std::log10(yMin) - std::log10(1.5))),
+                        std::pow(10.0, std::ceil(std::log10(yMax) + std::log10(1.2))));
+    else
+        setLogAxisRange(axis, 0.1, 10);
+    axis->setTitleText(QObject::tr("median time (ms, log scale)"));
+    return axis;
+}
+
+QAbstractAxis* linearAxis(GpuBenchmarkView::Chart chart, double yMax) {
+    auto* axis = new QValueAxis;
+    // A little room above the data, kept finite (1.7e308 * 1.08 is not) and large enough for Qt
+    // Charts to tell from 0 (1e-300 is not).
+    const double top = yMax > 0 ? std::clamp(yMax * 1.08, 1e-6, std::max(yMax, 1e300)) : 1;
+    axis->setRange(0, top);
+    axis->setLabelFormat(top < 1e6 ? QStringLiteral("%.0f") : QStringLiteral("%.3g"));
+    if (top < 1e6) axis->applyNiceNumbers();
+    axis->setTitleText(chart == GpuBenchmarkView::ThroughputChart
+                           ? QObject::tr("TFLOP/s (4·n²·d·batch·heads / time)")
+                           : QObject::tr("GiB in use: Q, K, V, O + scratch"));
+    return axis;
+}
+
+// The record's points on one chart, with axes made from what is drawn.
+void plotRecord(QChart* chart, const GpuBenchRecord& record, GpuBenchmarkView::Chart which) {
+    QLogValueAxis* xAxis = sizeAxis(which, record);
+    chart->addAxis(xAxis, Qt::AlignBottom);
+    const auto [yMin, yMax] = addSeries(chart, which, record);
+    QAbstractAxis* yAxis =
+        which == GpuBenchmarkView::TimeChart ? timeAxis(yMin, yMax) : linearAxis(which, yMax);
+    chart->addAxis(yAxis, Qt::AlignLeft);
+    for (QAbstractSeries* series : chart->series()) {
+        series->attachAxis(xAxis);
+        series->attachAxis(yAxis);
+    }
 }
 
 } // namespace
 
 GpuBenchmarkView::GpuBenchmarkView(QWidget* parent)
-    : QWidget(parent), m_availability(gpuBenchmarkAvailability()),
+    : Page(kGpuBenchChartFonts, parent), m_availability(gpuBenchmarkAvailability()),
       m_resultsPath(gpuBenchResultsPath()) {
     m_status = new QLabel(this);
     m_status->setObjectName(QStringLiteral("gpuBenchStatus"));
@@ -199,13 +301,33 @@ GpuBenchmarkView::GpuBenchmarkView(QWidget* parent)
     m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_status->setStyleSheet(QStringLiteral("QLabel { background: #f4f6f9; color: #1f2d3d; "
                                            "padding: 0.35em; border-left: 4px solid #216fb5; }"));
+    messageLine()->setObjectName(QStringLiteral("gpuBenchMessage"));
+    messageLine()->hide();
+    QLayout* controls = makeRequestControls();
+    QLayout* runRow = makeRunRow();
+    QLayout* charts = makeCharts();
+    m_caption = new QLabel(this);
+    m_caption->setObjectName(QStringLiteral("gpuBenchCaption"));
+    m_caption->setWordWrap(true);
+    m_caption->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
-    m_message = new QLabel(this);
-    m_message->setObjectName(QStringLiteral("gpuBenchMessage"));
-    m_message->setWordWrap(true);
-    m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_message->hide();
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(m_status);
+    layout->addWidget(messageLine());
+    layout->addLayout(controls);
+    layout->addLayout(runRow);
+    layout->addLayout(charts, 1);
+    layout->addWidget(m_caption);
 
+    setRequest(GpuBenchRequest{});
+    if (QFile::exists(m_resultsPath)) loadResults(m_resultsPath);
+    setBusy(false);
+    rebuildCharts();
+    updateStatus();
+    applyFonts();
+}
+
+QLayout* GpuBenchmarkView::makeRequestControls() {
     m_from = new QComboBox(this);
     m_to = new QComboBox(this);
     for (int n = kSmallestN; n <= kLargestN; n *= 2) {
@@ -224,28 +346,15 @@ GpuBenchmarkView::GpuBenchmarkView(QWidget* parent)
     m_repeats->setObjectName(QStringLiteral("gpuBenchRepeats"));
     m_repeats->setRange(1, 100);
     m_repeats->setToolTip(tr("Timed runs per point after one warm-up; the median is drawn"));
+    auto* variantRow = new QHBoxLayout;
     for (const VariantStyle& style : variantStyles()) {
         auto* box = new QCheckBox(QString::fromUtf8(style.label), this);
         box->setObjectName(QStringLiteral("gpuBenchVariant-%1").arg(QString::fromUtf8(style.id)));
         box->setProperty("variant", QString::fromUtf8(style.id));
         m_variants.append(box);
+        variantRow->addWidget(box);
     }
-
-    m_runButton = new QPushButton(tr("Run"), this);
-    m_runButton->setObjectName(QStringLiteral("gpuBenchRun"));
-    m_runButton->setToolTip(tr("Measure every chosen method at every n of the range on this GPU"));
-    m_cancelButton = new QPushButton(tr("Cancel"), this);
-    m_cancelButton->setObjectName(QStringLiteral("gpuBenchCancel"));
-    m_cancelButton->setToolTip(tr("Stop after the point being measured; the charts stay"));
-    m_cancelButton->setEnabled(false);
-    m_progress = new QProgressBar(this);
-    m_progress->setObjectName(QStringLiteral("gpuBenchProgress"));
-    m_progress->setFormat(tr("measured %v of %m points"));
-    m_progress->setTextVisible(true);
-    m_progress->setRange(0, 1);
-    m_progress->setValue(0);
-    connect(m_runButton, &QPushButton::clicked, this, &GpuBenchmarkView::run);
-    connect(m_cancelButton, &QPushButton::clicked, this, &GpuBenchmarkView::cancel);
+    variantRow->addStretch(1);
 
     auto* controls = new QGridLayout;
     controls->addWidget(new QLabel(tr("n from"), this), 0, 0);
@@ -257,54 +366,42 @@ GpuBenchmarkView::GpuBenchmarkView(QWidget* parent)
     controls->addWidget(m_causal, 0, 6);
     controls->addWidget(new QLabel(tr("repeats"), this), 0, 7);
     controls->addWidget(m_repeats, 0, 8);
-    auto* variantRow = new QHBoxLayout;
-    for (QCheckBox* box : m_variants)
-        variantRow->addWidget(box);
-    variantRow->addStretch(1);
     controls->addLayout(variantRow, 1, 0, 1, 9);
     controls->setColumnStretch(9, 1);
+    return controls;
+}
+
+QLayout* GpuBenchmarkView::makeRunRow() {
+    m_runButton = new QPushButton(tr("Run"), this);
+    m_runButton->setObjectName(QStringLiteral("gpuBenchRun"));
+    m_runButton->setToolTip(tr("Measure every chosen method at every n of the range on this GPU"));
+    connect(m_runButton, &QPushButton::clicked, this, &GpuBenchmarkView::run);
+    cancelButton()->setObjectName(QStringLiteral("gpuBenchCancel"));
+    cancelButton()->setToolTip(tr("Stop after the point being measured; the charts stay"));
+    setTabOrder(m_runButton, cancelButton()); // where it was before the page base
+    progressBar()->setObjectName(QStringLiteral("gpuBenchProgress"));
+    progressBar()->setFormat(tr("measured %v of %m points"));
+    progressBar()->setRange(0, 1);
+    progressBar()->setValue(0);
+
     auto* runRow = new QHBoxLayout;
     runRow->addWidget(m_runButton);
-    runRow->addWidget(m_cancelButton);
-    runRow->addWidget(m_progress, 1);
+    runRow->addWidget(cancelButton());
+    runRow->addWidget(progressBar(), 1);
     runRow->addStretch(0); // keeps the buttons at the left while the bar is hidden
+    return runRow;
+}
 
+QLayout* GpuBenchmarkView::makeCharts() {
     auto* charts = new QHBoxLayout;
     for (int i = 0; i < ChartCount; ++i) {
-        auto* view = new QChartView(new QChart, this);
+        QChartView* view = makeChartView(this);
         view->setObjectName(QStringLiteral("gpuBenchChart%1").arg(i));
-        view->setRenderHint(QPainter::Antialiasing);
         view->setMinimumSize(280, 260);
         charts->addWidget(view, 1);
         m_views.append(view);
     }
-    m_caption = new QLabel(this);
-    m_caption->setObjectName(QStringLiteral("gpuBenchCaption"));
-    m_caption->setWordWrap(true);
-    m_caption->setTextInteractionFlags(Qt::TextSelectableByMouse);
-
-    auto* layout = new QVBoxLayout(this);
-    layout->addWidget(m_status);
-    layout->addWidget(m_message);
-    layout->addLayout(controls);
-    layout->addLayout(runRow);
-    layout->addLayout(charts, 1);
-    layout->addWidget(m_caption);
-
-    setRequest(GpuBenchRequest{});
-    if (QFile::exists(m_resultsPath)) loadResults(m_resultsPath);
-    setBusy(false);
-    rebuildCharts();
-    updateStatus();
-    applyFonts();
-}
-
-GpuBenchmarkView::~GpuBenchmarkView() {
-    // The worker holds only copies and shared flags: tell it to stop and let it finish alone.
-    if (m_run) {
-        m_run->cancelled->store(true);
-        m_run->watcher->disconnect(this);
-    }
+    return charts;
 }
 
 GpuBenchRequest GpuBenchmarkView::request() const {
@@ -351,19 +448,16 @@ bool GpuBenchmarkView::loadResults(const QString& path) {
         showRecord(loadGpuBenchRecord(path));
         return true;
     } catch (const EngineError& error) {
-        m_error = QString::fromUtf8(error.what());
-        showMessage(m_shown ? tr("%1 The charts still show the earlier results.").arg(m_error)
-                            : m_error,
-                    true);
-        emit failed(m_error);
+        const QString message = QString::fromUtf8(error.what());
+        fail(message,
+             m_shown ? tr("%1 The charts still show the earlier results.").arg(message) : message);
         return false;
     }
 }
 
 void GpuBenchmarkView::showRecord(const GpuBenchRecord& record) {
     m_shown = record;
-    m_error.clear();
-    m_message->hide();
+    clearMessage();
     rebuildCharts();
     updateStatus();
     emit resultsShown();
@@ -377,10 +471,6 @@ QString GpuBenchmarkView::statusText() const {
     return m_status->text();
 }
 
-QString GpuBenchmarkView::errorText() const {
-    return m_error;
-}
-
 QString GpuBenchmarkView::captionText() const {
     return m_caption->text();
 }
@@ -389,89 +479,57 @@ QChart* GpuBenchmarkView::chart(int index) const {
     return index >= 0 && index < m_views.size() ? m_views[index]->chart() : nullptr;
 }
 
-bool GpuBenchmarkView::waitForIdle(int timeoutMs) {
-    if (!m_busy) return true;
-    QEventLoop loop;
-    connect(this, &GpuBenchmarkView::busyChanged, &loop, [&loop](bool busy) {
-        if (!busy) loop.quit();
-    });
-    QTimer::singleShot(timeoutMs, &loop, &QEventLoop::quit);
-    loop.exec();
-    return !m_busy;
-}
-
 void GpuBenchmarkView::run() {
-    if (m_busy) return;
+    if (isBusy()) return;
     const GpuBenchRequest r = request();
     try {
         validateGpuBenchRequest(r);
     } catch (const EngineError& error) {
-        m_error = QString::fromUtf8(error.what());
-        showMessage(tr("This run was refused: %1").arg(m_error), true);
-        emit failed(m_error);
+        const QString message = QString::fromUtf8(error.what());
+        fail(message, tr("This run was refused: %1").arg(message));
         return;
     }
     if (!canRun()) {
-        m_error = tr("The GPU benchmark cannot run here: %1")
-                      .arg(QString::fromStdString(m_availability.reason));
-        showMessage(m_error, true);
-        emit failed(m_error);
+        fail(tr("The GPU benchmark cannot run here: %1")
+                 .arg(QString::fromStdString(m_availability.reason)));
         return;
     }
-    m_error.clear();
-    m_message->hide();
-    m_run = std::make_unique<Run>();
-    m_run->watcher = new QFutureWatcher<Outcome>(this);
-    const auto cancelled = m_run->cancelled;
-    const auto done = m_run->done;
-    connect(m_run->watcher, &QFutureWatcher<Outcome>::finished, this, [this] {
-        const Outcome outcome = m_run->watcher->result();
-        m_run->watcher->deleteLater();
-        m_run.reset();
-        finished(outcome);
-    });
-    m_progress->setRange(0, gpuBenchPointCount(r));
-    m_progress->setValue(0);
-    // The worker touches only the atomics it shares with this run; the GUI thread polls them.
-    m_run->watcher->setFuture(QtConcurrent::run(&workerPool(), [r, cancelled, done] {
-        Outcome outcome;
-        outcome.request = r;
-        try {
-            outcome.points = runGpuBenchmark(r, [cancelled, done](int count, int) {
-                done->store(count);
-                return !cancelled->load();
-            });
-        } catch (const std::exception& error) {
-            outcome.error = error.what();
-        }
-        outcome.cancelled = cancelled->load();
-        return outcome;
-    }));
-    m_run->poll = new QTimer(m_run->watcher);
-    connect(m_run->poll, &QTimer::timeout, this, [this] {
-        if (m_run) m_progress->setValue(m_run->done->load());
-    });
-    m_run->poll->start(100);
+    clearMessage();
+    progressBar()->setRange(0, gpuBenchPointCount(r));
+    runJob<Outcome>(
+        [r](JobControl& control) {
+            Outcome outcome;
+            outcome.request = r;
+            try {
+                outcome.points = runGpuBenchmark(r, [&control](int count, int) {
+                    control.report(count);
+                    return !control.cancelled();
+                });
+            } catch (const std::exception& error) {
+                outcome.error = error.what();
+            }
+            outcome.cancelled = control.cancelled();
+            return outcome;
+        },
+        [this](const Outcome& outcome) { finished(outcome); });
     setBusy(true);
 }
 
 void GpuBenchmarkView::cancel() {
-    if (!m_run) return;
-    m_run->cancelled->store(true);
-    m_cancelButton->setEnabled(false);
+    if (!isBusy()) return;
+    cancelJob();
+    cancelButton()->setEnabled(false);
     showMessage(tr("Stopping after the point being measured…"), false);
 }
 
 void GpuBenchmarkView::finished(const Outcome& outcome) {
     setBusy(false);
     if (!outcome.error.empty()) {
-        m_error = QString::fromStdString(outcome.error);
-        showMessage(m_shown ? tr("The benchmark failed: %1 The charts still show the earlier "
-                                 "results.")
-                                  .arg(m_error)
-                            : tr("The benchmark failed: %1").arg(m_error),
-                    true);
-        emit failed(m_error);
+        const QString message = QString::fromStdString(outcome.error);
+        fail(message, m_shown ? tr("The benchmark failed: %1 The charts still show the earlier "
+                                   "results.")
+                                    .arg(message)
+                              : tr("The benchmark failed: %1").arg(message));
         return;
     }
     if (outcome.cancelled) {
@@ -491,9 +549,7 @@ void GpuBenchmarkView::finished(const Outcome& outcome) {
     try {
         saveGpuBenchRecord(record, m_resultsPath);
     } catch (const EngineError& error) {
-        m_error = QString::fromUtf8(error.what());
-        showMessage(m_error, true);
-        emit failed(m_error);
+        fail(QString::fromUtf8(error.what()));
     }
 }
 
@@ -505,97 +561,8 @@ void GpuBenchmarkView::rebuildCharts() {
         chart->setTitle(titles[i]);
         chart->legend()->setAlignment(Qt::AlignBottom);
         chart->setMargins(QMargins(4, 4, 4, 4));
-        if (m_shown) {
-            const GpuBenchRecord& record = *m_shown;
-            // Only points a chart can draw: a measured time, finite values (a record shown
-            // directly has not been through the file's checks). The axes are made from what is
-            // drawn, so that no value can give them an infinite or empty range.
-            const auto valueOf = [&](const GpuBenchPoint& p) {
-                return i == TimeChart         ? p.medianMs
-                       : i == ThroughputChart ? p.tflops
-                                              : gpuBenchWorkingBytes(record.request, p) / kGiB;
-            };
-            const auto drawn = [&](const GpuBenchPoint& p) {
-                const double y = valueOf(p);
-                return p.measured() && std::isfinite(p.medianMs) && p.n > 0 && std::isfinite(y) &&
-                       (i == TimeChart ? y > 0 : y >= 0);
-            };
-            double xMin = std::numeric_limits<double>::max(), xMax = 0;
-            for (const int n : record.request.sizes)
-                if (n > 0) xMin = std::min(xMin, double(n)), xMax = std::max(xMax, double(n));
-            for (const GpuBenchPoint& p : record.points)
-                if (drawn(p))
-                    xMin = std::min(xMin, double(p.n)), xMax = std::max(xMax, double(p.n));
-            if (xMax <= 0) xMin = xMax = 1;
-            auto* xAxis = new QLogValueAxis;
-            xAxis->setBase(2);
-            xAxis->setLabelFormat(QStringLiteral("%g"));
-            setLogAxisRange(xAxis, xMin / 1.25, xMax * 1.25);
-            xAxis->setMinorTickCount(0);
-            xAxis->setTitleText(tr("sequence length n (log scale)"));
-            chart->addAxis(xAxis, Qt::AlignBottom);
-            QAbstractAxis* yAxis = nullptr;
-            double yMin = std::numeric_limits<double>::max(), yMax = 0;
-            for (const VariantStyle& style : variantStyles()) {
-                auto* series = new QLineSeries;
-                series->setName(QString::fromUtf8(style.shortLabel));
-                series->setObjectName(QString::fromUtf8(style.id));
-                QPen pen(style.color);
-                pen.setWidthF(3.0);
-                pen.setStyle(style.pen);
-                series->setPen(pen);
-                series->setPointsVisible(true);
-                for (const GpuBenchPoint& p : record.points) {
-                    if (p.variant != style.id || !drawn(p)) continue;
-                    const double y = valueOf(p);
-                    series->append(p.n, y);
-                    yMin = std::min(yMin, y);
-                    yMax = std::max(yMax, y);
-                }
-                if (series->count() == 0) {
-                    delete series;
-                    continue;
-                }
-                chart->addSeries(series);
-            }
-            if (i == TimeChart) {
-                auto* axis = new QLogValueAxis;
-                axis->setBase(10);
-                axis->setLabelFormat(QStringLiteral("%g"));
-                axis->setMinorTickCount(8);
-                // Whole decades around the times; 10^ceil(log10(1e308 * 1.2)) was +inf, and a log
-                // axis given +inf recursed until the stack overflowed (SIGSEGV).
-                if (yMax > 0)
-                    setLogAxisRange(axis,
-                                    std::pow(10.0, std::floor(std::log10(yMin) - std::log10(1.5))),
-                                    std::pow(10.0, std::ceil(std::log10(yMax) + std::log10(1.2))));
-                else
-                    setLogAxisRange(axis, 0.1, 10);
-                axis->setTitleText(tr("median time (ms, log scale)"));
-                yAxis = axis;
-            } else {
-                auto* axis = new QValueAxis;
-                // A little room above the data, kept finite (1.7e308 * 1.08 is not) and large
-                // enough for Qt Charts to tell from 0 (1e-300 is not).
-                const double top =
-                    yMax > 0 ? std::clamp(yMax * 1.08, 1e-6, std::max(yMax, 1e300)) : 1;
-                axis->setRange(0, top);
-                axis->setLabelFormat(top < 1e6 ? QStringLiteral("%.0f") : QStringLiteral("%.3g"));
-                if (top < 1e6) axis->applyNiceNumbers();
-                axis->setTitleText(i == ThroughputChart ? tr("TFLOP/s (4·n²·d·batch·heads / time)")
-                                                        : tr("GiB in use: Q, K, V, O + scratch"));
-                yAxis = axis;
-            }
-            chart->addAxis(yAxis, Qt::AlignLeft);
-            for (QAbstractSeries* series : chart->series()) {
-                series->attachAxis(xAxis);
-                series->attachAxis(yAxis);
-            }
-        }
-        QChart* old = m_views[i]->chart();
-        applyChartFonts(chart, font(), kGpuBenchChartFonts);
-        m_views[i]->setChart(chart);
-        delete old;
+        if (m_shown) plotRecord(chart, *m_shown, Chart(i));
+        setChart(m_views[i], chart);
     }
     m_caption->setText(m_shown ? captionFor(*m_shown) : QString());
 }
@@ -629,36 +596,20 @@ void GpuBenchmarkView::updateStatus() {
     m_status->setText(text);
 }
 
-void GpuBenchmarkView::setBusy(bool busy) {
-    const bool changed = busy != m_busy;
-    m_busy = busy;
+void GpuBenchmarkView::showBusy(bool busy) {
     m_runButton->setEnabled(!busy && canRun());
     m_runButton->setToolTip(canRun() ? tr("Measure every chosen method at every n of the range")
                                      : QString::fromStdString(m_availability.reason));
-    m_cancelButton->setEnabled(busy);
-    m_progress->setVisible(busy);
     for (QWidget* w : std::initializer_list<QWidget*>{m_from, m_to, m_headDim, m_causal, m_repeats})
         w->setEnabled(!busy);
     for (QCheckBox* box : m_variants)
         box->setEnabled(!busy);
-    if (changed) emit busyChanged(busy);
 }
 
-void GpuBenchmarkView::showMessage(const QString& text, bool error) {
-    showPageMessage(m_message, text, error);
-}
-
-void GpuBenchmarkView::changeEvent(QEvent* event) {
-    QWidget::changeEvent(event);
-    if (event->type() == QEvent::FontChange) applyFonts();
-}
-
-void GpuBenchmarkView::applyFonts() {
+void GpuBenchmarkView::applyLabelFonts() {
     const QFont base = font();
     m_status->setFont(scaledFont(base, 1.1));
     m_caption->setFont(scaledFont(base, 1.1));
-    for (QChartView* view : m_views)
-        applyChartFonts(view->chart(), base, kGpuBenchChartFonts);
 }
 
 } // namespace flashviz::gui

@@ -5,12 +5,10 @@
 // saved (gpu_bench_results.h) and shown again the next time the page opens. Without a usable GPU
 // the Run button is off, a line says why, and the last saved results are shown if there are any.
 #include "pages/gpu_bench/gpu_bench_results.h"
+#include "pages/page.h"
 
 #include "kernels/backend_registry.h"
 
-#include <QWidget>
-
-#include <memory>
 #include <optional>
 
 QT_BEGIN_NAMESPACE
@@ -19,21 +17,20 @@ class QChartView;
 class QCheckBox;
 class QComboBox;
 class QLabel;
-class QProgressBar;
+class QLayout;
 class QPushButton;
 class QSpinBox;
 QT_END_NAMESPACE
 
 namespace flashviz::gui {
 
-class GpuBenchmarkView : public QWidget {
+class GpuBenchmarkView : public Page {
     Q_OBJECT
   public:
     // The charts: median time, throughput, device memory.
     enum Chart { TimeChart = 0, ThroughputChart = 1, MemoryChart = 2, ChartCount = 3 };
 
     explicit GpuBenchmarkView(QWidget* parent = nullptr);
-    ~GpuBenchmarkView() override;
 
     // What the controls ask for now.
     GpuBenchRequest request() const;
@@ -50,45 +47,36 @@ class GpuBenchmarkView : public QWidget {
     const GpuBenchAvailability& availability() const { return m_availability; }
     bool canRun() const;
     QString statusText() const; // the line about the GPU and the results shown
-    QString errorText() const;  // empty when the last action succeeded
     QString captionText() const;
     QChart* chart(int index) const;
     const std::optional<GpuBenchRecord>& shownRecord() const { return m_shown; }
-    bool isBusy() const { return m_busy; }
-    bool waitForIdle(int timeoutMs = 600000);
 
   public slots:
-    void run();    // validates the controls' request and measures it on the worker thread
-    void cancel(); // stops after the point being measured; the charts on screen stay
+    void run();             // validates the controls' request and measures it on the worker thread
+    void cancel() override; // stops after the point being measured; the charts on screen stay
 
   signals:
-    void busyChanged(bool busy);
     void resultsShown();
-    void failed(const QString& message);
 
   protected:
-    void changeEvent(QEvent* event) override;
+    void showBusy(bool busy) override;
+    void applyLabelFonts() override;
 
   private:
-    struct Run;
     struct Outcome;
 
+    QLayout* makeRequestControls(); // the range of n, d, causal, repeats and the methods
+    QLayout* makeRunRow();          // Run, Cancel and the progress bar
+    QLayout* makeCharts();
     void finished(const Outcome& outcome);
     void rebuildCharts();
     void updateStatus();
-    void setBusy(bool busy);
-    void showMessage(const QString& text, bool error);
-    void applyFonts();
 
     GpuBenchAvailability m_availability;
     QString m_resultsPath;
     std::optional<GpuBenchRecord> m_shown;
-    std::unique_ptr<Run> m_run;
-    bool m_busy = false;
-    QString m_error;
 
     QLabel* m_status = nullptr;
-    QLabel* m_message = nullptr;
     QComboBox* m_from = nullptr;
     QComboBox* m_to = nullptr;
     QComboBox* m_headDim = nullptr;
@@ -96,8 +84,6 @@ class GpuBenchmarkView : public QWidget {
     QList<QCheckBox*> m_variants;
     QSpinBox* m_repeats = nullptr;
     QPushButton* m_runButton = nullptr;
-    QPushButton* m_cancelButton = nullptr;
-    QProgressBar* m_progress = nullptr;
     QList<QChartView*> m_views;
     QLabel* m_caption = nullptr;
 };
