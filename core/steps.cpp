@@ -37,6 +37,39 @@ const char* toString(StepKind kind) {
     return "?";
 }
 
+HbmTraffic hbmTrafficOf(StepKind kind) {
+    switch (kind) {
+    case StepKind::LoadQuery:
+    case StepKind::LoadKeyValue:
+    case StepKind::LoadRunningState:
+    case StepKind::ReadInputs:
+    case StepKind::ReadScores:
+    case StepKind::ReadWeights: return HbmTraffic::Read;
+    case StepKind::InitialiseOutput:
+    case StepKind::StoreRunningState:
+    case StepKind::StoreOutput:
+    case StepKind::WriteScores:
+    case StepKind::WriteWeights:
+    case StepKind::WriteOutput: return HbmTraffic::Write;
+    default: return HbmTraffic::None;
+    }
+}
+
+std::optional<StandardKernel> standardKernelOf(StepKind kind) {
+    switch (kind) {
+    case StepKind::ReadInputs:
+    case StepKind::ComputeScores:
+    case StepKind::WriteScores: return StandardKernel::Scores;
+    case StepKind::ReadScores:
+    case StepKind::ComputeSoftmax:
+    case StepKind::WriteWeights: return StandardKernel::Softmax;
+    case StepKind::ReadWeights:
+    case StepKind::ComputeOutput:
+    case StepKind::WriteOutput: return StandardKernel::Output;
+    default: return std::nullopt;
+    }
+}
+
 std::string describe(StepKind kind, const FlashOptions& options) {
     const bool noMax = !options.runningMax;
     const bool noRescale = options.runningMax && !options.rescale;

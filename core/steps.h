@@ -46,6 +46,15 @@ enum class StepKind {
     WriteOutput,      // O to HBM
 };
 const char* toString(StepKind kind);
+// Which way a step moves data across the HBM bus, by its kind alone (the debug copy of S that
+// ComputeScores also writes with keepFullScores is the option's, not the kind's).
+enum class HbmTraffic { None, Read, Write };
+HbmTraffic hbmTrafficOf(StepKind kind);
+// Standard attention runs as three kernels, each writing its whole result to HBM: S = scale·QKᵀ,
+// P = softmax(S), O = PV. The kernel a step of standard attention belongs to; std::nullopt for
+// the kinds only FlashAttention takes.
+enum class StandardKernel { Scores, Softmax, Output };
+std::optional<StandardKernel> standardKernelOf(StepKind kind);
 // A sentence for the status bar and the narration, as the step computes with these options:
 // with the rescale or the running maximum switched off it says what is skipped.
 std::string describe(StepKind kind, const FlashOptions& options = {});

@@ -2,6 +2,10 @@
 foreach(_test tst_controller tst_window tst_lecture tst_command_line)
   flashviz_add_test(${_test} SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/${_test}.cpp LIBS flashviz_gui_shell)
 endforeach()
+# The worker jobs, the latest request of a tag winning (session/async_job.h).
+flashviz_add_test(tst_async_job SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/tst_async_job.cpp LIBS flashviz_gui_session)
+# The views' models, without a window: the tile detail's, the check's, the code's, the comparison's.
+flashviz_add_test(tst_present_tile SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/tst_present_tile.cpp LIBS flashviz_gui_present)
 # The command-line test runs the real executable for --screenshot.
 target_compile_definitions(tst_command_line PRIVATE FLASHVIZ_EXECUTABLE="$<TARGET_FILE:flashviz>")
 add_dependencies(tst_command_line flashviz)
@@ -22,6 +26,9 @@ endforeach()
 target_compile_definitions(tst_resources PRIVATE FLASHVIZ_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 # Alone, so that a busy machine's other suites cannot pass for a GUI thread that stopped answering.
 set_tests_properties(tst_monkey PROPERTIES RUN_SERIAL TRUE)
+# The memory stage's and the matrices view's models, step by step, without a window.
+flashviz_add_test(tst_present_stage SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/tst_present_stage.cpp
+                  LIBS flashviz_gui_present)
 # The one-way dependencies of the window's folders, checked on their #include lines.
 add_test(NAME gui_layers COMMAND ${CMAKE_COMMAND} -DGUI_DIR=${PROJECT_SOURCE_DIR}/app/gui
                                  -P ${CMAKE_CURRENT_SOURCE_DIR}/check_layers.cmake)

@@ -416,6 +416,13 @@ void TstSteps::countersAddUp() {
                                 .arg(show(got), show(want))));
         QVERIFY(s.counters.peakScratchElements >= previous.peakScratchElements);
         QVERIFY(s.counters.hbmReadBytes >= previous.hbmReadBytes);
+        // The direction the views draw, from the kind alone, is the direction the bytes go;
+        // only the debug copy of S writes from a step that computes.
+        const HbmTraffic way = hbmTrafficOf(s.info.kind);
+        const bool debugCopy = f.options.keepFullScores && s.info.kind == StepKind::ComputeScores;
+        QCOMPARE(got.hbmReadBytes > 0, way == HbmTraffic::Read);
+        QCOMPARE(got.hbmWriteBytes > 0, way == HbmTraffic::Write || debugCopy);
+        if (f.algorithm == Algorithm::Standard) QVERIFY(standardKernelOf(s.info.kind));
         previous = s.counters;
     }
     if (f.algorithm == Algorithm::Standard) {

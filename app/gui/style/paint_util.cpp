@@ -77,7 +77,6 @@ QRectF drawPanel(QPainter& p, const QRectF& box, const Theme& theme, const QColo
     QFont titleFont = theme.font(10.5, true);
     QFont subFont = theme.font(8.5);
     const qreal titleH = QFontMetricsF(titleFont).height();
-    const qreal subH = subtitle.isEmpty() ? 0 : QFontMetricsF(subFont).height();
     QRectF titleRect(box.left() + pad, box.top() + pad * 0.7, box.width() - 2 * pad, titleH);
     p.setPen(theme.text);
     drawFittedText(p, titleRect, Qt::AlignLeft | Qt::AlignVCenter, title, titleFont);
@@ -87,6 +86,13 @@ QRectF drawPanel(QPainter& p, const QRectF& box, const Theme& theme, const QColo
                        subtitle, subFont);
     }
     p.restore();
+    return panelContentRect(box, theme, !subtitle.isEmpty());
+}
+
+QRectF panelContentRect(const QRectF& box, const Theme& theme, bool withSubtitle) {
+    const qreal pad = 8 * theme.scale;
+    const qreal titleH = QFontMetricsF(theme.font(10.5, true)).height();
+    const qreal subH = withSubtitle ? QFontMetricsF(theme.font(8.5)).height() : 0;
     const qreal top = box.top() + pad * 0.7 + titleH + subH + pad * 0.6;
     return {box.left() + pad, top, box.width() - 2 * pad, box.bottom() - pad - top};
 }

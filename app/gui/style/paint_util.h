@@ -67,6 +67,10 @@ QRectF colBand(const QRectF& matrixRect, int total, Range cols);
 void drawMatrixImage(QPainter& p, const QRectF& target, const QImage& image,
                      const QRectF& source = QRectF());
 
+// The content rectangle of a panel drawn by drawPanel, below its title (and subtitle): layouts
+// compute it before anything is painted.
+QRectF panelContentRect(const QRectF& box, const Theme& theme, bool withSubtitle);
+
 // A rounded panel with a title and an optional subtitle; returns the content rectangle.
 QRectF drawPanel(QPainter& p, const QRectF& box, const Theme& theme, const QColor& colour,
                  const QString& title, const QString& subtitle);

@@ -13,6 +13,38 @@
 
 namespace flashviz::gui {
 
+namespace {
+
+// The bars' log scale: 1e-17 … 1.
+constexpr double kLogLow = -17, kLogHigh = 0;
+
+// Blends `colour` over the pixels of `image` that `r` (in widget coordinates) covers, as
+// QPainter::fillRect would blend a translucent colour (source-over).
+void blendRect(QImage& image, const QRect& px, qreal dpr, const QRectF& r, const QColor& colour) {
+    const auto xOf = [&](qreal x) {
+        return std::clamp(int(std::lround(x * dpr)) - px.left(), 0, px.width());
+    };
+    const auto yOf = [&](qreal y) {
+        return std::clamp(int(std::lround(y * dpr)) - px.top(), 0, px.height());
+    };
+    const QRgb src = qPremultiply(colour.rgba());
+    const int inverse = 255 - qAlpha(src);
+    const auto over = [inverse](int s, int d) { return s + (d * inverse + 127) / 255; };
+    const int x0 = xOf(r.left()), y0 = yOf(r.top());
+    const int x1 = std::min(px.width(), std::max(x0 + 1, xOf(r.right())));
+    const int y1 = std::min(px.height(), std::max(y0 + 1, yOf(r.bottom())));
+    for (int y = y0; y < y1; ++y) {
+        auto* line = reinterpret_cast<QRgb*>(image.scanLine(y));
+        for (int x = x0; x < x1; ++x) {
+            const QRgb dst = line[x];
+            line[x] = qRgba(over(qRed(src), qRed(dst)), over(qGreen(src), qGreen(dst)),
+                            over(qBlue(src), qBlue(dst)), over(qAlpha(src), qAlpha(dst)));
+        }
+    }
+}
+
+} // namespace
+
 CheckPanel::CheckPanel(QWidget* parent) : FrameView(parent) {
     setAttribute(Qt::WA_OpaquePaintEvent);
     m_jump = new QPushButton(this);
@@ -20,7 +52,7 @@ CheckPanel::CheckPanel(QWidget* parent) : FrameView(parent) {
     m_jump->setFocusPolicy(Qt::NoFocus);
     m_jump->hide();
     connect(m_jump, &QPushButton::clicked, this, [this] {
-        if (scene() && scene()->firstRescaleStep) emit jumpRequested(*scene()->firstRescaleStep);
+        if (m_model && m_model->firstRescaleStep) emit jumpRequested(*m_model->firstRescaleStep);
     });
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
 }
@@ -33,12 +65,11 @@ QSize CheckPanel::minimumSizeHint() const {
 }
 
 bool CheckPanel::failing() const {
-    return scene() && !scene()->check.passed();
+    return m_model && !m_model->passed;
 }
 
 QString CheckPanel::verdictText() const {
-    if (!scene()) return {};
-    return QString::fromStdString(scene()->check.summary());
+    return m_model ? m_model->summary : QString();
 }
 
 void CheckPanel::themeChanged() {
@@ -46,19 +77,22 @@ void CheckPanel::themeChanged() {
     setMinimumHeight(int(92 * m_theme.scale));
     setMaximumHeight(int(92 * m_theme.scale));
     placeButton();
+    layOut();
 }
 
 void CheckPanel::frameChanged() {
-    const Scene* s = scene();
-    const bool show =
-        s && s->settings.hasBug() && s->firstRescaleStep && !s->settings.options.rescale;
-    if (show) m_jump->setText(tr("Go to step %1 ▸").arg(*s->firstRescaleStep));
+    m_model.reset();
+    if (m_frame) m_model = checkModel(*m_frame);
+    const bool show = m_model && m_model->firstRescaleStep;
+    if (show) m_jump->setText(tr("Go to step %1 ▸").arg(*m_model->firstRescaleStep));
     m_jump->setVisible(show);
     placeButton();
+    layOut();
 }
 
 void CheckPanel::resizeEvent(QResizeEvent*) {
     placeButton();
+    layOut();
 }
 
 void CheckPanel::placeButton() {
@@ -68,186 +102,183 @@ void CheckPanel::placeButton() {
                         height() - hint.height() - int(10 * sc), hint.width(), hint.height());
 }
 
+// ---- layout --------------------------------------------------------------------------------
+
+// The verdict on the left, three lines of text, the per-row bars, and where the bug first
+// bites above the button.
+void CheckPanel::layOut() {
+    m_layout = {};
+    if (!m_model) return;
+    const qreal sc = m_theme.scale;
+    m_layout.frame = QRectF(rect()).adjusted(6 * sc, 4 * sc, -6 * sc, -4 * sc);
+    const QRectF inner = m_layout.frame.adjusted(12 * sc, 6 * sc, -12 * sc, -6 * sc);
+    const QFont bigFont = m_theme.font(m_model->passed ? 20 : 24, true);
+    const qreal bigW = QFontMetricsF(bigFont).horizontalAdvance(QStringLiteral("FAIL")) + 18 * sc;
+    m_layout.verdict = QRectF(inner.left(), inner.top(), bigW, inner.height());
+    const QRectF text(inner.left() + bigW, inner.top(), inner.width() * 0.42, inner.height());
+    const qreal lineH = text.height() / 3;
+    for (int i = 0; i < 3; ++i)
+        m_layout.lines[i] = QRectF(text.left(), text.top() + i * lineH, text.width(), lineH);
+    const qreal rightW = showsDivergence() ? std::max(qreal(m_jump->sizeHint().width()) + 24 * sc,
+                                                      inner.width() * 0.2)
+                                           : 0;
+    m_layout.bars =
+        QRectF(text.right() + 12 * sc, inner.top() + 16 * sc,
+               inner.right() - rightW - text.right() - 24 * sc, inner.height() - 16 * sc);
+    m_layout.caption =
+        QRectF(m_layout.bars.left(), inner.top() - 2 * sc, m_layout.bars.width(), 16 * sc);
+    layOutBars();
+    const QRectF box(inner.right() - rightW, inner.top(), rightW,
+                     inner.height() - m_jump->height() - 4 * sc);
+    m_layout.divergence[0] = QRectF(box.left(), box.top(), box.width(), box.height() / 2);
+    m_layout.divergence[1] =
+        QRectF(box.left(), box.top() + box.height() / 2, box.width(), box.height() / 2);
+}
+
+// One bar per column of at least 2 px, each the worst of its rows, its height on the log scale.
+void CheckPanel::layOutBars() {
+    const QRectF& bars = m_layout.bars;
+    const qreal range = kLogHigh - kLogLow;
+    m_layout.toleranceY =
+        bars.bottom() - bars.height() * (std::log10(m_model->tolerance) - kLogLow) / range;
+    if (m_model->rows == 0 || bars.width() <= 20) return;
+    const std::vector<CheckBar> columns = checkBars(*m_model, std::max(1, int(bars.width() / 2)));
+    const qreal bw = bars.width() / qreal(columns.size());
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+        const CheckBar& column = columns[c];
+        const double v = column.maxDiff;
+        const double lv = !std::isfinite(v) ? kLogHigh
+                          : v <= 0          ? kLogLow
+                                            : std::clamp(std::log10(v), kLogLow, kLogHigh);
+        const qreal h = std::max(2.0, bars.height() * (lv - kLogLow) / range);
+        QColor colour = column.wrong ? m_theme.bad : m_theme.good;
+        if (!column.finished) colour = withAlpha(colour, 70);
+        const QRectF bar(bars.left() + qreal(c) * bw + (bw > 4 ? 1 : 0), bars.bottom() - h,
+                         std::max(1.0, bw - (bw > 4 ? 2 : 0)), h);
+        m_layout.rowBars.push_back({bar, colour, column.current});
+    }
+}
+
+QString CheckPanel::errorLine() const {
+    const CheckModel& m = *m_model;
+    if (m.nonFiniteCount > 0) return tr("%1 values of O are inf or NaN").arg(m.nonFiniteCount);
+    return tr("max |O − softmax(scale·QKᵀ)V| = %1   (tolerance %2)")
+        .arg(formatValue(m.maxAbsDiff, 2), formatValue(m.tolerance, 1));
+}
+
+QString CheckPanel::rowsLine() const {
+    const CheckModel& m = *m_model;
+    const QString wrong = tr("%1 of %2 rows wrong").arg(m.wrongRows.size()).arg(m.rows);
+    switch (m.verdict) {
+    case CheckVerdict::PassWithoutRescale:
+        return tr("even with the rescale off: no row's maximum rose after its first block, so "
+                  "nothing needed "
+                  "rescaling");
+    case CheckVerdict::Pass:
+        return tr("%1 on the %2 equals ordinary attention in all %3 rows")
+            .arg(m.flash ? tr("FlashAttention") : tr("Standard attention"), m.backendName)
+            .arg(m.rows);
+    case CheckVerdict::FailRescaleOff:
+        return wrong + tr(" — the rescale e^(m_old − m_new) is switched off");
+    case CheckVerdict::FailNoRunningMax:
+        return wrong + tr(" — no running max: exp() of large scores overflows");
+    case CheckVerdict::Fail:
+        break;
+    }
+    return wrong;
+}
+
+QString CheckPanel::progressLine() const {
+    const CheckModel& m = *m_model;
+    if (!m.backendNote.isEmpty()) return m.backendNote;
+    QString line = m.finishedRows == 0
+                       ? tr("at this step no row of O is final yet")
+                       : tr("final rows so far: %1 of %2, max |diff| among them %3")
+                             .arg(m.finishedRows)
+                             .arg(m.rows)
+                             .arg(m.finishedNonFinite ? QStringLiteral("inf/NaN")
+                                                      : formatValue(m.finishedMaxDiff, 2));
+    if (!m.cpuSummary.isEmpty()) line += tr(" · CPU engine: %1").arg(m.cpuSummary);
+    return line;
+}
+
+// ---- painting ------------------------------------------------------------------------------
+
 void CheckPanel::paintEvent(QPaintEvent*) {
     QPainter p(this);
     p.setRenderHint(QPainter::Antialiasing);
-    const qreal sc = m_theme.scale;
     p.fillRect(rect(), m_theme.background);
-    if (!m_frame) return;
-    const Scene& scene = *m_frame->scene;
-    const CheckReport& check = scene.check;
-    const bool pass = check.passed();
-    const StepInfo& info = m_frame->state.info;
-    const QRectF area = QRectF(rect()).adjusted(6 * sc, 4 * sc, -6 * sc, -4 * sc);
+    if (!m_model) return;
+    drawFrame(p);
+    drawVerdict(p);
+    drawRowBars(p);
+    if (showsDivergence()) drawDivergence(p);
+}
+
+void CheckPanel::drawFrame(QPainter& p) const {
+    const qreal sc = m_theme.scale;
+    const bool pass = m_model->passed;
     const QColor tone = pass ? m_theme.good : m_theme.bad;
     p.setPen(QPen(tone, pass ? 1.5 * sc : 3 * sc));
     p.setBrush(withAlpha(tone, pass ? 22 : (m_theme.lecture ? 70 : 45)));
-    p.drawRoundedRect(area, 8 * sc, 8 * sc);
+    p.drawRoundedRect(m_layout.frame, 8 * sc, 8 * sc);
+}
 
-    // Verdict.
-    const QRectF inner = area.adjusted(12 * sc, 6 * sc, -12 * sc, -6 * sc);
-    const QFont bigFont = m_theme.font(pass ? 20 : 24, true);
-    const qreal bigW = QFontMetricsF(bigFont).horizontalAdvance(QStringLiteral("FAIL")) + 18 * sc;
-    p.setPen(tone);
-    drawFittedText(p, QRectF(inner.left(), inner.top(), bigW, inner.height()),
-                   Qt::AlignLeft | Qt::AlignVCenter, pass ? tr("PASS") : tr("FAIL"), bigFont);
-
-    const qreal textW = inner.width() * 0.42;
-    const QRectF textBox(inner.left() + bigW, inner.top(), textW, inner.height());
-    const qreal lineH = textBox.height() / 3;
-    const int rows = int(check.rowMaxDiff.size());
-    QString line1, line2, line3;
-    const QString who = scene.isFlash() ? tr("FlashAttention") : tr("Standard attention");
-    if (check.nonFiniteCount > 0)
-        line1 = tr("%1 values of O are inf or NaN").arg(check.nonFiniteCount);
-    else
-        line1 = tr("max |O − softmax(scale·QKᵀ)V| = %1   (tolerance %2)")
-                    .arg(formatValue(check.maxAbsDiff, 2), formatValue(check.tolerance, 1));
-    if (pass && !scene.settings.options.rescale && scene.isFlash())
-        line2 = tr("even with the rescale off: no row's maximum rose after its first block, so "
-                   "nothing needed "
-                   "rescaling");
-    else if (pass)
-        line2 = tr("%1 on the %2 equals ordinary attention in all %3 rows")
-                    .arg(who, scene.backendName)
-                    .arg(rows);
-    else
-        line2 = tr("%1 of %2 rows wrong").arg(check.wrongRows.size()).arg(rows) +
-                (!scene.settings.options.rescale
-                     ? tr(" — the rescale e^(m_old − m_new) is switched off")
-                 : !scene.settings.options.runningMax
-                     ? tr(" — no running max: exp() of large scores overflows")
-                     : QString());
-    // Progress at this step: the rows already final.
-    int finished = 0;
-    double worst = 0;
-    bool worstNonFinite = false;
-    for (const Range& r : finishedRowRuns(scene, info.index))
-        for (int i = r.begin; i < r.end; ++i) {
-            ++finished;
-            const double v = check.rowMaxDiff(i);
-            if (!std::isfinite(v))
-                worstNonFinite = true;
-            else
-                worst = std::max(worst, v);
-        }
-    if (finished == 0)
-        line3 = tr("at this step no row of O is final yet");
-    else
-        line3 = tr("final rows so far: %1 of %2, max |diff| among them %3")
-                    .arg(finished)
-                    .arg(rows)
-                    .arg(worstNonFinite ? QStringLiteral("inf/NaN") : formatValue(worst, 2));
-    if (scene.cpuCheck)
-        line3 += tr(" · CPU engine: %1").arg(QString::fromStdString(scene.cpuCheck->summary()));
-    if (!scene.backendNote.isEmpty()) line3 = scene.backendNote;
+void CheckPanel::drawVerdict(QPainter& p) const {
+    const bool pass = m_model->passed;
+    p.setPen(pass ? m_theme.good : m_theme.bad);
+    drawFittedText(p, m_layout.verdict, Qt::AlignLeft | Qt::AlignVCenter,
+                   pass ? tr("PASS") : tr("FAIL"), m_theme.font(pass ? 20 : 24, true));
     p.setPen(m_theme.text);
-    drawFittedText(p, QRectF(textBox.left(), textBox.top(), textBox.width(), lineH),
-                   Qt::AlignLeft | Qt::AlignVCenter, line1, m_theme.font(pass ? 10 : 11, true));
+    drawFittedText(p, m_layout.lines[0], Qt::AlignLeft | Qt::AlignVCenter, errorLine(),
+                   m_theme.font(pass ? 10 : 11, true));
     p.setPen(pass ? m_theme.text : m_theme.bad);
-    drawFittedText(p, QRectF(textBox.left(), textBox.top() + lineH, textBox.width(), lineH),
-                   Qt::AlignLeft | Qt::AlignVCenter, line2, m_theme.font(9.5, !pass));
+    drawFittedText(p, m_layout.lines[1], Qt::AlignLeft | Qt::AlignVCenter, rowsLine(),
+                   m_theme.font(9.5, !pass));
     p.setPen(m_theme.muted);
-    drawFittedText(p, QRectF(textBox.left(), textBox.top() + 2 * lineH, textBox.width(), lineH),
-                   Qt::AlignLeft | Qt::AlignVCenter, line3, m_theme.font(8.5));
+    drawFittedText(p, m_layout.lines[2], Qt::AlignLeft | Qt::AlignVCenter, progressLine(),
+                   m_theme.font(8.5));
+}
 
-    // Per-row bars on a log scale.
-    const bool divergence = !pass && scene.firstRescaleStep && !scene.settings.options.rescale;
-    const qreal rightW =
-        divergence ? std::max(qreal(m_jump->sizeHint().width()) + 24 * sc, inner.width() * 0.2) : 0;
-    const QRectF bars(textBox.right() + 12 * sc, inner.top() + 16 * sc,
-                      inner.right() - rightW - textBox.right() - 24 * sc, inner.height() - 16 * sc);
+// The bars on a log scale under their caption, with the tolerance dotted across. They are put
+// into one image, pixel by pixel, and drawn with a single call: painted one by one they cost
+// milliseconds with a bug on (hundreds of tall translucent rectangles, each of which Qt's raster
+// engine splits across its paint threads).
+void CheckPanel::drawRowBars(QPainter& p) const {
+    const QRectF& bars = m_layout.bars;
     p.setPen(m_theme.muted);
-    drawFittedText(p, QRectF(bars.left(), inner.top() - 2 * sc, bars.width(), 16 * sc),
-                   Qt::AlignLeft | Qt::AlignVCenter, tr("|diff| per row (log scale, 1e-17 … 1)"),
-                   m_theme.font(7.5));
-    if (rows > 0 && bars.width() > 20) {
-        const int columns = std::min(rows, std::max(1, int(bars.width() / 2)));
-        const qreal bw = bars.width() / columns;
-        const double lo = -17, hi = 0;
-        p.setPen(QPen(withAlpha(m_theme.muted, 120), 1, Qt::DotLine));
-        const qreal tolY =
-            bars.bottom() - bars.height() * (std::log10(check.tolerance) - lo) / (hi - lo);
-        p.drawLine(QPointF(bars.left(), tolY), QPointF(bars.right(), tolY));
-        // The bars are put into one image, pixel by pixel, and drawn with a single call. Painted
-        // one by one they cost milliseconds with a bug on: hundreds of tall translucent
-        // rectangles, each of which Qt's raster engine splits across its paint threads.
-        const qreal dpr = devicePixelRatioF();
-        const QRect px = QRectF(bars.topLeft() * dpr, bars.size() * dpr).toAlignedRect();
-        QImage image(px.size(), QImage::Format_ARGB32_Premultiplied);
-        image.fill(Qt::transparent);
-        auto xOf = [&](qreal x) {
-            return std::clamp(int(std::lround(x * dpr)) - px.left(), 0, px.width());
-        };
-        auto yOf = [&](qreal y) {
-            return std::clamp(int(std::lround(y * dpr)) - px.top(), 0, px.height());
-        };
-        // Source-over, as QPainter::fillRect would blend a translucent colour.
-        auto fill = [&](const QRectF& r, const QColor& colour) {
-            const QRgb src = qPremultiply(colour.rgba());
-            const int inverse = 255 - qAlpha(src);
-            const int x0 = xOf(r.left()), y0 = yOf(r.top());
-            const int x1 = std::min(px.width(), std::max(x0 + 1, xOf(r.right())));
-            const int y1 = std::min(px.height(), std::max(y0 + 1, yOf(r.bottom())));
-            for (int y = y0; y < y1; ++y) {
-                auto* line = reinterpret_cast<QRgb*>(image.scanLine(y));
-                for (int x = x0; x < x1; ++x) {
-                    const QRgb dst = line[x];
-                    auto over = [&](int s, int d) { return s + (d * inverse + 127) / 255; };
-                    line[x] = qRgba(over(qRed(src), qRed(dst)), over(qGreen(src), qGreen(dst)),
-                                    over(qBlue(src), qBlue(dst)), over(qAlpha(src), qAlpha(dst)));
-                }
-            }
-        };
-        for (int c = 0; c < columns; ++c) {
-            const int r0 = int(qint64(c) * rows / columns),
-                      r1 = int(qint64(c + 1) * rows / columns);
-            double v = 0;
-            bool bad = false, done = true, current = false;
-            for (int r = r0; r < std::max(r1, r0 + 1); ++r) {
-                const double x = check.rowMaxDiff(r);
-                if (!std::isfinite(x))
-                    v = INFINITY;
-                else
-                    v = std::max(v, x);
-                bad = bad || scene.isRowWrong(r);
-                done = done && scene.rowFinished(r, info.index);
-                current =
-                    current || (info.queryBlock >= 0 && r >= info.rows.begin && r < info.rows.end);
-            }
-            const double lv = !std::isfinite(v) ? hi
-                              : v <= 0          ? lo
-                                                : std::clamp(std::log10(v), lo, hi);
-            const qreal h = std::max(2.0, bars.height() * (lv - lo) / (hi - lo));
-            QColor colour = bad ? m_theme.bad : m_theme.good;
-            if (!done) colour = withAlpha(colour, 70);
-            const QRectF bar(bars.left() + c * bw + (bw > 4 ? 1 : 0), bars.bottom() - h,
-                             std::max(1.0, bw - (bw > 4 ? 2 : 0)), h);
-            if (current)
-                fill(QRectF(bar.left(), bars.top(), bar.width(), bars.height()),
-                     withAlpha(m_theme.accent, 45));
-            fill(bar, colour);
-        }
-        image.setDevicePixelRatio(dpr);
-        p.drawImage(QPointF(px.topLeft()) / dpr, image);
+    drawFittedText(p, m_layout.caption, Qt::AlignLeft | Qt::AlignVCenter,
+                   tr("|diff| per row (log scale, 1e-17 … 1)"), m_theme.font(7.5));
+    if (m_layout.rowBars.empty()) return;
+    p.setPen(QPen(withAlpha(m_theme.muted, 120), 1, Qt::DotLine));
+    p.drawLine(QPointF(bars.left(), m_layout.toleranceY),
+               QPointF(bars.right(), m_layout.toleranceY));
+    const qreal dpr = devicePixelRatioF();
+    const QRect px = QRectF(bars.topLeft() * dpr, bars.size() * dpr).toAlignedRect();
+    QImage image(px.size(), QImage::Format_ARGB32_Premultiplied);
+    image.fill(Qt::transparent);
+    for (const Bar& bar : m_layout.rowBars) {
+        if (bar.current)
+            blendRect(image, px, dpr,
+                      QRectF(bar.rect.left(), bars.top(), bar.rect.width(), bars.height()),
+                      withAlpha(m_theme.accent, 45));
+        blendRect(image, px, dpr, bar.rect, bar.colour);
     }
+    image.setDevicePixelRatio(dpr);
+    p.drawImage(QPointF(px.topLeft()) / dpr, image);
+}
 
-    if (divergence) {
-        const QRectF box(inner.right() - rightW, inner.top(), rightW,
-                         inner.height() - m_jump->height() - 4 * sc);
-        const StepInfo first = scene.engine->info(*scene.firstRescaleStep);
-        p.setPen(m_theme.bad);
-        drawFittedText(p, QRectF(box.left(), box.top(), box.width(), box.height() / 2),
-                       Qt::AlignLeft | Qt::AlignVCenter,
-                       tr("first wrong value: step %1").arg(*scene.firstRescaleStep),
-                       m_theme.font(9.5, true));
-        p.setPen(m_theme.text);
-        drawFittedText(
-            p, QRectF(box.left(), box.top() + box.height() / 2, box.width(), box.height() / 2),
-            Qt::AlignLeft | Qt::AlignVCenter,
-            tr("ℓ of tile (%1, %2): m rose, no rescale").arg(first.queryBlock).arg(first.keyBlock),
-            m_theme.font(8.5));
-    }
+void CheckPanel::drawDivergence(QPainter& p) const {
+    p.setPen(m_theme.bad);
+    drawFittedText(p, m_layout.divergence[0], Qt::AlignLeft | Qt::AlignVCenter,
+                   tr("first wrong value: step %1").arg(*m_model->firstRescaleStep),
+                   m_theme.font(9.5, true));
+    p.setPen(m_theme.text);
+    drawFittedText(p, m_layout.divergence[1], Qt::AlignLeft | Qt::AlignVCenter,
+                   tr("ℓ of tile (%1, %2): m rose, no rescale")
+                       .arg(m_model->firstRescaleQueryBlock)
+                       .arg(m_model->firstRescaleKeyBlock),
+                   m_theme.font(8.5));
 }
 
 } // namespace flashviz::gui

@@ -2,8 +2,13 @@
 // The check, always on screen: the output against ordinary attention, max and per-row
 // difference, pass or fail. With a bug switched on it fails loudly: the error size, the wrong
 // rows, and the first step at which the buggy run departs from the correct one, with a button
-// to go there.
+// to go there. What it shows is its CheckModel (present/check_model.h); where, its layout,
+// found when the size or the frame changes.
+#include "present/check_model.h"
 #include "views/frame_view.h"
+
+#include <optional>
+#include <vector>
 
 class QPushButton;
 
@@ -30,8 +35,37 @@ class CheckPanel : public FrameView {
     void themeChanged() override;
 
   private:
+    struct Bar {
+        QRectF rect;
+        QColor colour;
+        bool current = false; // its whole column is highlighted behind it
+    };
+    struct Layout {
+        QRectF frame, verdict;
+        QRectF lines[3]; // the error, the rows, the progress at this step
+        QRectF caption, bars;
+        qreal toleranceY = 0;
+        std::vector<Bar> rowBars; // empty when there is no room
+        QRectF divergence[2];     // where the bug first bites: the step, the tile
+    };
     void placeButton();
+    void layOut();
+    void layOutBars();
+    QString errorLine() const;
+    QString rowsLine() const;
+    QString progressLine() const;
+    bool showsDivergence() const {
+        return m_model && !m_model->passed && m_model->firstRescaleStep;
+    }
+
+    void drawFrame(QPainter& p) const;
+    void drawVerdict(QPainter& p) const;
+    void drawRowBars(QPainter& p) const;
+    void drawDivergence(QPainter& p) const;
+
     QPushButton* m_jump = nullptr;
+    std::optional<CheckModel> m_model;
+    Layout m_layout;
 };
 
 } // namespace flashviz::gui

@@ -1,24 +1,14 @@
 #pragma once
 // The pseudocode of the running algorithm (standard, flash in the explainer's loop order, or the
 // paper's), the line of the current step highlighted. Switched-off lines are shown struck out.
+// What it shows is its CodeModel (present/code_model.h); the row height and the font that fit
+// every line are found when the size or the frame changes.
+#include "present/code_model.h"
 #include "views/frame_view.h"
 
-#include <QStringList>
+#include <vector>
 
 namespace flashviz::gui {
-
-struct CodeLine {
-    QString text;
-    int indent = 0;
-    std::vector<StepKind> kinds; // steps that execute this line
-    QString comment;
-    bool removed = false; // struck out by a switch
-};
-
-// The listing for a run's settings (pure: the tests read it).
-std::vector<CodeLine> pseudocode(const VizSettings& settings);
-// The line executing a step, or -1.
-int lineOf(const std::vector<CodeLine>& code, StepKind kind);
 
 class CodePanel : public FrameView {
     Q_OBJECT
@@ -26,15 +16,31 @@ class CodePanel : public FrameView {
     explicit CodePanel(QWidget* parent = nullptr);
     QSize sizeHint() const override { return {420, 360}; }
     QSize minimumSizeHint() const override { return {260, 200}; }
-    int currentLine() const { return m_current; }
+    int currentLine() const { return m_model.current; }
 
   protected:
     void paintEvent(QPaintEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
     void frameChanged() override;
+    void themeChanged() override;
 
   private:
-    std::vector<CodeLine> m_code;
-    int m_current = -1;
+    struct LineLayout {
+        QRectF row;
+        qreal textX = 0;
+        qreal commentX = -1; // where the comment starts; -1 when it has no room
+    };
+    struct Layout {
+        QRectF title;
+        QFont codeFont, commentFont;
+        std::vector<LineLayout> lines;
+    };
+    void layOut();
+    qreal fittingPointSize(qreal rowH, qreal width) const;
+    void drawLine(QPainter& p, const CodeLine& line, const LineLayout& where, bool current) const;
+
+    CodeModel m_model;
+    Layout m_layout;
 };
 
 } // namespace flashviz::gui

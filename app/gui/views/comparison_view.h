@@ -1,7 +1,12 @@
 #pragma once
 // Standard attention against FlashAttention on the current sizes: HBM traffic, the largest
-// scratch buffer and FLOPs, as bars from the engine's counters.
+// scratch buffer and FLOPs, as bars from the Scene's totals (present/comparison_model.h), laid
+// out when the size or the frame changes.
+#include "present/comparison_model.h"
 #include "views/frame_view.h"
+
+#include <array>
+#include <optional>
 
 namespace flashviz::gui {
 
@@ -13,6 +18,24 @@ class ComparisonView : public FrameView {
 
   protected:
     void paintEvent(QPaintEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
+    void frameChanged() override;
+    void themeChanged() override;
+
+  private:
+    struct RowLayout {
+        QRectF label, note;
+        std::array<QRectF, 2> bars, values; // standard, flash
+    };
+    struct Layout {
+        QRectF title;
+        std::array<RowLayout, 3> rows;
+    };
+    void layOut();
+    void drawRow(QPainter& p, const ComparisonRow& row, const RowLayout& where) const;
+
+    std::optional<ComparisonModel> m_model;
+    Layout m_layout;
 };
 
 } // namespace flashviz::gui

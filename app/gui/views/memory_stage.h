@@ -1,10 +1,12 @@
 #pragma once
 // The memory stage: HBM beside the chip, drawn with the chosen GPU's figures; the matrices in
 // HBM to scale; the tiles resident in SRAM; tiles travelling between them; the traffic counters
-// and the SRAM fill against its budget. Everything drawn comes from the frame.
+// and the SRAM fill against its budget. What is shown and where it goes come from its model
+// (present/stage_model.h), made when the frame, the theme or the size changes.
+#include "present/stage_model.h"
 #include "views/frame_view.h"
 
-#include <QImage>
+#include <optional>
 
 namespace flashviz::gui {
 
@@ -18,13 +20,31 @@ class MemoryStageView : public FrameView {
 
   protected:
     void paintEvent(QPaintEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
     void frameChanged() override;
+    void themeChanged() override;
 
   private:
-    struct TileImages {
-        QImage q, k, v, s, p, m, l, acc;
-    };
-    TileImages m_tiles;
+    void layOut();
+    QColor colourOf(ChipSlot slot) const;
+    void drawHbm(QPainter& p, qreal t, bool moving) const;
+    void drawMatrix(QPainter& p, const StageMatrix& m, const MatrixPlace& place, qreal t,
+                    bool moving) const;
+    void drawMatrixLabel(QPainter& p, const StageMatrix& m, const MatrixPlace& place) const;
+    void drawHighlights(QPainter& p) const;
+    void drawChip(QPainter& p, qreal t, bool moving) const;
+    void drawTiles(QPainter& p, qreal t, bool moving) const;
+    void drawKernels(QPainter& p) const;
+    void drawSramFill(QPainter& p) const;
+    void drawBus(QPainter& p, qreal t) const;
+    void drawArrow(QPainter& p, const BusLane& lane, bool rightwards, bool active,
+                   const QString& label, const QString& amount, qreal t) const;
+    void drawTilesInFlight(QPainter& p, qreal t) const;
+    void drawCounters(QPainter& p, qreal progress) const;
+    void drawCounter(QPainter& p, const CounterCell& cell, const CounterPlace& place) const;
+
+    std::optional<StageModel> m_model; // none before the first frame
+    StageLayout m_layout;
 };
 
 } // namespace flashviz::gui

@@ -1,0 +1,66 @@
+#pragma once
+// The check panel's model: the run's output against ordinary attention (the verdict, the error,
+// the wrong rows), how far the check has got at this step (the rows of O already final), and
+// with the rescale switched off the first step at which the buggy run departs from the correct
+// one. Plain values: the view words and paints them.
+#include "session/scene.h"
+
+#include <QString>
+
+#include <optional>
+#include <vector>
+
+namespace flashviz::gui {
+
+// What the verdict says after its count of rows.
+enum class CheckVerdict {
+    Pass,               // equals ordinary attention in every row
+    PassWithoutRescale, // flash with the rescale off, yet no row's maximum rose after its first
+                        // block
+    FailRescaleOff,     // wrong: the rescale e^(m_old − m_new) is switched off
+    FailNoRunningMax,   // wrong: no running max, exp() of large scores overflows
+    Fail,               // wrong for another reason
+};
+
+struct CheckModel {
+    bool passed = true;
+    CheckVerdict verdict = CheckVerdict::Pass;
+    QString summary; // the check's verdict in words (CheckReport::summary)
+    bool flash = true;
+    QString backendName;
+    int nonFiniteCount = 0; // values of O that are inf or NaN
+    double maxAbsDiff = 0, tolerance = 0;
+    int rows = 0;
+    std::vector<int> wrongRows;
+
+    // At this step: the rows of O already final, and the largest |difference| among them.
+    int finishedRows = 0;
+    double finishedMaxDiff = 0;
+    bool finishedNonFinite = false;
+    QString cpuSummary;  // the CPU engine's check, when another backend ran
+    QString backendNote; // why the CPU stood in, when the chosen backend refused
+
+    // With the rescale switched off: where the bug first changes a value
+    // (Scene::firstRescaleStep), and that step's tile.
+    std::optional<int> firstRescaleStep;
+    int firstRescaleQueryBlock = -1, firstRescaleKeyBlock = -1;
+
+    // Per query row: its largest |difference|, whether the check finds it wrong, whether its O is
+    // final at this step; and the rows of this step's query block (empty when none).
+    Vector rowMaxDiff;
+    std::vector<char> rowWrong, rowFinished;
+    Range currentRows;
+};
+
+CheckModel checkModel(const Frame& frame);
+
+// The per-row bars in `columns` columns (at most one per row), each the worst of its rows: the
+// largest |difference| (inf where one is not finite), wrong if one is, finished if all are,
+// current if one is in this step's block.
+struct CheckBar {
+    double maxDiff = 0;
+    bool wrong = false, finished = true, current = false;
+};
+std::vector<CheckBar> checkBars(const CheckModel& model, int columns);
+
+} // namespace flashviz::gui

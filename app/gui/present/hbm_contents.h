@@ -1,0 +1,62 @@
+#pragma once
+// What HBM holds at a step, the one answer the memory stage and the matrices view both draw:
+// which matrices are stored there, their shapes, which parts of each are written yet (S and P
+// by standard attention, O block by block, the debug copy of S tile by tile), and where those
+// parts fall in a matrix drawn at some rectangle. Parts are in element coordinates
+// (x = column, y = row).
+#include "session/scene.h"
+#include "style/theme.h"
+
+#include <QImage>
+#include <QRect>
+#include <QRectF>
+
+#include <vector>
+
+namespace flashviz::gui {
+
+enum class MatrixId { Q, K, V, O, S, P };
+
+struct HbmMatrix {
+    MatrixId id = MatrixId::Q;
+    int rows = 0, cols = 0;
+    // FlashAttention's S (and P) without the debug copy: only the current tile exists, on chip.
+    bool neverStored = false;
+    std::vector<QRect> held;            // the parts in HBM once the step is done
+    std::vector<QRect> heldWhileMoving; // the parts in HBM while the step's change animates
+    // Standard attention's S and P at the step that writes them: they fill in row after row as
+    // the step animates.
+    bool fillsWhileMoving = false;
+
+    QRect whole() const { return {0, 0, cols, rows}; }
+    double bytes() const { return double(rows) * double(cols) * double(kBytesPerElement); }
+};
+
+// A part of an HBM matrix outlined as touched by the step.
+struct Highlight {
+    MatrixId matrix = MatrixId::Q;
+    QRect part;
+};
+
+HbmMatrix hbmMatrix(const Scene& scene, const StepInfo& info, MatrixId id);
+// The colour a matrix is drawn in, everywhere.
+QColor matrixColour(const Theme& theme, MatrixId id);
+// The scene's image of a matrix as HBM holds it (S and P: standard attention's or the debug
+// copy of S).
+const QImage& hbmImage(const Scene& scene, MatrixId id);
+
+// Where the element region `part` of a rows × cols matrix drawn in `rect` falls (the rectangle
+// itself for the whole matrix).
+QRectF elementRect(const QRectF& rect, int rows, int cols, const QRect& part);
+// The same region in the matrix's image (a null rectangle, meaning all of it, for the whole).
+QRectF imageRegion(const QImage& image, int rows, int cols, const QRect& part);
+
+// A part of a matrix's image and where it is drawn.
+struct ImagePart {
+    QRectF target;
+    QRectF source;
+};
+std::vector<ImagePart> placeParts(const QRectF& rect, const QImage& image, int rows, int cols,
+                                  const std::vector<QRect>& parts);
+
+} // namespace flashviz::gui
