@@ -1,10 +1,13 @@
 // Lecture mode: the chapters and their narrative, clicker keys moving through steps and chapters,
 // B toggling the bug, fixed seeds replaying identically, Esc leaving with the user's settings back.
-#include "session/controller.h"
-#include "views/frame_view.h"
 #include "lecture/lecture.h"
+#include "session/controller.h"
 #include "shell/main_window.h"
+#include "views/frame_view.h"
+#include "views/tile_detail.h"
+#include "window_support.h"
 
+#include <QCheckBox>
 #include <QLabel>
 #include <QSettings>
 #include <QStandardPaths>
@@ -12,6 +15,7 @@
 
 using namespace flashviz;
 using namespace flashviz::gui;
+using namespace flashviz::gui::test;
 
 class TestLecture : public QObject {
     Q_OBJECT
@@ -24,15 +28,7 @@ class TestLecture : public QObject {
     void seedsAreFixedPerChapter();
     void escapeLeavesAndRestores();
     void typeFollowsTheWindowSize();
-
-  private:
-    static StartOptions fresh() {
-        StartOptions o;
-        o.restore = false;
-        o.save = false;
-        o.fullScreen = false;
-        return o;
-    }
+    void viewOptionsReachTheLecture();
 };
 
 void TestLecture::initTestCase() {
@@ -68,10 +64,8 @@ void TestLecture::everyChapterBuildsAndFillsItsNarrative() {
 }
 
 void TestLecture::clickerKeysMoveThroughStepsAndChapters() {
-    MainWindow w(fresh());
-    w.show();
-    QApplication::setActiveWindow(&w);
-    QVERIFY(QTest::qWaitForWindowActive(&w));
+    const auto window = freshWindow();
+    MainWindow& w = *window;
     w.enterLecture(0);
     QVERIFY(w.isLectureMode());
     LectureView* lecture = w.lecture();
@@ -96,10 +90,8 @@ void TestLecture::clickerKeysMoveThroughStepsAndChapters() {
 }
 
 void TestLecture::arrowKeysAndBug() {
-    MainWindow w(fresh());
-    w.show();
-    QApplication::setActiveWindow(&w);
-    QVERIFY(QTest::qWaitForWindowActive(&w));
+    const auto window = freshWindow();
+    MainWindow& w = *window;
     w.enterLecture(3);
     LectureView* lecture = w.lecture();
     QCOMPARE(lecture->chapter(), 3);
@@ -127,8 +119,8 @@ void TestLecture::arrowKeysAndBug() {
 }
 
 void TestLecture::seedsAreFixedPerChapter() {
-    MainWindow w(fresh());
-    QVERIFY(w.waitUntilIdle());
+    const auto window = freshWindow();
+    MainWindow& w = *window;
     w.enterLecture(3);
     QVERIFY(w.waitUntilIdle());
     const Matrix first = w.controller()->scene()->output;
@@ -143,10 +135,8 @@ void TestLecture::seedsAreFixedPerChapter() {
 }
 
 void TestLecture::escapeLeavesAndRestores() {
-    MainWindow w(fresh());
-    w.show();
-    QApplication::setActiveWindow(&w);
-    QVERIFY(QTest::qWaitForWindowActive(&w));
+    const auto window = freshWindow();
+    MainWindow& w = *window;
     VizSettings mine = toySettings();
     mine.spec.queries = mine.spec.keys = 12;
     QVERIFY(w.controller()->apply(mine));
@@ -169,11 +159,8 @@ void TestLecture::escapeLeavesAndRestores() {
 // fits its column (at the design's type size it ran off the bottom), and the views' type is
 // scaled by the same factor.
 void TestLecture::typeFollowsTheWindowSize() {
-    MainWindow w(fresh());
-    w.resize(1280, 800);
-    w.show();
-    QApplication::setActiveWindow(&w);
-    QVERIFY(QTest::qWaitForWindowActive(&w));
+    const auto window = freshWindow({1280, 800});
+    MainWindow& w = *window;
     w.enterLecture(0);
     LectureView* lecture = w.lecture();
     const auto* narrative = lecture->findChild<QLabel*>(QStringLiteral("lectureNarrative"));
@@ -191,6 +178,37 @@ void TestLecture::typeFollowsTheWindowSize() {
     const qreal expected = 1.55 * std::min(lecture->width() / 1920.0, lecture->height() / 1080.0);
     for (FrameView* view : lecture->frameViews())
         QVERIFY(std::abs(view->theme().scale - expected) < 1e-9);
+}
+
+// The window's one set of view options reaches the lecture's views as it reaches the step
+// view's: with the backend's values on, the lecture's own tile detail shows them too, whether
+// they were switched on before lecture mode or on the command line.
+void TestLecture::viewOptionsReachTheLecture() {
+    // Chapter 3, the online softmax, shows the tile detail (and the code).
+    const auto shownTile = [](const MainWindow& w) {
+        auto* tile = w.lecture()->findChild<TileDetailView*>();
+        return tile && tile->isVisible() ? tile : nullptr;
+    };
+    const auto window = freshWindow();
+    control<QCheckBox>(*window, "backendValues")->setChecked(true);
+    window->enterLecture(2);
+    QVERIFY(window->waitUntilIdle());
+    QVERIFY(shownTile(*window));
+    QVERIFY(shownTile(*window)->viewOptions().showBackendValues);
+    window->leaveLecture();
+    control<QCheckBox>(*window, "backendValues")->setChecked(false);
+    window->enterLecture(2);
+    QVERIFY(window->waitUntilIdle());
+    QVERIFY(shownTile(*window));
+    QVERIFY(!shownTile(*window)->viewOptions().showBackendValues);
+
+    StartOptions start = freshOptions();
+    start.lecture = true;
+    start.chapter = 2;
+    start.backendValues = true;
+    const auto fromCommandLine = freshWindow({1366, 768}, start);
+    QVERIFY(shownTile(*fromCommandLine));
+    QVERIFY(shownTile(*fromCommandLine)->viewOptions().showBackendValues);
 }
 
 QTEST_MAIN(TestLecture)

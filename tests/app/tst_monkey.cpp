@@ -10,6 +10,7 @@
 // Modal dialogs and popups are closed as soon as they open; file dialogs are rejected before
 // they can be used, so the monkey never saves, overwrites or deletes a file.
 #include "shell/main_window.h"
+#include "window_support.h"
 
 #include <QAbstractButton>
 #include <QApplication>
@@ -37,6 +38,7 @@
 #include <pthread.h>
 
 using namespace flashviz::gui;
+using namespace flashviz::gui::test;
 
 namespace {
 
@@ -306,13 +308,10 @@ void TestMonkey::randomUseNeverCrashesHangsOrGrows() {
 
     FileDialogGuard guard;
     qApp->installEventFilter(&guard);
-    StartOptions options;
-    options.restore = false;
-    options.save = false;
-    MainWindow window(options);
-    window.resize(1366, 768);
-    window.show();
-    QVERIFY(window.waitUntilIdle());
+    StartOptions options = freshOptions();
+    options.fullScreen = true; // F5 takes lecture mode to the whole screen, as the application does
+    const auto fresh = freshWindow({1366, 768}, options);
+    MainWindow& window = *fresh;
     const double startMiB = residentMiB();
 
     Watchdog watchdog(m_log, hangSeconds);

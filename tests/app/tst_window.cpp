@@ -1,16 +1,18 @@
 // The main window: what it opens on, its keys, its controls refusing bad input, the bug switch
 // turning the check to a failure and back, screenshots and saved settings.
+#include "lecture/lecture.h"
+#include "session/controller.h"
+#include "shell/main_window.h"
+#include "style/paint_util.h"
 #include "views/check_panel.h"
 #include "views/code_panel.h"
-#include "session/controller.h"
+#include "views/matrices_view.h"
+#include "views/memory_stage.h"
+#include "views/tile_detail.h"
 #include "widgets/controls_panel.h"
 #include "widgets/key_help.h"
-#include "lecture/lecture.h"
-#include "shell/main_window.h"
-#include "views/memory_stage.h"
-#include "style/paint_util.h"
 #include "widgets/playback_bar.h"
-#include "views/tile_detail.h"
+#include "window_support.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -20,8 +22,8 @@
 #include <QSettings>
 #include <QSlider>
 #include <QSpinBox>
-#include <QStatusBar>
 #include <QStandardPaths>
+#include <QStatusBar>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -29,6 +31,7 @@
 
 using namespace flashviz;
 using namespace flashviz::gui;
+using namespace flashviz::gui::test;
 
 class TestWindow : public QObject {
     Q_OBJECT
@@ -50,20 +53,8 @@ class TestWindow : public QObject {
     void keysHintOnlyWhenItFits();
     void keyHelpFromTheActions();
     void settingsPersist();
+    void hiddenViewsCatchUpWhenShown();
     void largeProblemStaysResponsive();
-
-  private:
-    static StartOptions fresh() {
-        StartOptions o;
-        o.restore = false;
-        o.save = false;
-        return o;
-    }
-    static void activate(QWidget& w) {
-        w.show();
-        QApplication::setActiveWindow(&w);
-        QVERIFY(QTest::qWaitForWindowActive(&w));
-    }
 };
 
 void TestWindow::initTestCase() {
@@ -82,11 +73,11 @@ void TestWindow::opensOnTheToy() {
     Controller* c = w.controller();
     QVERIFY(c->settings() == toySettings());
     QCOMPARE(c->step(), 0);
-    QCOMPARE(w.controls()->queriesBox()->value(), 8);
-    QCOMPARE(w.controls()->headDimBox()->value(), 4);
-    QCOMPARE(w.controls()->blockRowsBox()->value(), 4);
-    QCOMPARE(w.controls()->blockColsBox()->value(), 4);
-    QVERIFY(!w.controls()->bugBox()->isChecked());
+    QCOMPARE(control<QSpinBox>(w, "queries")->value(), 8);
+    QCOMPARE(control<QSpinBox>(w, "headDim")->value(), 4);
+    QCOMPARE(control<QSpinBox>(w, "blockRows")->value(), 4);
+    QCOMPARE(control<QSpinBox>(w, "blockCols")->value(), 4);
+    QVERIFY(!control<QCheckBox>(w, "bug")->isChecked());
     QVERIFY(w.checkPanel()->frame());
     QVERIFY(!w.checkPanel()->failing());
     QVERIFY(w.checkPanel()->verdictText().startsWith(QStringLiteral("PASS")));
@@ -99,8 +90,8 @@ void TestWindow::opensOnTheToy() {
 }
 
 void TestWindow::keys() {
-    MainWindow w(fresh());
-    activate(w);
+    const auto window = freshWindow();
+    MainWindow& w = *window;
     Controller* c = w.controller();
     QTest::keyClick(&w, Qt::Key_Right);
     QCOMPARE(c->step(), 1);
@@ -123,16 +114,16 @@ void TestWindow::keys() {
     QTest::keyClick(&w, Qt::Key_B);
     QVERIFY(w.waitUntilIdle());
     QVERIFY(!c->settings().options.rescale);
-    QVERIFY(w.controls()->bugBox()->isChecked());
+    QVERIFY(control<QCheckBox>(w, "bug")->isChecked());
     QTest::keyClick(&w, Qt::Key_B);
     QVERIFY(w.waitUntilIdle());
     QVERIFY(c->settings().options.rescale);
-    QVERIFY(!w.controls()->bugBox()->isChecked());
+    QVERIFY(!control<QCheckBox>(w, "bug")->isChecked());
 }
 
 void TestWindow::scrubSlider() {
-    MainWindow w(fresh());
-    QVERIFY(w.waitUntilIdle());
+    const auto window = freshWindow();
+    MainWindow& w = *window;
     w.playback()->slider()->setValue(20);
     QCOMPARE(w.controller()->step(), 20);
     QVERIFY(w.playback()->caption().contains(QStringLiteral("Step 20")));
@@ -141,26 +132,27 @@ void TestWindow::scrubSlider() {
 }
 
 void TestWindow::invalidInputIsRefusedAndStateKept() {
-    MainWindow w(fresh());
-    QVERIFY(w.waitUntilIdle());
+    const auto window = freshWindow();
+    MainWindow& w = *window;
     Controller* c = w.controller();
     c->setStep(9);
     const auto scene = c->scene();
     QVERIFY(w.controls()->refusalText().isEmpty());
-    w.controls()->queriesBox()->setValue(0);
+    control<QSpinBox>(w, "queries")->setValue(0);
     QVERIFY2(w.controls()->refusalText().contains(QStringLiteral("at least 1")),
              qPrintable(w.controls()->refusalText()));
-    QCOMPARE(w.controls()->queriesBox()->value(), 8); // the control shows the settings in force
+    // The control shows the settings in force.
+    QCOMPARE(control<QSpinBox>(w, "queries")->value(), 8);
     QCOMPARE(c->scene(), scene);
     QCOMPARE(c->step(), 9);
-    w.controls()->blockRowsBox()->setValue(0);
+    control<QSpinBox>(w, "blockRows")->setValue(0);
     QVERIFY(w.controls()->refusalText().contains(QStringLiteral("Br")));
-    QCOMPARE(w.controls()->blockRowsBox()->value(), 4);
-    w.controls()->queriesBox()->setValue(100000);
+    QCOMPARE(control<QSpinBox>(w, "blockRows")->value(), 4);
+    control<QSpinBox>(w, "queries")->setValue(100000);
     QVERIFY(w.controls()->refusalText().contains(QStringLiteral("16384")));
     QCOMPARE(c->scene(), scene);
     // A valid change clears the message.
-    w.controls()->queriesBox()->setValue(12);
+    control<QSpinBox>(w, "queries")->setValue(12);
     QVERIFY(w.waitUntilIdle());
     QCOMPARE(c->settings().spec.queries, 12);
     QVERIFY(w.controls()->refusalText().isEmpty());
@@ -168,7 +160,7 @@ void TestWindow::invalidInputIsRefusedAndStateKept() {
     // A refusal takes the status line's place instead of being drawn over it, also when it
     // comes before the window is shown (a refused start-up setting), and the line comes back
     // when the message goes.
-    MainWindow early(fresh()); // never shown
+    MainWindow early(freshOptions()); // never shown
     QVERIFY(early.waitUntilIdle());
     VizSettings badSettings = toySettings();
     badSettings.options.blockRows = 0;
@@ -183,15 +175,15 @@ void TestWindow::invalidInputIsRefusedAndStateKept() {
 }
 
 void TestWindow::bugSwitchTurnsTheCheckToFailureAndBack() {
-    MainWindow w(fresh());
-    QVERIFY(w.waitUntilIdle());
+    const auto window = freshWindow();
+    MainWindow& w = *window;
     // The maximum arriving late makes the bug bite.
     w.controller()->applyPreset(QStringLiteral("toy"));
     VizSettings late = toySettings();
     late.spec.pattern = InputPattern::LateMaximum;
     QVERIFY(w.controller()->apply(late));
     QVERIFY(!w.checkPanel()->failing());
-    w.controls()->bugBox()->setChecked(true);
+    control<QCheckBox>(w, "bug")->setChecked(true);
     QVERIFY(w.waitUntilIdle());
     QVERIFY(w.checkPanel()->failing());
     QVERIFY(w.checkPanel()->verdictText().startsWith(QStringLiteral("FAIL")));
@@ -209,7 +201,7 @@ void TestWindow::bugSwitchTurnsTheCheckToFailureAndBack() {
     w.controller()->setStep(updateSum());
     QVERIFY2(w.playback()->caption().contains(QStringLiteral("skipped (the bug)")),
              qPrintable(w.playback()->caption()));
-    w.controls()->bugBox()->setChecked(false);
+    control<QCheckBox>(w, "bug")->setChecked(false);
     QVERIFY(w.waitUntilIdle());
     QVERIFY(!w.checkPanel()->failing());
     QVERIFY(!jump->isVisibleTo(w.checkPanel()));
@@ -219,8 +211,8 @@ void TestWindow::bugSwitchTurnsTheCheckToFailureAndBack() {
 }
 
 void TestWindow::bugKeyAndJump() {
-    MainWindow w(fresh());
-    activate(w);
+    const auto window = freshWindow();
+    MainWindow& w = *window;
     QVERIFY(w.controller()->applyPreset(QStringLiteral("bug-bites")));
     const int first = *w.controller()->scene()->firstRescaleStep;
     w.controller()->goToEnd();
@@ -236,7 +228,9 @@ void TestWindow::bugKeyAndJump() {
 // The tile table's columns: shares by weight, except that a column too narrow for its title is
 // widened at the expense of those with room to spare; the total never changes.
 void TestWindow::tableColumnsMakeRoomForTheirTitles() {
-    const auto sum = [](const std::vector<qreal>& v) { return std::accumulate(v.begin(), v.end(), 0.0); };
+    const auto sum = [](const std::vector<qreal>& v) {
+        return std::accumulate(v.begin(), v.end(), 0.0);
+    };
     // Every title fits its share: the shares.
     std::vector<qreal> w = fitColumnWidths({1, 1, 2}, {10, 10, 10}, 400);
     QCOMPARE(w, (std::vector<qreal>{100, 100, 200}));
@@ -260,11 +254,11 @@ void TestWindow::tableColumnsMakeRoomForTheirTitles() {
 // B on a preset keeps the preset's name, marked as changed, and its description with what the
 // switch changed; B again is the preset itself. Another setting leaves the preset behind.
 void TestWindow::presetStaysNamedWhileOnlyASwitchChanged() {
-    MainWindow w(fresh());
-    activate(w);
+    const auto window = freshWindow();
+    MainWindow& w = *window;
     QVERIFY(w.controller()->applyPreset(QStringLiteral("toy")));
     QVERIFY(w.waitUntilIdle());
-    QComboBox* box = w.controls()->presetBox();
+    auto* box = control<QComboBox>(w, "preset");
     const QString title = box->currentText();
     QCOMPARE(box->currentData().toString(), QStringLiteral("toy"));
     const QString description = w.controls()->presetNoteText();
@@ -299,14 +293,13 @@ void TestWindow::presetStaysNamedWhileOnlyASwitchChanged() {
     for (int i = 1; i < box->count(); ++i)
         QVERIFY(!box->itemText(i).endsWith(QStringLiteral("(changed)")));
     // The command line's preset and switch arrive as one set of settings: still that preset.
-    StartOptions start = fresh();
+    StartOptions start = freshOptions();
     start.preset = QStringLiteral("rescale");
     start.bug = true;
-    MainWindow fromCommandLine(start);
-    QVERIFY(fromCommandLine.waitUntilIdle());
-    QCOMPARE(fromCommandLine.controls()->presetBox()->currentData().toString(),
-             QStringLiteral("rescale"));
-    QVERIFY(fromCommandLine.controls()->presetBox()->currentText().endsWith(QStringLiteral("(changed)")));
+    const auto fromCommandLine = freshWindow({1366, 768}, start);
+    auto* startBox = control<QComboBox>(*fromCommandLine, "preset");
+    QCOMPARE(startBox->currentData().toString(), QStringLiteral("rescale"));
+    QVERIFY(startBox->currentText().endsWith(QStringLiteral("(changed)")));
 }
 
 // The tile table's header: whole titles at the largest size that fits; in a narrow table the
@@ -343,7 +336,9 @@ void TestWindow::tableHeaderFallsBackToCompactTitles() {
         fitTableHeader(titles, compact, weights, contents, font, 6.5, whole - 2, 12);
     QCOMPARE(narrow.titles, compact);
     QVERIFY(fits(narrow));
-    const auto sum = [](const std::vector<qreal>& v) { return std::accumulate(v.begin(), v.end(), 0.0); };
+    const auto sum = [](const std::vector<qreal>& v) {
+        return std::accumulate(v.begin(), v.end(), 0.0);
+    };
     QVERIFY(std::abs(sum(narrow.widths) - (whole - 2)) < 1e-9);
 }
 
@@ -351,14 +346,13 @@ void TestWindow::tableHeaderFallsBackToCompactTitles() {
 // tile table lists only the rows that fit, instead of running off the bottom; a tall view lists
 // the whole 4-row tile.
 void TestWindow::tileTableFitsItsView() {
-    MainWindow w(fresh());
-    w.resize(1280, 800);
-    activate(w);
+    const auto window = freshWindow({1280, 800});
+    MainWindow& w = *window;
     VizSettings bug = toySettings();
     bug.options.rescale = false;
     QVERIFY(w.controller()->apply(bug, QStringLiteral("12")));
     QVERIFY(w.waitUntilIdle());
-    w.controls()->backendValuesBox()->setChecked(true);
+    control<QCheckBox>(w, "backendValues")->setChecked(true);
     QCoreApplication::processEvents();
     const TileDetailView* tile = w.tileDetail();
     QVERIFY2(tile->listedRows() >= 1 && tile->listedRows() < 4,
@@ -379,14 +373,15 @@ void TestWindow::tileTableFitsItsView() {
 // that fits keeps its size. (The offscreen platform's screen is 800 x 600.)
 void TestWindow::opensWithinTheScreen() {
     const QSize room = QGuiApplication::primaryScreen()->availableGeometry().size();
-    MainWindow big(fresh());
+    MainWindow big(freshOptions());
     big.resize(room + QSize(200, 200));
     showWithinScreen(big);
     QVERIFY(big.isMaximized());
     // Whatever the screen, the window can shrink to a 1366 x 768 laptop's free area (a 40 px
     // panel) and a 1280 x 720 projector.
     QVERIFY2(big.minimumSizeHint().width() <= 1280 && big.minimumSizeHint().height() <= 700,
-             qPrintable(QStringLiteral("%1 x %2").arg(big.minimumSizeHint().width())
+             qPrintable(QStringLiteral("%1 x %2")
+                            .arg(big.minimumSizeHint().width())
                             .arg(big.minimumSizeHint().height())));
     QWidget small; // the main window's minimum size is larger than this test screen
     small.resize(room / 2);
@@ -398,10 +393,8 @@ void TestWindow::opensWithinTheScreen() {
 // At step 0 the caption adds the keys hint when the bar is wide enough for all of it; in a
 // narrow window it is left out rather than cut ("B breaks the re").
 void TestWindow::keysHintOnlyWhenItFits() {
-    MainWindow w(fresh());
-    w.resize(1920, 1080);
-    activate(w);
-    QVERIFY(w.waitUntilIdle());
+    const auto window = freshWindow({1920, 1080});
+    MainWindow& w = *window;
     QTRY_VERIFY(w.playback()->caption().contains(QStringLiteral("B breaks the rescale)")));
     w.resize(w.minimumSizeHint());
     QTRY_VERIFY(!w.playback()->caption().contains(QStringLiteral("Space plays")));
@@ -412,10 +405,8 @@ void TestWindow::keysHintOnlyWhenItFits() {
 // help (lecture-only ones under their own heading), the one-line hints read as they always did,
 // and a changed shortcut changes all of them.
 void TestWindow::keyHelpFromTheActions() {
-    MainWindow w(fresh());
-    w.resize(1920, 1080);
-    activate(w);
-    QVERIFY(w.waitUntilIdle());
+    const auto window = freshWindow({1920, 1080});
+    MainWindow& w = *window;
     const QString help = w.keyHelpText();
     const QStringList lines = help.split(QLatin1Char('\n'));
     const qsizetype lectureHeading = lines.indexOf(QStringLiteral("In lecture mode only:"));
@@ -424,7 +415,8 @@ void TestWindow::keyHelpFromTheActions() {
     for (const QAction* a : w.actions()) {
         if (a->shortcut().isEmpty()) continue;
         ++withShortcut;
-        const qsizetype at = lines.indexOf(keyName(a->shortcut()) + QStringLiteral("  ") + a->text());
+        const qsizetype at =
+            lines.indexOf(keyName(a->shortcut()) + QStringLiteral("  ") + a->text());
         QVERIFY2(at >= 0, qPrintable(a->text() + QStringLiteral(" is missing from:\n") + help));
         QCOMPARE(at > lectureHeading, isLectureOnly(a));
     }
@@ -433,9 +425,10 @@ void TestWindow::keyHelpFromTheActions() {
     QVERIFY(lines.contains(QStringLiteral("Ctrl+Q  Quit")));
     QTRY_VERIFY(w.playback()->caption().endsWith(
         QStringLiteral("     (Space plays, → steps, B breaks the rescale)")));
-    QCOMPARE(w.lecture()->keysLine(),
-             QStringLiteral("PgDn / PgUp  next / back     ← →  one step     ↓ ↑  chapter     B  bug "
-                            "on/off     Esc  leave"));
+    QCOMPARE(
+        w.lecture()->keysLine(),
+        QStringLiteral("PgDn / PgUp  next / back     ← →  one step     ↓ ↑  chapter     B  bug "
+                       "on/off     Esc  leave"));
 
     QAction* bug = nullptr;
     for (QAction* a : w.actions())
@@ -451,9 +444,8 @@ void TestWindow::keyHelpFromTheActions() {
 }
 
 void TestWindow::screenshotWritesAPng() {
-    MainWindow w(fresh());
-    w.resize(1280, 800);
-    w.show();
+    const auto window = freshWindow({1280, 800});
+    MainWindow& w = *window;
     QTemporaryDir dir;
     const QString file = dir.filePath(QStringLiteral("shot.png"));
     QString error;
@@ -475,13 +467,17 @@ void TestWindow::settingsPersist() {
         MainWindow w;
         QVERIFY(w.controller()->apply(chosen));
         w.controller()->setSpeed(8);
+        control<QCheckBox>(w, "backendValues")->setChecked(true);
         w.saveState();
     }
     MainWindow again;
     QVERIFY(again.waitUntilIdle());
     QVERIFY(again.controller()->settings() == chosen);
     QCOMPARE(again.controller()->speed(), 8.0);
-    QCOMPARE(again.controls()->queriesBox()->value(), 12);
+    QCOMPARE(control<QSpinBox>(again, "queries")->value(), 12);
+    // The view options are saved with the layout, and given back to the views and the panel.
+    QVERIFY(again.tileDetail()->viewOptions().showBackendValues);
+    QVERIFY(control<QCheckBox>(again, "backendValues")->isChecked());
     StartOptions preset;
     preset.preset = QStringLiteral("toy");
     MainWindow withPreset(preset); // the command line wins over what was saved
@@ -489,9 +485,8 @@ void TestWindow::settingsPersist() {
 }
 
 void TestWindow::largeProblemStaysResponsive() {
-    MainWindow w(fresh());
-    w.show();
-    QVERIFY(w.waitUntilIdle());
+    const auto window = freshWindow();
+    MainWindow& w = *window;
     VizSettings big = toySettings();
     big.spec.queries = big.spec.keys = 2048;
     big.spec.headDim = 64;
@@ -513,6 +508,26 @@ void TestWindow::largeProblemStaysResponsive() {
         QVERIFY2(t.elapsed() < 250,
                  qPrintable(QStringLiteral("step %1 took %2 ms").arg(step).arg(t.elapsed())));
     }
+}
+
+// A view that is not shown (here the step view's, behind the analysis tab) skips the frames, so
+// that its work does not slow the step switch; shown again, it draws the current frame.
+void TestWindow::hiddenViewsCatchUpWhenShown() {
+    const auto window = freshWindow();
+    MainWindow& w = *window;
+    Controller* c = w.controller();
+    w.showAnalysis(0);
+    QVERIFY(w.waitUntilIdle());
+    c->setStep(5);
+    QVERIFY(w.waitUntilIdle());
+    QCOMPARE(w.checkPanel()->frame(), c->frame().get()); // above the tabs: always shown
+    QVERIFY(w.memoryStage()->frame() != c->frame().get());
+    w.tabs()->setCurrentIndex(0);
+    for (const FrameView* view : std::initializer_list<const FrameView*>{
+             w.memoryStage(), w.tileDetail(), w.matrices(), w.codePanel()})
+        QCOMPARE(view->frame(), c->frame().get());
+    QCOMPARE(w.codePanel()->currentLine(),
+             lineOf(pseudocode(toySettings()), c->frame()->state.info.kind));
 }
 
 QTEST_MAIN(TestWindow)

@@ -46,7 +46,8 @@ std::shared_ptr<const gui::Scene> toySceneOnTheGpu(Algorithm algorithm = Algorit
 
 // The window's backend list: the CUDA entry.
 QStandardItem* cudaEntry(gui::MainWindow& window) {
-    QComboBox* box = window.controls()->backendBox();
+    auto* box = window.controls()->findChild<QComboBox*>(QStringLiteral("backend"));
+    if (!box) return nullptr;
     auto* model = static_cast<QStandardItemModel*>(box->model());
     const int at = box->findData(int(BackendKind::Cuda), Qt::UserRole);
     return at < 0 ? nullptr : model->item(at);

@@ -3,7 +3,9 @@
 #include "views/check_panel.h"
 #include "views/code_panel.h"
 #include "views/comparison_view.h"
+#include "views/frame_feed.h"
 #include "session/controller.h"
+#include "session/resources.h"
 #include "style/format.h"
 #include "views/matrices_view.h"
 #include "views/memory_stage.h"
@@ -158,16 +160,7 @@ LectureChapter readChapter(const QJsonObject& o, const std::vector<LectureChapte
 }
 
 std::vector<LectureChapter> loadChapters() {
-    const QString path = QStringLiteral(":/flashviz/lecture.json");
-    QFile file(path);
-    LectureParse parsed;
-    if (file.open(QIODevice::ReadOnly))
-        parsed = parseLectureChapters(file.read(2 * 1024 * 1024), QStringLiteral("lecture.json"));
-    else
-        parsed.errors << QStringLiteral("%1 could not be opened").arg(path);
-    for (const QString& error : parsed.errors)
-        qWarning("flashviz: %s", qPrintable(error));
-    return std::move(parsed.chapters);
+    return parseResource(QStringLiteral("lecture.json"), parseLectureChapters).chapters;
 }
 
 } // namespace
@@ -221,9 +214,8 @@ std::vector<int> resolveBeats(const LectureChapter& chapter, const Scene& scene)
 QString fillNarrative(const QString& narrative, const Scene& scene) {
     const HardwareProfile& hw = scene.hardware;
     const auto& spec = scene.settings.spec;
-    const Counters standard = standardCounts(spec.queries, spec.keys, spec.headDim);
-    const Counters flash =
-        flashCounts(spec.queries, spec.keys, spec.headDim, spec.causal, scene.settings.options);
+    const Counters standard = scene.standardTotals;
+    const Counters flash = scene.flashTotals();
     QString text = narrative;
     auto put = [&](const char* key, const QString& value) {
         text.replace(QLatin1Char('{') + QLatin1String(key) + QLatin1Char('}'), value);
@@ -258,7 +250,7 @@ QString fillNarrative(const QString& narrative, const Scene& scene) {
     return text;
 }
 
-LectureView::LectureView(Controller* controller, QWidget* parent)
+LectureView::LectureView(Controller* controller, FrameFeed* feed, QWidget* parent)
     : QWidget(parent), m_controller(controller) {
     setObjectName(QStringLiteral("lecture"));
     const Theme theme = Theme::presentation();
@@ -315,6 +307,8 @@ LectureView::LectureView(Controller* controller, QWidget* parent)
     layout->addWidget(m_keys);
 
     applyTheme(theme);
+    for (FrameView* v : frameViews())
+        feed->attach(v);
 
     connect(controller, &Controller::sceneChanged, this, &LectureView::onSceneChanged);
     connect(controller, &Controller::frameChanged, this, &LectureView::updateCaption);

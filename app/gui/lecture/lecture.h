@@ -23,6 +23,7 @@ class Controller;
 class MatricesView;
 class MemoryStageView;
 class TileDetailView;
+class FrameFeed;
 class FrameView;
 struct Frame;
 struct Scene;
@@ -57,7 +58,9 @@ QString fillNarrative(const QString& narrative, const Scene& scene);
 class LectureView : public QWidget {
     Q_OBJECT
   public:
-    explicit LectureView(Controller* controller, QWidget* parent = nullptr);
+    // The lecture's views observe `feed`, as the step view's do; `controller` is driven by the
+    // chapters and beats.
+    LectureView(Controller* controller, FrameFeed* feed, QWidget* parent = nullptr);
 
     void start(int chapter);     // applies the chapter's settings and goes to its first beat
     void setActive(bool active); // inactive: scene changes made elsewhere are ignored

@@ -1,21 +1,21 @@
 #include "shell/main_window.h"
 
+#include "lecture/lecture.h"
 #include "pages/analysis/analysis_view.h"
+#include "pages/gpu_bench/gpu_benchmark_view.h"
+#include "session/controller.h"
 #include "views/check_panel.h"
 #include "views/code_panel.h"
-#include "session/controller.h"
-#include "widgets/controls_panel.h"
-#include "pages/gpu_bench/gpu_benchmark_view.h"
-#include "widgets/key_help.h"
-#include "lecture/lecture.h"
+#include "views/frame_feed.h"
 #include "views/matrices_view.h"
 #include "views/memory_stage.h"
-#include "widgets/playback_bar.h"
 #include "views/tile_detail.h"
+#include "widgets/controls_panel.h"
+#include "widgets/key_help.h"
+#include "widgets/playback_bar.h"
 
 #include <QAction>
 #include <QApplication>
-#include <QCheckBox>
 #include <QCloseEvent>
 #include <QDataStream>
 #include <QDockWidget>
@@ -36,7 +36,6 @@
 #include <QTabWidget>
 #include <QTimer>
 #include <QVBoxLayout>
-#include <QVariantAnimation>
 
 #include <cmath>
 #include <functional>
@@ -54,13 +53,13 @@ GpuBenchmarkView* MainWindow::gpuBenchmark() {
 }
 
 MainWindow::MainWindow(const StartOptions& options, QWidget* parent)
-    : QMainWindow(parent), m_options(options), m_controller(new Controller(this)) {
+    : QMainWindow(parent), m_options(options), m_controller(new Controller(this)),
+      m_feed(new FrameFeed(m_controller, this)) {
     setWindowTitle(tr("FlashViz — FlashAttention, tile by tile"));
     setObjectName(QStringLiteral("mainWindow"));
     buildUi();
     buildActions();
 
-    connect(m_controller, &Controller::frameChanged, this, &MainWindow::distributeFrame);
     connect(m_controller, &Controller::sceneChanged, this, &MainWindow::onSceneChanged);
     connect(m_controller, &Controller::refused, this, &MainWindow::onRefused);
     connect(m_controller, &Controller::busyChanged, this, &MainWindow::onBusyChanged);
@@ -75,8 +74,9 @@ MainWindow::MainWindow(const StartOptions& options, QWidget* parent)
             [this](const VizSettings& s) { m_controller->apply(s); });
     connect(m_controls, &ControlsPanel::presetRequested, m_controller,
             [this](const QString& id) { m_controller->applyPreset(id); });
-    connect(m_controls, &ControlsPanel::showBackendValuesChanged, m_tile,
-            [this](bool show) { m_tile->setViewOptions(ViewOptions{show}); });
+    connect(m_controls, &ControlsPanel::viewOptionsRequested, m_feed, &FrameFeed::setViewOptions);
+    connect(m_feed, &FrameFeed::viewOptionsChanged, m_controls, &ControlsPanel::setViewOptions);
+    if (options.transition) m_feed->holdTransition(*options.transition);
     connect(m_check, &CheckPanel::jumpRequested, m_controller, &Controller::setStep);
 
     // Where to start: a preset from the command line, else what was saved, else the toy.
@@ -104,7 +104,7 @@ MainWindow::MainWindow(const StartOptions& options, QWidget* parent)
     }
     if (options.bug) start.options.rescale = false;
     if (options.backend) start.backend = *options.backend;
-    if (options.backendValues) m_controls->backendValuesBox()->setChecked(true);
+    if (options.backendValues) showBackendValues(true);
     started = m_controller->apply(start, step, presetId);
     if (!started) m_controller->apply(toySettings(), step);
 
@@ -124,6 +124,42 @@ MainWindow::~MainWindow() = default;
 
 void MainWindow::buildUi() {
     const Theme theme = Theme::desktop();
+    buildStepView(theme);
+    buildTabs();
+    m_playback = new PlaybackBar(m_controller);
+    m_playback->applyTheme(theme);
+
+    auto* page = new QWidget;
+    auto* layout = new QVBoxLayout(page);
+    layout->setContentsMargins(6, 4, 6, 2);
+    layout->setSpacing(4);
+    layout->addWidget(m_check);
+    layout->addWidget(m_tabs, 1);
+    layout->addWidget(m_playback);
+
+    m_lecture = new LectureView(m_controller, m_feed);
+    // A stacked widget is as large as its largest page; lecture mode's big type must not make the
+    // desktop page grow.
+    m_lecture->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored);
+    m_analysis->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored);
+    connect(m_lecture, &LectureView::leaveRequested, this, &MainWindow::leaveLecture);
+
+    m_stack = new QStackedWidget;
+    m_stack->addWidget(page);
+    m_stack->addWidget(m_lecture);
+    setCentralWidget(m_stack);
+    QPalette pal = palette();
+    pal.setColor(QPalette::Window, theme.background);
+    setPalette(pal);
+
+    buildSettingsDock(theme);
+    buildStatusBar();
+    resize(1600, 1000);
+    m_memory->setFocus();
+}
+
+// The check (above the tabs) and the step view's four panes in their splitters.
+void MainWindow::buildStepView(const Theme& theme) {
     m_memory = new MemoryStageView;
     m_memory->setObjectName(QStringLiteral("memoryStage"));
     m_tile = new TileDetailView;
@@ -135,8 +171,10 @@ void MainWindow::buildUi() {
     m_check = new CheckPanel;
     m_check->setObjectName(QStringLiteral("check"));
     for (FrameView* v :
-         std::initializer_list<FrameView*>{m_memory, m_tile, m_matrices, m_code, m_check})
+         std::initializer_list<FrameView*>{m_memory, m_tile, m_matrices, m_code, m_check}) {
         v->setTheme(theme);
+        m_feed->attach(v);
+    }
 
     m_top = new QSplitter(Qt::Horizontal);
     m_top->addWidget(m_memory);
@@ -157,7 +195,9 @@ void MainWindow::buildUi() {
         s->setChildrenCollapsible(false);
         s->setHandleWidth(6);
     }
+}
 
+void MainWindow::buildTabs() {
     m_analysis = new AnalysisView;
     m_analysis->setObjectName(QStringLiteral("analysis"));
     m_tabs = new QTabWidget;
@@ -176,33 +216,9 @@ void MainWindow::buildUi() {
         updateAnalysisSettings();
         if (m_tabs->currentWidget() == m_gpuBenchmarkPage) gpuBenchmark();
     });
+}
 
-    m_playback = new PlaybackBar(m_controller);
-    m_playback->applyTheme(theme);
-
-    auto* page = new QWidget;
-    auto* layout = new QVBoxLayout(page);
-    layout->setContentsMargins(6, 4, 6, 2);
-    layout->setSpacing(4);
-    layout->addWidget(m_check);
-    layout->addWidget(m_tabs, 1);
-    layout->addWidget(m_playback);
-
-    m_lecture = new LectureView(m_controller);
-    // A stacked widget is as large as its largest page; lecture mode's big type must not make the
-    // desktop page grow.
-    m_lecture->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored);
-    m_analysis->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored);
-    connect(m_lecture, &LectureView::leaveRequested, this, &MainWindow::leaveLecture);
-
-    m_stack = new QStackedWidget;
-    m_stack->addWidget(page);
-    m_stack->addWidget(m_lecture);
-    setCentralWidget(m_stack);
-    QPalette pal = palette();
-    pal.setColor(QPalette::Window, theme.background);
-    setPalette(pal);
-
+void MainWindow::buildSettingsDock(const Theme& theme) {
     m_controls = new ControlsPanel;
     m_controls->setObjectName(QStringLiteral("controls"));
     m_controls->applyTheme(theme);
@@ -217,7 +233,10 @@ void MainWindow::buildUi() {
     m_dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable |
                         QDockWidget::DockWidgetClosable);
     addDockWidget(Qt::LeftDockWidgetArea, m_dock);
+}
 
+// The status line (the scene built, a refusal), and the build's progress with its cancel button.
+void MainWindow::buildStatusBar() {
     m_status = new QLabel;
     m_status->setObjectName(QStringLiteral("status"));
     m_progress = new QProgressBar;
@@ -236,16 +255,6 @@ void MainWindow::buildUi() {
             [this](const QString& message) { m_status->setVisible(message.isEmpty()); });
     statusBar()->addPermanentWidget(m_progress);
     statusBar()->addPermanentWidget(m_cancel);
-
-    m_animation = new QVariantAnimation(this);
-    m_animation->setStartValue(0.0);
-    m_animation->setEndValue(1.0);
-    connect(m_animation, &QVariantAnimation::valueChanged, this, [this](const QVariant& v) {
-        for (FrameView* view : activeViews())
-            view->setTransition(v.toReal());
-    });
-    resize(1600, 1000);
-    m_memory->setFocus();
 }
 
 void MainWindow::buildActions() {
@@ -359,37 +368,6 @@ bool MainWindow::isLectureMode() const {
     return m_stack->currentWidget() == m_lecture;
 }
 
-std::vector<FrameView*> MainWindow::activeViews() const {
-    if (isLectureMode()) return m_lecture->frameViews();
-    return {m_memory, m_tile, m_matrices, m_code, m_check};
-}
-
-void MainWindow::distributeFrame() {
-    const auto frame = m_controller->frame();
-    if (!frame) return;
-    const auto previous = m_shownFrame;
-    m_shownFrame = frame;
-    for (FrameView* v : activeViews())
-        v->setFrame(frame, previous);
-    m_animation->stop();
-    const bool forwardByOne =
-        previous && previous->scene == frame->scene && frame->step == previous->step + 1;
-    const double interval = m_controller->isPlaying() ? 1000.0 / m_controller->speed() : 600.0;
-    const int duration = int(std::min(450.0, interval * 0.8));
-    if (m_options.transition) {
-        for (FrameView* v : activeViews())
-            v->setTransition(*m_options.transition);
-    } else if (forwardByOne && duration >= 40) {
-        for (FrameView* v : activeViews())
-            v->setTransition(0.0);
-        m_animation->setDuration(duration);
-        m_animation->start();
-    } else {
-        for (FrameView* v : activeViews())
-            v->setTransition(1.0);
-    }
-}
-
 void MainWindow::onSceneChanged() {
     const auto scene = m_controller->scene();
     if (!scene) return;
@@ -398,13 +376,17 @@ void MainWindow::onSceneChanged() {
                           .arg(describeSettings(scene->settings))
                           .arg(scene->stepCount())
                           .arg(scene->buildSeconds * 1000, 0, 'f', 1));
-    if (scene->settings.backend != BackendKind::Cpu) {
-        m_controls->backendValuesBox()->setChecked(true);
-    }
+    if (scene->settings.backend != BackendKind::Cpu) showBackendValues(true);
     // The chosen backend refused and the CPU stood in: if that backend cannot run any more (a
     // lost GPU context), the list now says so.
     if (!scene->backendNote.isEmpty()) m_controls->refreshBackends();
     updateAnalysisSettings();
+}
+
+void MainWindow::showBackendValues(bool show) {
+    ViewOptions options = m_feed->viewOptions();
+    options.showBackendValues = show;
+    m_feed->setViewOptions(options);
 }
 
 void MainWindow::updateAnalysisSettings() {
@@ -438,15 +420,15 @@ void MainWindow::enterLecture(int chapter) {
     m_beforeLecture = m_controller->requestedSettings();
     m_stepBeforeLecture = m_controller->step();
     m_controller->pause();
+    m_feed->forgetShownFrames();
     m_stack->setCurrentWidget(m_lecture);
     menuBar()->hide();
     statusBar()->hide();
     m_dock->hide();
     for (QAction* a : m_lectureOnly)
         a->setEnabled(true);
-    m_shownFrame.reset();
     m_lecture->start(chapter);
-    distributeFrame();
+    m_feed->showCurrentFrame();
     m_lecture->setFocus();
     if (m_options.fullScreen) {
         m_wasFullScreen = isFullScreen();
@@ -458,6 +440,7 @@ void MainWindow::leaveLecture() {
     if (!isLectureMode()) return;
     m_lecture->setActive(false);
     m_controller->pause();
+    m_feed->forgetShownFrames();
     m_stack->setCurrentIndex(0);
     menuBar()->show();
     statusBar()->show();
@@ -465,9 +448,8 @@ void MainWindow::leaveLecture() {
     for (QAction* a : m_lectureOnly)
         a->setEnabled(false);
     if (m_options.fullScreen && !m_wasFullScreen) showNormal();
-    m_shownFrame.reset();
     m_controller->apply(m_beforeLecture, QString::number(m_stepBeforeLecture));
-    distributeFrame();
+    m_feed->showCurrentFrame();
     m_memory->setFocus();
 }
 
@@ -652,8 +634,7 @@ void MainWindow::restoreState() {
             target->restoreState(s);
     }
     m_controller->setSpeed(store.value(QStringLiteral("playback/speed"), 2.0).toDouble());
-    m_controls->backendValuesBox()->setChecked(
-        store.value(QStringLiteral("view/backendValues"), false).toBool());
+    showBackendValues(store.value(QStringLiteral("view/backendValues"), false).toBool());
     m_tabs->setCurrentIndex(store.value(QStringLiteral("view/tab"), 0).toInt() == 1 ? 1 : 0);
 }
 
@@ -667,7 +648,7 @@ void MainWindow::saveState() const {
     store.setValue(QStringLiteral("window/splitTop"), m_top->saveState());
     store.setValue(QStringLiteral("window/splitBottom"), m_bottom->saveState());
     store.setValue(QStringLiteral("playback/speed"), m_controller->speed());
-    store.setValue(QStringLiteral("view/backendValues"), m_tile->viewOptions().showBackendValues);
+    store.setValue(QStringLiteral("view/backendValues"), m_feed->viewOptions().showBackendValues);
     store.setValue(QStringLiteral("view/tab"), m_tabs->currentIndex());
 }
 

@@ -6,7 +6,6 @@
 
 #include <QMainWindow>
 
-#include <memory>
 #include <optional>
 #include <vector>
 
@@ -18,7 +17,6 @@ class QPushButton;
 class QSplitter;
 class QStackedWidget;
 class QTabWidget;
-class QVariantAnimation;
 
 namespace flashviz::gui {
 
@@ -28,13 +26,13 @@ class CheckPanel;
 class CodePanel;
 class Controller;
 class ControlsPanel;
-class FrameView;
+class FrameFeed;
 class LectureView;
 class MatricesView;
 class MemoryStageView;
 class PlaybackBar;
 class TileDetailView;
-struct Frame;
+struct Theme;
 
 struct StartOptions {
     QString preset; // a preset id; empty: the saved settings, or the toy the first time
@@ -93,20 +91,24 @@ class MainWindow : public QMainWindow {
 
   private:
     void buildUi();
+    void buildStepView(const Theme& theme);
+    void buildTabs();
+    void buildSettingsDock(const Theme& theme);
+    void buildStatusBar();
     void buildActions();
     void showKeyHints(); // the playback bar's and the lecture's one-line key hints
     void restoreState();
     void restoreDockLayout(const QByteArray& state);
-    void distributeFrame();
     void onSceneChanged();
     void onRefused(const QString& message);
     void onBusyChanged(bool busy);
     void updateAnalysisSettings();
     void saveScreenshotInteractively();
-    std::vector<FrameView*> activeViews() const;
+    void showBackendValues(bool show);
 
     StartOptions m_options;
     Controller* m_controller;
+    FrameFeed* m_feed; // every FrameView, the step view's and the lecture's, observes this
     QStackedWidget* m_stack = nullptr;
     QTabWidget* m_tabs = nullptr;
     MemoryStageView* m_memory = nullptr;
@@ -127,8 +129,6 @@ class MainWindow : public QMainWindow {
     QLabel* m_status = nullptr;
     QProgressBar* m_progress = nullptr;
     QPushButton* m_cancel = nullptr;
-    QVariantAnimation* m_animation = nullptr;
-    std::shared_ptr<const Frame> m_shownFrame;
     std::vector<QAction*> m_lectureOnly;
     VizSettings m_beforeLecture;
     int m_stepBeforeLecture = 0;

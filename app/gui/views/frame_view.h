@@ -1,6 +1,7 @@
 #pragma once
 // The base of the painted views: a theme and the frame to draw. Setters store and repaint;
-// paintEvent draws what the engine computed (principle 5).
+// paintEvent draws what the engine computed (principle 5). The window's views get their frames,
+// view options and transition from one FrameFeed (frame_feed.h), which they are attached to.
 #include "session/scene.h"
 #include "session/view_options.h"
 #include "style/theme.h"
@@ -24,24 +25,22 @@ class FrameView : public QWidget {
     }
     const Theme& theme() const { return m_theme; }
 
-    // `previous` is the frame shown before, for views that animate the change.
-    void setFrame(std::shared_ptr<const Frame> frame, std::shared_ptr<const Frame> previous = {}) {
+    const Frame* frame() const { return m_frame.get(); }
+    const ViewOptions& viewOptions() const { return m_options; }
+
+    // What a view shows is a function of its inputs: the frame, the one shown before it (for
+    // views that animate the change) and the view options. A FrameFeed hands them over, also to
+    // a view catching up on what it missed while hidden; frameChanged() runs once, and not at all
+    // when the view shows these already.
+    void setInputs(std::shared_ptr<const Frame> frame, std::shared_ptr<const Frame> previous,
+                   const ViewOptions& options) {
+        if (frame == m_frame && previous == m_previous && options == m_options) return;
         m_previous = std::move(previous);
         m_frame = std::move(frame);
-        frameChanged();
-        update();
-    }
-    const Frame* frame() const { return m_frame.get(); }
-
-    // The view options are an input of what a view shows, like the frame: a change re-runs
-    // frameChanged().
-    void setViewOptions(const ViewOptions& options) {
-        if (options == m_options) return;
         m_options = options;
         frameChanged();
         update();
     }
-    const ViewOptions& viewOptions() const { return m_options; }
 
     // 0 when a change has just happened, 1 when its animation has finished.
     void setTransition(qreal t) {

@@ -43,8 +43,29 @@ template <typename T> void selectData(QComboBox* box, T value) {
 ControlsPanel::ControlsPanel(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(8, 8, 8, 8);
+    addPresets(layout);
+    layout->addWidget(makeProblemGroup());
+    layout->addWidget(makeAlgorithmGroup());
+    layout->addWidget(makeSwitchesGroup());
 
-    // Presets.
+    m_backendValues = new QCheckBox(tr("Show the backend's recorded values"), this);
+    m_backendValues->setObjectName(QStringLiteral("backendValues"));
+    m_backendValues->setToolTip(
+        tr("Per-tile m, ℓ and accumulator as the backend computed them, beside the "
+           "step engine's, with their difference"));
+    layout->addWidget(m_backendValues);
+
+    m_message = new QLabel(this);
+    m_message->setObjectName(QStringLiteral("refusal"));
+    m_message->setWordWrap(true);
+    m_message->setTextFormat(Qt::PlainText);
+    m_message->hide();
+    layout->addWidget(m_message);
+    layout->addStretch(1);
+    connectControls();
+}
+
+void ControlsPanel::addPresets(QVBoxLayout* layout) {
     m_preset = new QComboBox(this);
     m_preset->setObjectName(QStringLiteral("preset"));
     m_preset->addItem(tr("Choose a preset…"), QString());
@@ -57,8 +78,9 @@ ControlsPanel::ControlsPanel(QWidget* parent) : QWidget(parent) {
     m_presetNote->setObjectName(QStringLiteral("presetNote"));
     layout->addWidget(m_preset);
     layout->addWidget(m_presetNote);
+}
 
-    // Problem.
+QGroupBox* ControlsPanel::makeProblemGroup() {
     auto* problem = new QGroupBox(tr("Problem"), this);
     auto* pf = new QFormLayout(problem);
     m_queries = spin(problem, 0, 1 << 22, "queries",
@@ -90,9 +112,10 @@ ControlsPanel::ControlsPanel(QWidget* parent) : QWidget(parent) {
                                "for fp32 values on the GPU drawn, whichever is chosen here."));
     pf->addRow(tr("CPU arithmetic"), m_precision);
     pf->addRow(QString(), m_causal);
-    layout->addWidget(problem);
+    return problem;
+}
 
-    // Algorithm.
+QGroupBox* ControlsPanel::makeAlgorithmGroup() {
     auto* algo = new QGroupBox(tr("Algorithm"), this);
     auto* af = new QFormLayout(algo);
     m_algorithm = new QComboBox(algo);
@@ -130,9 +153,11 @@ ControlsPanel::ControlsPanel(QWidget* parent) : QWidget(parent) {
     af->addRow(tr("loop order"), m_loopOrder);
     af->addRow(tr("GPU drawn"), m_hardware);
     af->addRow(tr("backend"), m_backend);
-    layout->addWidget(algo);
+    return algo;
+}
 
-    // Switches that break or bloat.
+// The switches that break or bloat.
+QGroupBox* ControlsPanel::makeSwitchesGroup() {
     auto* breakIt = new QGroupBox(tr("Break it"), this);
     auto* bl = new QVBoxLayout(breakIt);
     m_bug = new QCheckBox(tr("Remove the rescale e^(m_old − m_new)   [B]"), breakIt);
@@ -144,30 +169,18 @@ ControlsPanel::ControlsPanel(QWidget* parent) : QWidget(parent) {
     bl->addWidget(m_bug);
     bl->addWidget(m_keepScores);
     bl->addWidget(m_noMax);
-    layout->addWidget(breakIt);
+    return breakIt;
+}
 
-    m_backendValues = new QCheckBox(tr("Show the backend's recorded values"), this);
-    m_backendValues->setObjectName(QStringLiteral("backendValues"));
-    m_backendValues->setToolTip(
-        tr("Per-tile m, ℓ and accumulator as the backend computed them, beside the "
-           "step engine's, with their difference"));
-    layout->addWidget(m_backendValues);
-
-    m_message = new QLabel(this);
-    m_message->setObjectName(QStringLiteral("refusal"));
-    m_message->setWordWrap(true);
-    m_message->setTextFormat(Qt::PlainText);
-    m_message->hide();
-    layout->addWidget(m_message);
-    layout->addStretch(1);
-
+void ControlsPanel::connectControls() {
     for (QSpinBox* s : {m_queries, m_keys, m_headDim, m_seed, m_blockRows, m_blockCols})
         connect(s, &QSpinBox::valueChanged, this, &ControlsPanel::propose);
     for (QComboBox* c : {m_pattern, m_precision, m_algorithm, m_loopOrder, m_hardware, m_backend})
         connect(c, &QComboBox::activated, this, &ControlsPanel::propose);
     for (QCheckBox* c : {m_causal, m_bug, m_keepScores, m_noMax})
         connect(c, &QCheckBox::toggled, this, &ControlsPanel::propose);
-    connect(m_backendValues, &QCheckBox::toggled, this, &ControlsPanel::showBackendValuesChanged);
+    connect(m_backendValues, &QCheckBox::toggled, this,
+            [this] { emit viewOptionsRequested(viewOptions()); });
     connect(m_preset, &QComboBox::activated, this, [this](int index) {
         const QString id = m_preset->itemData(index).toString();
         if (!id.isEmpty()) emit presetRequested(id);
@@ -186,6 +199,17 @@ void ControlsPanel::applyTheme(const Theme& theme) {
 
 QString ControlsPanel::presetNoteText() const {
     return m_presetNote->text();
+}
+
+void ControlsPanel::setViewOptions(const ViewOptions& options) {
+    const QSignalBlocker blocker(m_backendValues);
+    m_backendValues->setChecked(options.showBackendValues);
+}
+
+ViewOptions ControlsPanel::viewOptions() const {
+    ViewOptions options;
+    options.showBackendValues = m_backendValues->isChecked();
+    return options;
 }
 
 void ControlsPanel::refreshBackends() {

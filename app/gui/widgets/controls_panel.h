@@ -3,14 +3,19 @@
 // hardware profile, algorithm, backend (CUDA greyed with the reason when unavailable), the switches
 // that break things, and presets. It only proposes settings; the controller accepts or refuses
 // them, and on a refusal the panel shows the engine's message and the settings still in force.
+// Every control has an object name (its setting's: "queries", "blockRows", "bug", "preset",
+// "backend", "backendValues", …).
 #include "session/settings.h"
+#include "session/view_options.h"
 
 #include <QWidget>
 
 class QCheckBox;
 class QComboBox;
+class QGroupBox;
 class QLabel;
 class QSpinBox;
+class QVBoxLayout;
 
 namespace flashviz::gui {
 
@@ -24,32 +29,31 @@ class ControlsPanel : public QWidget {
     // Shows the settings; emits nothing. `presetId` names the preset they came from when two
     // presets share their settings.
     void setSettings(const VizSettings& settings, const QString& presetId = {});
-    VizSettings proposed() const;                  // what the controls say now
-    void showRefusal(const QString& message);      // empty clears it
+    VizSettings proposed() const;             // what the controls say now
+    void showRefusal(const QString& message); // empty clears it
     QString refusalText() const;
+    QString presetNoteText() const;
     void applyTheme(const Theme& theme);
     // Reads again which backends this machine can run: a GPU can become unusable during a
     // session (a kernel fault ends its context), and the list then greys it out with the reason.
     void refreshBackends();
 
-    // For tests: the controls by name.
-    QSpinBox* queriesBox() const { return m_queries; }
-    QSpinBox* keysBox() const { return m_keys; }
-    QSpinBox* headDimBox() const { return m_headDim; }
-    QSpinBox* blockRowsBox() const { return m_blockRows; }
-    QSpinBox* blockColsBox() const { return m_blockCols; }
-    QCheckBox* bugBox() const { return m_bug; }
-    QComboBox* presetBox() const { return m_preset; }
-    QString presetNoteText() const;
-    QComboBox* backendBox() const { return m_backend; }
-    QCheckBox* backendValuesBox() const { return m_backendValues; }
+    // Shows the view options (the backend's values); emits nothing. The window owns them (its
+    // FrameFeed): the panel proposes a change with viewOptionsRequested.
+    void setViewOptions(const ViewOptions& options);
+    ViewOptions viewOptions() const; // what the controls say now
 
   signals:
     void settingsRequested(const flashviz::gui::VizSettings& settings);
     void presetRequested(const QString& id);
-    void showBackendValuesChanged(bool show);
+    void viewOptionsRequested(const flashviz::gui::ViewOptions& options);
 
   private:
+    void addPresets(QVBoxLayout* layout);
+    QGroupBox* makeProblemGroup();
+    QGroupBox* makeAlgorithmGroup();
+    QGroupBox* makeSwitchesGroup();
+    void connectControls();
     void propose();
     void showPreset(const VizSettings& settings, const QString& presetId);
 
