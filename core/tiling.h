@@ -1,9 +1,10 @@
 #pragma once
 // How a problem is cut into tiles, and which of them a causal mask leaves: the forward pass, the
-// step engine, the counting model, the CPU trace, the CUDA backend's host code and the kernels
-// themselves all follow this one rule, so that their tiles, step counts and byte counts cannot
-// drift apart. Kept free of Eigen and to C++17 so that nvcc compiles it; under nvcc every rule is
-// also a device function (no CUDA header is needed for that).
+// step engine, the counting model, the CPU trace, the CUDA backend's host code and the fp32
+// kernels all follow this one rule, so that their tiles, step counts and byte counts cannot
+// drift apart (the tensor-core kernel writes it out: kernels/cuda/tc_flash.cuh says why). Kept
+// free of Eigen and to C++17 so that nvcc compiles it; under nvcc every rule is also a device
+// function (no CUDA header is needed for that).
 
 #ifdef __CUDACC__
 #define FLASHVIZ_TILING_RULE constexpr __host__ __device__
@@ -64,7 +65,7 @@ FLASHVIZ_TILING_RULE int keysInVisibleBlocks(Range rows, int queries, int keys, 
 FLASHVIZ_TILING_RULE bool tileFullyVisible(int firstRow, int key0, int blockCols, int queries, int keys,
                                         bool causal) {
     const int lastKey = key0 + blockCols - 1;
-    return lastKey < keys && lastKey <= lastVisibleKey(firstRow, queries, keys, causal);
+    return lastKey < keys && (!causal || causallyVisible(firstRow, lastKey, queries, keys));
 }
 
 } // namespace flashviz

@@ -200,7 +200,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) flashTf32x3Kernel(
                 for (int e = 0; e < 4; ++e) {
                     const int row = warpRow + g + (e >> 1) * 8;
                     const int key = key0 + 8 * t + 2 * q + (e & 1);
-                    if (key > lastVisibleKey(row, p.queries, p.keys, p.causal)) s[0][t][e] = -INFINITY;
+                    if (key >= p.keys || (p.causal && !causallyVisible(row, key, p.queries, p.keys)))
+                        s[0][t][e] = -INFINITY;
                 }
         }
 

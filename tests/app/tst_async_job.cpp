@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 using namespace flashviz::gui;
@@ -43,6 +44,8 @@ class TestAsyncJob : public QObject {
     void progressArrivesBeforeTheResult();
     void cancelStillDeliversTheResult();
     void dropDeliversNothing();
+    void afterADropTheNextJobStartsAtOnce();
+    void aThrowingJobDeliversNothingAndFreesItsTag();
     void tagsRunSideBySide();
     void ownerDestroyedWhileAJobRuns();
 };
@@ -168,6 +171,44 @@ void TestAsyncJob::dropDeliversNothing() {
     QVERIFY(sawCancel);
     QVERIFY(!delivered);
     QVERIFY(!progressed);
+}
+
+// A dropped build may take seconds to reach its next checkpoint; the one that replaces it must
+// not wait for that.
+void TestAsyncJob::afterADropTheNextJobStartsAtOnce() {
+    AsyncJobs jobs;
+    Gate dropped;
+    jobs.run<int>(
+        kTag,
+        [&dropped](JobControl&) {
+            dropped.pass(); // held until the end of the test, as a stage that cannot be cut
+            return 1;
+        },
+        [](int) { QFAIL("a dropped job delivered"); });
+    dropped.entered.acquire();
+    jobs.drop(kTag);
+    int delivered = 0;
+    jobs.run<int>(
+        kTag, [](JobControl&) { return 2; }, [&delivered](int v) { delivered = v; });
+    QTRY_COMPARE(delivered, 2); // while the dropped job is still held
+    dropped.open.release();
+    workerPool().waitForDone();
+    QCoreApplication::processEvents();
+    QVERIFY(!jobs.isRunning(kTag));
+}
+
+void TestAsyncJob::aThrowingJobDeliversNothingAndFreesItsTag() {
+    AsyncJobs jobs;
+    bool deliveredFromThrow = false;
+    QTest::ignoreMessage(QtWarningMsg, "flashviz: a background job failed: out of frames");
+    jobs.run<int>(
+        kTag, [](JobControl&) -> int { throw std::runtime_error("out of frames"); },
+        [&deliveredFromThrow](int) { deliveredFromThrow = true; });
+    int delivered = 0;
+    jobs.run<int>(
+        kTag, [](JobControl&) { return 3; }, [&delivered](int v) { delivered = v; });
+    QTRY_COMPARE(delivered, 3);
+    QVERIFY(!deliveredFromThrow);
 }
 
 void TestAsyncJob::tagsRunSideBySide() {

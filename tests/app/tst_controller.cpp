@@ -372,6 +372,13 @@ void TestController::framesOnAWorkerShowTheLatestStep() {
     QVERIFY(c.waitUntilIdle());
     QCOMPARE(c.frame()->step, 123);
     QVERIFY(c.frame()->scene == c.scene());
+    // A frame computed for a step left before it arrived is kept: going back to it is instant.
+    c.setStep(40);
+    c.setStep(7);
+    QVERIFY(c.waitUntilIdle());
+    QCOMPARE(c.frame()->step, 7);
+    c.setStep(40);
+    QCOMPARE(c.frame()->step, 40); // from the cache, without a job
 }
 
 void TestController::presetSteps() {

@@ -4,6 +4,7 @@
 #include <QMutexLocker>
 
 #include <atomic>
+#include <exception>
 
 namespace flashviz::gui::detail {
 
@@ -75,15 +76,21 @@ void AsyncJobs::submit(int tag, std::function<void(JobControl&)> work, std::func
     if (lane.latest) lane.latest->state->cancelled = true;
     lane.latest = Request{std::make_shared<detail::JobState>(m_link, tag, m_nextId++),
                           std::move(work), std::move(done), std::move(progress)};
-    if (!lane.occupied) start(lane);
+    if (lane.running == 0) start(lane);
 }
 
 void AsyncJobs::start(Lane& lane) {
-    lane.occupied = true;
     auto state = lane.latest->state;
+    lane.running = state->id;
     workerPool().start([work = std::move(lane.latest->work), state] {
         JobControl control(state);
-        work(control);
+        try {
+            work(control);
+        } catch (const std::exception& e) {
+            qWarning("flashviz: a background job failed: %s", e.what());
+        } catch (...) {
+            qWarning("flashviz: a background job failed");
+        }
         post(*state, &AsyncJobs::finished);
     });
     lane.latest->work = nullptr;
@@ -110,13 +117,13 @@ void AsyncJobs::progressed(int tag, quint64 id) {
 
 void AsyncJobs::finished(int tag, quint64 id) {
     Lane& lane = m_lanes[tag];
-    lane.occupied = false;
+    if (lane.running == id) lane.running = 0; // else a dropped job: the lane had moved on
     if (Request* request = latest(tag, id)) {
         // Forgotten before the call, which may ask for the next job of this tag.
         const auto done = std::move(request->done);
         lane.latest.reset();
         done();
-    } else if (lane.latest) {
+    } else if (lane.latest && lane.latest->work && lane.running == 0) {
         start(lane); // the request that replaced the one just ended
     }
 }
@@ -129,7 +136,9 @@ void AsyncJobs::cancel(int tag) {
 void AsyncJobs::drop(int tag) {
     cancel(tag);
     const auto lane = m_lanes.find(tag);
-    if (lane != m_lanes.end()) lane->second.latest.reset();
+    if (lane == m_lanes.end()) return;
+    lane->second.latest.reset();
+    lane->second.running = 0;
 }
 
 bool AsyncJobs::isRunning(int tag) const {

@@ -43,19 +43,25 @@ class AsyncJobs : public QObject {
 
     // Runs `work` on workerPool() under `tag` once the tag's running job (if any) has ended.
     // `done` gets its result, and `progress` its reports, on this object's thread, as long as
-    // no newer request of the tag, drop(tag) or this object's destruction came first. `work`
-    // must not throw: it runs on a pool thread, where nothing would catch it.
+    // no newer request of the tag, drop(tag) or this object's destruction came first. A job
+    // that throws delivers nothing: the exception's message goes to the log, and the tag's next
+    // job runs (an exception must not end the program from a pool thread).
     template <typename Result>
     void run(int tag, std::function<Result(JobControl&)> work, std::function<void(Result)> done,
              Progress progress = {}) {
         auto result = std::make_shared<std::optional<Result>>();
         submit(
             tag, [work = std::move(work), result](JobControl& control) { *result = work(control); },
-            [done = std::move(done), result] { done(std::move(**result)); }, std::move(progress));
+            [done = std::move(done), result] {
+                if (*result) done(std::move(**result));
+            },
+            std::move(progress));
     }
 
-    void cancel(int tag);          // asks the tag's latest job to stop; its result still arrives
-    void drop(int tag);            // cancels the tag's latest job and forgets it: nothing arrives
+    void cancel(int tag); // asks the tag's latest job to stop; its result still arrives
+    // Cancels the tag's latest job and forgets it: nothing arrives, and the tag's next request
+    // starts at once instead of waiting for the forgotten job to reach its next checkpoint.
+    void drop(int tag);
     bool isRunning(int tag) const; // a result of this tag is still to come
 
   private:
@@ -68,7 +74,7 @@ class AsyncJobs : public QObject {
     };
     struct Lane {
         std::optional<Request> latest;
-        bool occupied = false; // a job of this tag is on the pool, perhaps one no longer wanted
+        quint64 running = 0; // the id of the job of this tag on the pool that the lane waits for
     };
     friend class JobControl;
 

@@ -224,9 +224,11 @@ void Controller::requestFrame() {
         deliver(makeFrame(m_scene, m_step));
         return;
     }
-    if (isComputing(FrameJob, m_frameRequest) || isComputing(PrefetchJob, m_prefetchRequest))
-        return; // on its way
-    // A job for an older step is replaced: its frame is dropped, and this one runs next.
+    if (isComputing(PrefetchJob, m_prefetchRequest)) return; // on its way
+    // One frame job at a time: a running one is not replaced, since its frame goes into the
+    // cache when it ends (stepping back to it is then instant) and onFrameFinished asks for the
+    // step current by then.
+    if (m_jobs.isRunning(FrameJob)) return;
     m_frameRequest = {m_scene, m_step};
     runFrameJob(FrameJob, m_frameRequest, &Controller::onFrameFinished);
 }
