@@ -76,8 +76,6 @@ void CheckPanel::themeChanged() {
     m_jump->setFont(m_theme.font(9, true));
     setMinimumHeight(int(92 * m_theme.scale));
     setMaximumHeight(int(92 * m_theme.scale));
-    placeButton();
-    layOut();
 }
 
 void CheckPanel::frameChanged() {
@@ -86,13 +84,6 @@ void CheckPanel::frameChanged() {
     const bool show = m_model && m_model->firstRescaleStep;
     if (show) m_jump->setText(tr("Go to step %1 ▸").arg(*m_model->firstRescaleStep));
     m_jump->setVisible(show);
-    placeButton();
-    layOut();
-}
-
-void CheckPanel::resizeEvent(QResizeEvent*) {
-    placeButton();
-    layOut();
 }
 
 void CheckPanel::placeButton() {
@@ -107,6 +98,7 @@ void CheckPanel::placeButton() {
 // The verdict on the left, three lines of text, the per-row bars, and where the bug first
 // bites above the button.
 void CheckPanel::layOut() {
+    placeButton();
     m_layout = {};
     if (!m_model) return;
     const qreal sc = m_theme.scale;

@@ -30,9 +30,9 @@ class CheckPanel : public FrameView {
 
   protected:
     void paintEvent(QPaintEvent* event) override;
-    void resizeEvent(QResizeEvent* event) override;
     void frameChanged() override;
     void themeChanged() override;
+    void layOut() override;
 
   private:
     struct Bar {
@@ -49,7 +49,6 @@ class CheckPanel : public FrameView {
         QRectF divergence[2];     // where the bug first bites: the step, the tile
     };
     void placeButton();
-    void layOut();
     void layOutBars();
     QString errorLine() const;
     QString rowsLine() const;

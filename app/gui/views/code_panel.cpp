@@ -15,15 +15,6 @@ CodePanel::CodePanel(QWidget* parent) : FrameView(parent) {
 
 void CodePanel::frameChanged() {
     m_model = m_frame ? codeModel(*m_frame) : CodeModel();
-    layOut();
-}
-
-void CodePanel::resizeEvent(QResizeEvent*) {
-    layOut();
-}
-
-void CodePanel::themeChanged() {
-    layOut();
 }
 
 // A row height that fits every line, up to a comfortable maximum, and the largest font at which

@@ -20,9 +20,8 @@ class CodePanel : public FrameView {
 
   protected:
     void paintEvent(QPaintEvent* event) override;
-    void resizeEvent(QResizeEvent* event) override;
     void frameChanged() override;
-    void themeChanged() override;
+    void layOut() override;
 
   private:
     struct LineLayout {
@@ -35,7 +34,6 @@ class CodePanel : public FrameView {
         QFont codeFont, commentFont;
         std::vector<LineLayout> lines;
     };
-    void layOut();
     qreal fittingPointSize(qreal rowH, qreal width) const;
     void drawLine(QPainter& p, const CodeLine& line, const LineLayout& where, bool current) const;
 

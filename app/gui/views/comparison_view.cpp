@@ -17,15 +17,6 @@ ComparisonView::ComparisonView(QWidget* parent) : FrameView(parent) {
 void ComparisonView::frameChanged() {
     m_model.reset();
     if (scene()) m_model = comparisonModel(*scene());
-    layOut();
-}
-
-void ComparisonView::resizeEvent(QResizeEvent*) {
-    layOut();
-}
-
-void ComparisonView::themeChanged() {
-    layOut();
 }
 
 // The title, then a row per figure: its label and ratio on the left, a bar for each algorithm

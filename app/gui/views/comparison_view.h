@@ -18,9 +18,8 @@ class ComparisonView : public FrameView {
 
   protected:
     void paintEvent(QPaintEvent* event) override;
-    void resizeEvent(QResizeEvent* event) override;
     void frameChanged() override;
-    void themeChanged() override;
+    void layOut() override;
 
   private:
     struct RowLayout {
@@ -31,7 +30,6 @@ class ComparisonView : public FrameView {
         QRectF title;
         std::array<RowLayout, 3> rows;
     };
-    void layOut();
     void drawRow(QPainter& p, const ComparisonRow& row, const RowLayout& where) const;
 
     std::optional<ComparisonModel> m_model;

@@ -2,6 +2,8 @@
 // The base of the painted views: a theme and the frame to draw. Setters store and repaint;
 // paintEvent draws what the engine computed (principle 5). The window's views get their frames,
 // view options and transition from one FrameFeed (frame_feed.h), which they are attached to.
+// Geometry is worked out in layOut(), after a change of frame, theme or size, never while
+// painting (as RenderDoc's TimelineBar::layout()).
 #include "session/scene.h"
 #include "session/view_options.h"
 #include "style/theme.h"
@@ -20,6 +22,7 @@ class FrameView : public QWidget {
     void setTheme(const Theme& theme) {
         m_theme = theme;
         themeChanged();
+        layOut();
         updateGeometry();
         update();
     }
@@ -39,6 +42,7 @@ class FrameView : public QWidget {
         m_frame = std::move(frame);
         m_options = options;
         frameChanged();
+        layOut();
         update();
     }
 
@@ -51,8 +55,10 @@ class FrameView : public QWidget {
     qreal transition() const { return m_transition; }
 
   protected:
-    virtual void frameChanged() {}
+    virtual void frameChanged() {} // the inputs changed: rebuild the view's model
     virtual void themeChanged() {}
+    virtual void layOut() {} // then this: the rectangles paintEvent draws into
+    void resizeEvent(QResizeEvent*) override { layOut(); }
     const Scene* scene() const { return m_frame ? m_frame->scene.get() : nullptr; }
 
     Theme m_theme = Theme::desktop();

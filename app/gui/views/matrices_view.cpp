@@ -43,16 +43,6 @@ MatricesView::MatricesView(QWidget* parent) : FrameView(parent) {
 void MatricesView::frameChanged() {
     m_model.reset();
     if (m_frame) m_model = makeMatricesModel(*m_frame);
-    layOut();
-}
-
-void MatricesView::themeChanged() {
-    layOut();
-}
-
-void MatricesView::resizeEvent(QResizeEvent* event) {
-    FrameView::resizeEvent(event);
-    layOut();
 }
 
 void MatricesView::layOut() {

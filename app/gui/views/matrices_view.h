@@ -19,12 +19,10 @@ class MatricesView : public FrameView {
 
   protected:
     void paintEvent(QPaintEvent* event) override;
-    void resizeEvent(QResizeEvent* event) override;
     void frameChanged() override;
-    void themeChanged() override;
+    void layOut() override;
 
   private:
-    void layOut();
     void drawPanel(QPainter& p, const MatrixPanel& panel, const PanelPlace& place) const;
     void drawNeverStored(QPainter& p, const QRectF& r) const;
     void drawWrongRows(QPainter& p) const;

@@ -20,16 +20,6 @@ MemoryStageView::MemoryStageView(QWidget* parent) : FrameView(parent) {
 void MemoryStageView::frameChanged() {
     m_model.reset();
     if (m_frame) m_model = makeStageModel(*m_frame);
-    layOut();
-}
-
-void MemoryStageView::themeChanged() {
-    layOut();
-}
-
-void MemoryStageView::resizeEvent(QResizeEvent* event) {
-    FrameView::resizeEvent(event);
-    layOut();
 }
 
 void MemoryStageView::layOut() {

@@ -20,12 +20,10 @@ class MemoryStageView : public FrameView {
 
   protected:
     void paintEvent(QPaintEvent* event) override;
-    void resizeEvent(QResizeEvent* event) override;
     void frameChanged() override;
-    void themeChanged() override;
+    void layOut() override;
 
   private:
-    void layOut();
     QColor colourOf(ChipSlot slot) const;
     void drawHbm(QPainter& p, qreal t, bool moving) const;
     void drawMatrix(QPainter& p, const StageMatrix& m, const MatrixPlace& place, qreal t,

@@ -111,15 +111,6 @@ void TileDetailView::setMaxRows(int rows) {
 void TileDetailView::frameChanged() {
     m_model.reset();
     if (m_frame) m_model = tileModel(*m_frame, viewOptions());
-    layOut();
-}
-
-void TileDetailView::resizeEvent(QResizeEvent*) {
-    layOut();
-}
-
-void TileDetailView::themeChanged() {
-    layOut();
 }
 
 // ---- layout --------------------------------------------------------------------------------

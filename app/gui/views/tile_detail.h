@@ -32,9 +32,8 @@ class TileDetailView : public FrameView {
 
   protected:
     void paintEvent(QPaintEvent* event) override;
-    void resizeEvent(QResizeEvent* event) override;
     void frameChanged() override;
-    void themeChanged() override;
+    void layOut() override;
 
   private:
     // A grid's rectangles: its title line, the cells (or the whole matrix's square), and the
@@ -65,7 +64,6 @@ class TileDetailView : public FrameView {
         bool changed = false, wrong = false;
     };
 
-    void layOut();
     void layOutTableRows(const QRectF& area, qreal headH, bool wide);
     QRectF layOutRegions(const QRectF& area, qreal headH, bool wide);
     void layOutTableHeader();
