@@ -18,28 +18,30 @@ namespace {
 // The bars' log scale: 1e-17 … 1.
 constexpr double kLogLow = -17, kLogHigh = 0;
 
-// Blends `colour` over the pixels of `image` that `r` (in widget coordinates) covers, as
-// QPainter::fillRect would blend a translucent colour (source-over).
-void blendRect(QImage& image, const QRect& px, qreal dpr, const QRectF& r, const QColor& colour) {
+// `src` over `dst`, both premultiplied (source-over, as QPainter::fillRect blends a translucent
+// colour).
+QRgb over(QRgb src, QRgb dst) {
+    const int inverse = 255 - qAlpha(src);
+    const auto channel = [inverse](int s, int d) { return s + (d * inverse + 127) / 255; };
+    return qRgba(channel(qRed(src), qRed(dst)), channel(qGreen(src), qGreen(dst)),
+                 channel(qBlue(src), qBlue(dst)), channel(qAlpha(src), qAlpha(dst)));
+}
+
+// Sets the pixels of `image` that `r` (in widget coordinates) covers to one premultiplied
+// colour. The bars are one or two pixels wide: a plain fill per row, no blending per pixel.
+void fillRect(QImage& image, const QRect& px, qreal dpr, const QRectF& r, QRgb colour) {
     const auto xOf = [&](qreal x) {
         return std::clamp(int(std::lround(x * dpr)) - px.left(), 0, px.width());
     };
     const auto yOf = [&](qreal y) {
         return std::clamp(int(std::lround(y * dpr)) - px.top(), 0, px.height());
     };
-    const QRgb src = qPremultiply(colour.rgba());
-    const int inverse = 255 - qAlpha(src);
-    const auto over = [inverse](int s, int d) { return s + (d * inverse + 127) / 255; };
     const int x0 = xOf(r.left()), y0 = yOf(r.top());
     const int x1 = std::min(px.width(), std::max(x0 + 1, xOf(r.right())));
     const int y1 = std::min(px.height(), std::max(y0 + 1, yOf(r.bottom())));
     for (int y = y0; y < y1; ++y) {
         auto* line = reinterpret_cast<QRgb*>(image.scanLine(y));
-        for (int x = x0; x < x1; ++x) {
-            const QRgb dst = line[x];
-            line[x] = qRgba(over(qRed(src), qRed(dst)), over(qGreen(src), qGreen(dst)),
-                            over(qBlue(src), qBlue(dst)), over(qAlpha(src), qAlpha(dst)));
-        }
+        std::fill(line + x0, line + x1, colour);
     }
 }
 
@@ -233,7 +235,7 @@ void CheckPanel::drawVerdict(QPainter& p) const {
 }
 
 // The bars on a log scale under their caption, with the tolerance dotted across. They are put
-// into one image, pixel by pixel, and drawn with a single call: painted one by one they cost
+// into one image and drawn with a single call: painted one by one they cost
 // milliseconds with a bug on (hundreds of tall translucent rectangles, each of which Qt's raster
 // engine splits across its paint threads).
 void CheckPanel::drawRowBars(QPainter& p) const {
@@ -249,12 +251,16 @@ void CheckPanel::drawRowBars(QPainter& p) const {
     const QRect px = QRectF(bars.topLeft() * dpr, bars.size() * dpr).toAlignedRect();
     QImage image(px.size(), QImage::Format_ARGB32_Premultiplied);
     image.fill(Qt::transparent);
+    // Columns do not overlap, so each pixel is transparent, the highlight of the current
+    // rows, a bar, or a bar over that highlight: four colours, blended once.
+    const QRgb highlight = qPremultiply(withAlpha(m_theme.accent, 45).rgba());
     for (const Bar& bar : m_layout.rowBars) {
+        const QRgb colour = qPremultiply(bar.colour.rgba());
         if (bar.current)
-            blendRect(image, px, dpr,
-                      QRectF(bar.rect.left(), bars.top(), bar.rect.width(), bars.height()),
-                      withAlpha(m_theme.accent, 45));
-        blendRect(image, px, dpr, bar.rect, bar.colour);
+            fillRect(image, px, dpr,
+                     QRectF(bar.rect.left(), bars.top(), bar.rect.width(), bars.height()),
+                     highlight);
+        fillRect(image, px, dpr, bar.rect, over(colour, bar.current ? highlight : 0));
     }
     image.setDevicePixelRatio(dpr);
     p.drawImage(QPointF(px.topLeft()) / dpr, image);
