@@ -16,6 +16,15 @@ using flashviz::test::sameValues;
 
 namespace {
 
+// A problem of n × n at d 64 in 64 × 64 tiles: large enough that its frames (and, from n 1024,
+// its build) leave the GUI thread.
+VizSettings largeSettings(int n, VizSettings s = toySettings()) {
+    s.spec.queries = s.spec.keys = n;
+    s.spec.headDim = 64;
+    s.options.blockRows = s.options.blockCols = 64;
+    return s;
+}
+
 VizSettings withPattern(InputPattern pattern) {
     VizSettings s = toySettings();
     s.spec.pattern = pattern;
@@ -202,10 +211,7 @@ void TestController::bugFrameHoldsBothRuns_data() {
 // values shown must still be exactly the buggy run's and, beside them, the correct run's.
 void TestController::bugFrameHoldsBothRuns() {
     QFETCH(bool, onWorker);
-    VizSettings s = withPattern(InputPattern::LateMaximum);
-    s.spec.queries = s.spec.keys = 512;
-    s.spec.headDim = 64;
-    s.options.blockRows = s.options.blockCols = 64;
+    VizSettings s = largeSettings(512, withPattern(InputPattern::LateMaximum));
     s.options.rescale = false;
     Controller c;
     if (onWorker) c.setInlineLimits(4e6, 0); // every frame is computed off the GUI thread
@@ -293,10 +299,7 @@ void TestController::refusesInvalidSettings() {
 void TestController::largeSceneBuildsOnAWorker() {
     Controller c;
     c.apply(toySettings());
-    VizSettings big = toySettings();
-    big.spec.queries = big.spec.keys = 1024;
-    big.spec.headDim = 64;
-    big.options.blockRows = big.options.blockCols = 64;
+    VizSettings big = largeSettings(1024);
     QSignalSpy busy(&c, &Controller::busyChanged);
     QVERIFY(c.apply(big));
     QVERIFY(c.isBusy()); // returned at once; the GUI thread is free meanwhile
@@ -315,10 +318,7 @@ void TestController::cancelKeepsThePreviousScene() {
     Controller c;
     c.apply(toySettings());
     const auto toy = c.scene();
-    VizSettings big = toySettings();
-    big.spec.queries = big.spec.keys = 4096;
-    big.spec.headDim = 64;
-    big.options.blockRows = big.options.blockCols = 64;
+    VizSettings big = largeSettings(4096);
     QVERIFY(c.apply(big));
     QVERIFY(c.isBusy());
     c.cancelBuild();
@@ -334,10 +334,7 @@ void TestController::cancelKeepsThePreviousScene() {
 void TestController::newerBuildReplacesTheOlder() {
     Controller c;
     c.apply(toySettings());
-    VizSettings first = toySettings();
-    first.spec.queries = first.spec.keys = 1024;
-    first.spec.headDim = 64;
-    first.options.blockRows = first.options.blockCols = 64;
+    VizSettings first = largeSettings(1024);
     VizSettings second = first;
     second.spec.seed = first.spec.seed + 1;
     QSignalSpy scenes(&c, &Controller::sceneChanged);
@@ -359,10 +356,7 @@ void TestController::newerBuildReplacesTheOlder() {
 
 // Steps asked for faster than frames are computed: the frame shown at the end is the last step's.
 void TestController::framesOnAWorkerShowTheLatestStep() {
-    VizSettings s = toySettings();
-    s.spec.queries = s.spec.keys = 512;
-    s.spec.headDim = 64;
-    s.options.blockRows = s.options.blockCols = 64;
+    VizSettings s = largeSettings(512);
     Controller c;
     c.setInlineLimits(4e6, 0); // every frame is computed off the GUI thread
     QVERIFY(c.apply(s));

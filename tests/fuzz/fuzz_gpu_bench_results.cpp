@@ -1,4 +1,4 @@
-// Saved GPU benchmark results (app/gui/gpu_bench/gpu_bench_results.cpp): any bytes are read or
+// Saved GPU benchmark results (app/gui/pages/gpu_bench/gpu_bench_results.cpp): any bytes are read or
 // refused with an EngineError, never a crash, an uncaught exception or undefined behaviour.
 #include "pages/gpu_bench/gpu_bench_results.h"
 
@@ -12,9 +12,12 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const QByteArray bytes(reinterpret_cast<const char*>(data), qsizetype(size));
     try {
-        const flashviz::gui::GpuBenchRecord record = flashviz::gui::gpuBenchRecordFromJson(bytes);
-        // What was read writes back and reads again.
-        (void)flashviz::gui::gpuBenchRecordFromJson(flashviz::gui::gpuBenchRecordToJson(record));
+        using namespace flashviz::gui;
+        const GpuBenchRecord record = gpuBenchRecordFromJson(bytes);
+        // What was read writes back, reads again, and writes the same bytes: nothing is lost or
+        // changed on the way through a saved file.
+        const QByteArray written = gpuBenchRecordToJson(record);
+        if (gpuBenchRecordToJson(gpuBenchRecordFromJson(written)) != written) __builtin_trap();
     } catch (const flashviz::EngineError&) {
     }
     return 0;
