@@ -54,6 +54,7 @@ class TestWindow : public QObject {
     void keyHelpFromTheActions();
     void settingsPersist();
     void hiddenViewsCatchUpWhenShown();
+    void codeListingRefitsWhenItChanges();
     void largeProblemStaysResponsive();
 };
 
@@ -528,6 +529,37 @@ void TestWindow::hiddenViewsCatchUpWhenShown() {
         QCOMPARE(view->frame(), c->frame().get());
     QCOMPARE(w.codePanel()->currentLine(),
              lineOf(pseudocode(toySettings()), c->frame()->state.info.kind));
+}
+
+// The code panel keeps its fitted font while only the step changes; a new listing (another
+// algorithm) or a new width fits again: every line, indented and in bold, within the panel.
+void TestWindow::codeListingRefitsWhenItChanges() {
+    const auto window = freshWindow();
+    MainWindow& w = *window;
+    const auto everyLineFits = [&](int width) {
+        const CodePanel* panel = w.codePanel();
+        QFont bold = panel->codeFont();
+        bold.setBold(true);
+        const QFontMetricsF fm(bold);
+        for (const CodeLine& line : pseudocode(w.controller()->settings()))
+            if (fm.horizontalAdvance(QStringLiteral("    ")) * line.indent +
+                    fm.horizontalAdvance(line.text) >
+                width)
+                return false;
+        return true;
+    };
+    auto* algorithm = control<QComboBox>(w, "algorithm");
+    for (int i = 0; i < algorithm->count(); ++i) {
+        algorithm->setCurrentIndex(i);
+        QVERIFY(w.waitUntilIdle());
+        for (const int width : {w.codePanel()->width(), 300}) {
+            w.codePanel()->resize(width, w.codePanel()->height());
+            QVERIFY2(everyLineFits(width), qPrintable(algorithm->currentText()));
+        }
+        w.controller()->setStep(w.controller()->stepCount() - 1);
+        QVERIFY(w.waitUntilIdle());
+        QVERIFY(everyLineFits(300));
+    }
 }
 
 QTEST_MAIN(TestWindow)

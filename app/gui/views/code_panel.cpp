@@ -18,7 +18,8 @@ void CodePanel::frameChanged() {
 }
 
 // A row height that fits every line, up to a comfortable maximum, and the largest font at which
-// the longest line (with its indent) fits the width.
+// the longest line (with its indent) fits the width. Measuring text is the costly part and the
+// listing only changes with the settings, so the fit is kept until the listing or the room changes.
 void CodePanel::layOut() {
     m_layout = {};
     if (m_model.lines.empty()) return;
@@ -27,25 +28,48 @@ void CodePanel::layOut() {
     const qreal titleH = QFontMetricsF(m_theme.font(9.5, true)).height() + 6 * sc;
     m_layout.title = QRectF(area.left(), area.top(), area.width(), titleH);
     const qreal rowH = std::min((area.height() - titleH) / qreal(m_model.lines.size()), 30 * sc);
-    const qreal point = fittingPointSize(rowH, area.width());
-    m_layout.codeFont = m_theme.mono(point);
-    m_layout.commentFont = m_theme.font(std::max(6.0, point - 1.5));
+    const Fit& fit = fitted(rowH, area.width());
+    m_layout.codeFont = m_theme.mono(fit.point);
+    m_layout.commentFont = m_theme.font(std::max(6.0, fit.point - 1.5));
     m_layout.commentFont.setItalic(true);
-    const qreal indentW =
-        QFontMetricsF(m_layout.codeFont).horizontalAdvance(QStringLiteral("    "));
     for (std::size_t i = 0; i < m_model.lines.size(); ++i) {
         const CodeLine& line = m_model.lines[i];
         LineLayout where;
         where.row = QRectF(area.left(), area.top() + titleH + qreal(i) * rowH, area.width(), rowH);
-        where.textX = where.row.left() + 6 * sc + indentW * line.indent;
-        QFont font = m_layout.codeFont;
-        font.setBold(int(i) == m_model.current);
-        const qreal commentX =
-            where.textX + QFontMetricsF(font).horizontalAdvance(line.text) + 14 * sc;
+        where.textX = where.row.left() + 6 * sc + fit.indentWidth * line.indent;
+        const bool bold = int(i) == m_model.current;
+        const qreal commentX = where.textX + (bold ? fit.boldWidths : fit.plainWidths)[i] + 14 * sc;
         if (!line.comment.isEmpty() && commentX < where.row.right() - 30 * sc)
             where.commentX = commentX;
         m_layout.lines.push_back(where);
     }
+}
+
+// What the fit depends on: the lines' text and indents, the room and the theme's scale.
+QString CodePanel::fitKey(qreal rowH, qreal width) const {
+    QString key = QStringLiteral("%1|%2|%3|%4").arg(rowH).arg(width).arg(m_theme.scale).arg(
+                                                      m_theme.mono(10).family());
+    for (const CodeLine& line : m_model.lines)
+        key += QStringLiteral("|%1:").arg(line.indent) + line.text;
+    return key;
+}
+
+const CodePanel::Fit& CodePanel::fitted(qreal rowH, qreal width) {
+    const QString key = fitKey(rowH, width);
+    if (key == m_fit.key) return m_fit;
+    m_fit = {};
+    m_fit.key = key;
+    m_fit.point = fittingPointSize(rowH, width);
+    const QFont plain = m_theme.mono(m_fit.point);
+    QFont bold = plain;
+    bold.setBold(true);
+    const QFontMetricsF plainMetrics(plain), boldMetrics(bold);
+    m_fit.indentWidth = plainMetrics.horizontalAdvance(QStringLiteral("    "));
+    for (const CodeLine& line : m_model.lines) {
+        m_fit.plainWidths.push_back(plainMetrics.horizontalAdvance(line.text));
+        m_fit.boldWidths.push_back(boldMetrics.horizontalAdvance(line.text));
+    }
+    return m_fit;
 }
 
 qreal CodePanel::fittingPointSize(qreal rowH, qreal width) const {

@@ -17,6 +17,8 @@ class CodePanel : public FrameView {
     QSize sizeHint() const override { return {420, 360}; }
     QSize minimumSizeHint() const override { return {260, 200}; }
     int currentLine() const { return m_model.current; }
+    // The listing's font, fitted to the panel (the current line is drawn in its bold).
+    QFont codeFont() const { return m_layout.codeFont; }
 
   protected:
     void paintEvent(QPaintEvent* event) override;
@@ -34,11 +36,21 @@ class CodePanel : public FrameView {
         QFont codeFont, commentFont;
         std::vector<LineLayout> lines;
     };
+    // The font that fits the listing and each line's width in it, plain and bold.
+    struct Fit {
+        QString key;
+        qreal point = 0;
+        qreal indentWidth = 0;
+        std::vector<qreal> plainWidths, boldWidths;
+    };
+    QString fitKey(qreal rowH, qreal width) const;
+    const Fit& fitted(qreal rowH, qreal width);
     qreal fittingPointSize(qreal rowH, qreal width) const;
     void drawLine(QPainter& p, const CodeLine& line, const LineLayout& where, bool current) const;
 
     CodeModel m_model;
     Layout m_layout;
+    Fit m_fit;
 };
 
 } // namespace flashviz::gui
