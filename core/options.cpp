@@ -9,17 +9,32 @@ namespace flashviz {
 
 static void requireBlock(int value, const char* name) {
     if (value <= 0)
-        throw EngineError(ErrorKind::InvalidArgument,
-                          std::string(name) + " must be at least 1 (got " + std::to_string(value) + ")");
+        throw EngineError(ErrorKind::InvalidArgument, std::string(name) +
+                                                          " must be at least 1 (got " +
+                                                          std::to_string(value) + ")");
     if (value > kMaxSequenceLength)
         throw EngineError(ErrorKind::LimitExceeded,
-                          std::string(name) + " " + std::to_string(value) + " is past the limit of " +
-                              std::to_string(kMaxSequenceLength));
+                          std::string(name) + " " + std::to_string(value) +
+                              " is past the limit of " + std::to_string(kMaxSequenceLength));
 }
 
 void validate(const FlashOptions& options) {
     requireBlock(options.blockRows, "The query block size Br");
     requireBlock(options.blockCols, "The key block size Bc");
+}
+
+static void requireWithin(int block, int sequence, const char* name, const char* sequenceName) {
+    if (block > sequence)
+        throw EngineError(ErrorKind::InvalidArgument,
+                          std::string(name) + " = " + std::to_string(block) + " is larger than " +
+                              sequenceName + " = " + std::to_string(sequence) + " (allowed: 1 to " +
+                              std::to_string(sequence) + ")");
+}
+
+void validate(const ProblemSpec& spec, const FlashOptions& options) {
+    validate(options);
+    requireWithin(options.blockRows, spec.queries, "The query block size Br", "n_q");
+    requireWithin(options.blockCols, spec.keys, "The key block size Bc", "n_k");
 }
 
 const char* toString(Algorithm algorithm) {

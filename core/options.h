@@ -15,10 +15,10 @@ enum class LoopOrder {
 };
 
 struct FlashOptions {
-    int blockRows = 64; // Br: query rows per tile
-    int blockCols = 64; // Bc: keys per tile
-    bool rescale = true;        // false: the bug, exp(m_old - m_new) is never applied
-    bool runningMax = true;     // false: no maximum is subtracted at all (overflow on large scores)
+    int blockRows = 64;     // Br: query rows per tile
+    int blockCols = 64;     // Bc: keys per tile
+    bool rescale = true;    // false: the bug, exp(m_old - m_new) is never applied
+    bool runningMax = true; // false: no maximum is subtracted at all (overflow on large scores)
     bool keepFullScores = false; // "for debugging": every score tile is also written to an n x n S
     LoopOrder loopOrder = LoopOrder::QueryOuter;
     bool operator==(const FlashOptions&) const = default;
@@ -26,6 +26,10 @@ struct FlashOptions {
 
 // Throws EngineError for a block of size <= 0 or past the sequence limit.
 void validate(const FlashOptions& options);
+// The options on this problem: validate(options), and each block no larger than its sequence
+// (Br <= n_q, Bc <= n_k), so that a tile never claims rows the problem does not have. Every face
+// checks settings with this before it runs them.
+void validate(const ProblemSpec& spec, const FlashOptions& options);
 
 const char* toString(Algorithm algorithm);
 const char* toString(LoopOrder order);

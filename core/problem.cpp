@@ -12,8 +12,8 @@ namespace flashviz {
 namespace {
 
 // Score heights, in units of the softmax argument, that make the patterns' point obvious.
-constexpr double kSpikeScore = 8.0;    // EarlyMaximum: key 0 towers over the rest
-constexpr double kRampScore = 6.0;     // LateMaximum: scores climb by this much over the keys
+constexpr double kSpikeScore = 8.0;     // EarlyMaximum: key 0 towers over the rest
+constexpr double kRampScore = 6.0;      // LateMaximum: scores climb by this much over the keys
 constexpr double kLargeInputStd = 30.0; // LargeScores: scores with a spread in the hundreds
 
 std::string sizeText(const char* what, long long value) {
@@ -37,10 +37,13 @@ void requireAtMost(long long value, long long limit, const char* what) {
 void plantScoreShape(Problem& p, double heightForKey(int key, int keys)) {
     const double perUnit = std::sqrt(1.0 / p.scale()); // q0 * k0 * scale == height
     p.q.col(0).setConstant(perUnit);
-    for (int j = 0; j < p.spec.keys; ++j) p.k(j, 0) = perUnit * heightForKey(j, p.spec.keys);
+    for (int j = 0; j < p.spec.keys; ++j)
+        p.k(j, 0) = perUnit * heightForKey(j, p.spec.keys);
 }
 
-double spikeAtFirstKey(int key, int /*keys*/) { return key == 0 ? kSpikeScore : 0.0; }
+double spikeAtFirstKey(int key, int /*keys*/) {
+    return key == 0 ? kSpikeScore : 0.0;
+}
 double risingRamp(int key, int keys) {
     return keys == 1 ? kRampScore : kRampScore * key / double(keys - 1);
 }
@@ -63,13 +66,16 @@ void requireScoreMatrixMemory(int queries, int keys, int bytesPerElement, int co
     const double have = double(physicalMemoryBytes());
     if (need <= have / 2) return;
     constexpr double gib = double(1 << 30);
+    // Ordinary attention (every check's reference), standard attention's S and P and the debug
+    // copy of S all hold such a matrix; FlashAttention itself never does.
     throw EngineError(ErrorKind::OutOfMemory,
-                      "Standard attention at n_q = " + std::to_string(queries) +
-                          ", n_k = " + std::to_string(keys) + " needs " +
+                      "The n_q x n_k matrices at n_q = " + std::to_string(queries) +
+                          ", n_k = " + std::to_string(keys) + " need " +
                           std::to_string(int(std::ceil(need / gib))) +
-                          " GiB for its n_q x n_k matrices, more than half of this machine's memory (" +
+                          " GiB, more than half of this machine's memory (" +
                           std::to_string(int(have / gib)) +
-                          " GiB). FlashAttention never stores them: use the flash algorithm.");
+                          " GiB); ordinary attention, standard attention and the debug copy of S "
+                          "hold them, FlashAttention never does");
 }
 
 void validate(const ProblemSpec& spec) {
@@ -83,14 +89,13 @@ void validate(const ProblemSpec& spec) {
         throw EngineError(ErrorKind::InvalidArgument,
                           "The softmax scale must be a finite number above 0 (got " +
                               std::to_string(*spec.scale) + ")");
-    const double inputBytes =
-        double(spec.queries + 2.0 * spec.keys) * spec.headDim * sizeof(double) * 2; // inputs + output
+    const double inputBytes = double(spec.queries + 2.0 * spec.keys) * spec.headDim *
+                              sizeof(double) * 2; // inputs + output
     if (inputBytes > double(physicalMemoryBytes()) / 2)
         throw EngineError(ErrorKind::OutOfMemory,
-                          "Q, K, V and O for n_q = " + std::to_string(spec.queries) +
-                              ", n_k = " + std::to_string(spec.keys) + ", d = " +
-                              std::to_string(spec.headDim) + " need " +
-                              std::to_string(inputBytes / double(1 << 30)) +
+                          "Q, K, V and O for n_q = " + std::to_string(spec.queries) + ", n_k = " +
+                              std::to_string(spec.keys) + ", d = " + std::to_string(spec.headDim) +
+                              " need " + std::to_string(inputBytes / double(1 << 30)) +
                               " GiB, more than half of this machine's memory");
 }
 
@@ -117,9 +122,9 @@ Problem makeProblem(const ProblemSpec& spec) {
 
 static void requireFinite(const Matrix& m, const char* name) {
     if (!m.allFinite())
-        throw EngineError(ErrorKind::NonFinite,
-                          std::string("The input ") + name + " holds inf or NaN values; attention " +
-                              "needs finite inputs");
+        throw EngineError(ErrorKind::NonFinite, std::string("The input ") + name +
+                                                    " holds inf or NaN values; attention " +
+                                                    "needs finite inputs");
 }
 
 Problem makeProblem(Matrix q, Matrix k, Matrix v, ProblemSpec spec) {
@@ -141,10 +146,14 @@ Problem makeProblem(Matrix q, Matrix k, Matrix v, ProblemSpec spec) {
 
 const char* toString(InputPattern pattern) {
     switch (pattern) {
-    case InputPattern::Gaussian: return "gaussian";
-    case InputPattern::LateMaximum: return "late-max";
-    case InputPattern::EarlyMaximum: return "early-max";
-    case InputPattern::LargeScores: return "large";
+    case InputPattern::Gaussian:
+        return "gaussian";
+    case InputPattern::LateMaximum:
+        return "late-max";
+    case InputPattern::EarlyMaximum:
+        return "early-max";
+    case InputPattern::LargeScores:
+        return "large";
     }
     return "?";
 }
@@ -167,7 +176,8 @@ std::optional<Precision> parsePrecision(std::string_view name) {
 
 const std::vector<InputPattern>& allInputPatterns() {
     static const std::vector<InputPattern> all{InputPattern::Gaussian, InputPattern::LateMaximum,
-                                               InputPattern::EarlyMaximum, InputPattern::LargeScores};
+                                               InputPattern::EarlyMaximum,
+                                               InputPattern::LargeScores};
     return all;
 }
 
@@ -208,7 +218,8 @@ double NormalGenerator::next() {
 Matrix NormalGenerator::matrix(int rows, int cols, double stddev) {
     Matrix m(rows, cols);
     for (int r = 0; r < rows; ++r)
-        for (int c = 0; c < cols; ++c) m(r, c) = stddev * next();
+        for (int c = 0; c < cols; ++c)
+            m(r, c) = stddev * next();
     return m;
 }
 

@@ -6,7 +6,9 @@
 #include "core/errors.h"
 #include "core/hardware.h"
 #include "core/run.h"
+#include "core/setup.h"
 #include "core/steps.h"
+#include "core/units.h"
 #include "kernels/backend_registry.h"
 
 #include <QCommandLineParser>
@@ -15,8 +17,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <charconv>
-#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -33,9 +33,10 @@ const char* kSummary = R"(flashviz-cli - FlashAttention, tile by tile, in a term
 Commands:
   demos      Print the explainer script's nine demos (traffic, online softmax, tiling,
              block size, backward pass, exactness, FLOPs, the debug copy, overflow).
-  run        Run one problem with FlashAttention, check it against ordinary attention
-             and print the traffic, FLOPs and scratch memory of both.
-  steps      List the steps the algorithm takes on one problem, or show one step's state.
+  run        Run one problem with FlashAttention (or --algorithm standard), check it against
+             ordinary attention and print the traffic, FLOPs and scratch memory of both.
+  steps      List the steps the algorithm takes on one problem (up to %1 without --all),
+             or show one step's state.
   bench      Time CPU FlashAttention against ordinary attention (fp32, Eigen).
   profiles   List the hardware profiles and where their figures come from.
 
@@ -45,10 +46,16 @@ Examples:
   flashviz-cli run --n 256 --pattern late-max --no-rescale
   flashviz-cli run --n 1000 --nk 700 --br 64 --bc 48 --causal --json
   flashviz-cli steps --n 8 --step 10
+  flashviz-cli steps --n 1024 --br 64 --bc 64 --all
   flashviz-cli steps --n 64 --pattern late-max --step first-rescale+1
   flashviz-cli bench --sizes 1024,2048
 
-Each command takes only its own options (listed with the commands that take them).)";
+Each command takes only its own options (listed with the commands that take them).
+Exit status: 0 done, 1 an internal error, 2 an option or a problem refused (the message names
+the valid range).)";
+
+// `steps` without --step lists at most this many steps unless --all asks for every one.
+constexpr int kMaxListedSteps = 1000;
 
 // A bad option: printed as "flashviz-cli: <message>" with exit code 2.
 struct UsageError : std::runtime_error {
@@ -59,71 +66,32 @@ std::string valueOf(const QCommandLineParser& p, const QString& name) {
     return p.value(name).toStdString();
 }
 
-std::string range(long long lowest, long long highest) {
-    return "(allowed: " + std::to_string(lowest) + " to " + std::to_string(highest) + ")";
-}
-
-// A whole number written plainly: digits with an optional leading '-', nothing else. Values
-// past long long read as out of range, not as garbage.
-std::optional<long long> wholeNumber(const std::string& text, bool* tooLarge) {
-    *tooLarge = false;
-    const std::size_t start = !text.empty() && text[0] == '-' ? 1 : 0;
-    if (text.size() == start || text.find_first_not_of("0123456789", start) != std::string::npos)
-        return std::nullopt;
-    long long value = 0;
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (error == std::errc::result_out_of_range) {
-        *tooLarge = true;
-        return std::nullopt;
-    }
-    if (error != std::errc{} || end != text.data() + text.size()) return std::nullopt;
-    return value;
-}
-
-// --name as a whole number in [lowest, highest]; `what` says what it is ("n_q (queries)").
+// --name as a whole number in [lowest, highest]; `what` says what it is ("the demo number").
 int parseInt(const QCommandLineParser& p, const QString& name, int fallback, int lowest,
              int highest, const char* what) {
     if (!p.isSet(name)) return fallback;
-    const std::string text = valueOf(p, name);
-    const std::string option = "--" + name.toStdString() + " '" + text + "': ";
-    bool tooLarge = false;
-    const auto value = wholeNumber(text, &tooLarge);
-    if (!value && !tooLarge)
-        throw UsageError(option + what + " expects a whole number " + range(lowest, highest));
-    if (tooLarge || *value > highest)
-        throw UsageError(option + what + " is past the limit of " + std::to_string(highest) + " " +
-                         range(lowest, highest));
-    if (*value < lowest)
-        throw UsageError(option + what + " must be at least " + std::to_string(lowest) + " " +
-                         range(lowest, highest));
-    return int(*value);
-}
-
-std::uint64_t parseSeed(const QCommandLineParser& p) {
-    if (!p.isSet("seed")) return 0;
-    const std::string text = valueOf(p, "seed");
-    std::uint64_t seed = 0;
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), seed);
-    if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos ||
-        error != std::errc{} || end != text.data() + text.size())
-        throw UsageError("--seed '" + text + "': the seed expects a whole number from 0 to " +
-                         std::to_string(std::numeric_limits<std::uint64_t>::max()));
-    return seed;
+    try {
+        return int(readWholeNumber(name.toStdString(), valueOf(p, name), lowest, highest, what));
+    } catch (const EngineError& e) {
+        throw UsageError(e.what());
+    }
 }
 
 // The options of each command; anything else on its command line is refused by name.
 const std::map<std::string, std::set<QString>>& commandOptions() {
-    static const std::set<QString> problem{
-        "n",           "nk",      "d",          "br",         "bc",
-        "seed",        "pattern", "scale",      "no-rescale", "no-running-max",
-        "keep-full-s", "causal",  "loop-order", "precision"};
+    static const std::set<QString> problem = [] {
+        std::set<QString> names;
+        for (const ProblemOption& o : problemOptions())
+            names.insert(QString::fromStdString(o.name));
+        return names;
+    }();
     static const std::map<std::string, std::set<QString>> options = [] {
         std::map<std::string, std::set<QString>> o;
         o["demos"] = {"only"};
         o["run"] = problem;
         o["run"].insert({"backend", "json"});
         o["steps"] = problem;
-        o["steps"].insert({"algorithm", "step"});
+        o["steps"].insert({"step", "all"});
         o["bench"] = {"sizes", "repeats", "br", "bc", "d", "json"};
         o["profiles"] = {};
         return o;
@@ -143,100 +111,65 @@ void requireOwnOptions(const QCommandLineParser& p, const std::string& command) 
     }
 }
 
+// The problem options as core describes them (the window's command line lists the same), with
+// the commands that take them and their defaults here.
 void addProblemOptions(QCommandLineParser& p) {
-    const QString n = QString::number(kMaxSequenceLength), d = QString::number(kMaxHeadDim);
+    static const std::map<std::string, std::string> benchDefault{
+        {"d", "64"}, {"br", "64"}, {"bc", "128"}};
+    for (const ProblemOption& o : problemOptions()) {
+        const auto bench = benchDefault.find(o.name);
+        QString help = QString::fromStdString(
+            (bench == benchDefault.end() ? "run, steps: " : "run, steps, bench: ") + o.help);
+        if (!o.toyDefault.empty())
+            help += QString::fromStdString(
+                " (default " + o.toyDefault +
+                (bench == benchDefault.end() ? std::string() : "; bench " + bench->second) + ")");
+        p.addOption(o.valueName.empty()
+                        ? QCommandLineOption(QString::fromStdString(o.name), help + '.')
+                        : QCommandLineOption(QString::fromStdString(o.name), help + '.',
+                                             QString::fromStdString(o.valueName)));
+    }
     p.addOptions({
-        {"n", "run, steps: number of queries n_q, 1 to " + n + " (default 8, the explainer's toy).",
-         "N"},
-        {"nk", "run, steps: number of keys n_k, 1 to " + n + " (default: equal to n).", "N"},
-        {"d", "run, steps, bench: head dimension d, 1 to " + d + " (default 4; bench 64).", "D"},
-        {"br", "run, steps, bench: query block size Br, 1 to " + n + " (default 4; bench 64).",
+        {"backend", "run: cpu (default) or cuda; the CUDA backend alone, the CPU never stands in.",
          "B"},
-        {"bc", "run, steps, bench: key block size Bc, 1 to " + n + " (default 4; bench 128).", "B"},
-        {"seed", "run, steps: seed of the input generator, 0 to 2^64-1 (default 0).", "S"},
-        {"pattern", "run, steps: inputs gaussian, late-max, early-max or large (default gaussian).",
-         "P"},
-        {"scale", "run, steps: softmax scale, a finite number above 0 (default 1/sqrt(d)).", "X"},
-        {"no-rescale", "run, steps: drop the rescale exp(m_old - m_new): the classic bug."},
-        {"no-running-max",
-         "run, steps: subtract no maximum at all: exp() overflows on large scores."},
-        {"keep-full-s", "run, steps: also write every score tile to an n x n S 'for debugging'."},
-        {"causal", "run, steps: causal mask (bottom-right aligned when n != n_k)."},
-        {"loop-order",
-         "run, steps: query-outer (the explainer's, default) or kv-outer (the paper's).", "O"},
-        {"precision", "run, steps: double (default) or float.", "P"},
-        {"backend", "run: cpu (default) or cuda.", "B"},
         {"json", "run, bench: print one JSON object instead of text."},
     });
 }
 
-ProblemSpec problemFrom(const QCommandLineParser& p) {
-    ProblemSpec spec;
-    spec.queries = parseInt(p, "n", 8, 1, kMaxSequenceLength, "n_q (queries)");
-    spec.keys = parseInt(p, "nk", spec.queries, 1, kMaxSequenceLength, "n_k (keys)");
-    spec.headDim = parseInt(p, "d", 4, 1, kMaxHeadDim, "d (head dimension)");
-    spec.seed = parseSeed(p);
-    if (p.isSet("pattern")) {
-        const auto pattern = parseInputPattern(valueOf(p, "pattern"));
-        if (!pattern)
-            throw UsageError("unknown --pattern '" + valueOf(p, "pattern") +
-                             "' (use gaussian, late-max, early-max or large)");
-        spec.pattern = *pattern;
+// The problem, its algorithm and options from the command line, on the explainer's toy.
+RunSetup setupFrom(const QCommandLineParser& p) {
+    GivenOptions given;
+    for (const ProblemOption& o : problemOptions()) {
+        const QString name = QString::fromStdString(o.name);
+        if (p.isSet(name)) given[o.name] = o.valueName.empty() ? std::string() : valueOf(p, name);
     }
-    if (p.isSet("scale")) {
-        const std::string text = valueOf(p, "scale");
-        double scale = 0;
-        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), scale);
-        // from_chars reads "inf" and "nan" too; refused with the rest of what is not finite.
-        if (text.empty() || error != std::errc{} || end != text.data() + text.size() ||
-            !std::isfinite(scale) || !(scale > 0))
-            throw UsageError("--scale '" + text +
-                             "': the softmax scale expects a finite number above 0");
-        spec.scale = scale;
+    try {
+        return readProblemOptions(given, toySetup());
+    } catch (const EngineError& e) {
+        if (e.kind() == ErrorKind::OutOfMemory) throw;
+        throw UsageError(e.what());
     }
-    if (p.isSet("precision")) {
-        const auto precision = parsePrecision(valueOf(p, "precision"));
-        if (!precision)
-            throw UsageError("--precision '" + valueOf(p, "precision") + "': use double or float");
-        spec.precision = *precision;
-    }
-    spec.causal = p.isSet("causal");
-    validate(spec); // the memory the inputs need, before anything is made
-    return spec;
-}
-
-FlashOptions optionsFrom(const QCommandLineParser& p) {
-    FlashOptions o;
-    o.blockRows = parseInt(p, "br", 4, 1, kMaxSequenceLength, "Br (query block size)");
-    o.blockCols = parseInt(p, "bc", 4, 1, kMaxSequenceLength, "Bc (key block size)");
-    o.rescale = !p.isSet("no-rescale");
-    o.runningMax = !p.isSet("no-running-max");
-    o.keepFullScores = p.isSet("keep-full-s");
-    if (p.isSet("loop-order")) {
-        const auto order = parseLoopOrder(valueOf(p, "loop-order"));
-        if (!order)
-            throw UsageError("--loop-order '" + valueOf(p, "loop-order") +
-                             "': use query-outer or kv-outer");
-        o.loopOrder = *order;
-    }
-    validate(o);
-    return o;
 }
 
 nlohmann::json countersJson(const Counters& c) {
-    return {{"hbm_bytes", c.hbmBytes()},          {"hbm_read_bytes", c.hbmReadBytes},
-            {"hbm_write_bytes", c.hbmWriteBytes}, {"flops", c.flops},
+    return {{"hbm_bytes", c.hbmBytes()},
+            {"hbm_read_bytes", c.hbmReadBytes},
+            {"hbm_write_bytes", c.hbmWriteBytes},
+            {"flops", c.flops},
             {"peak_scratch_floats", c.peakScratchElements}};
 }
 
-std::string describeRun(const ProblemSpec& s, const FlashOptions& o) {
+std::string describeRun(const RunSetup& setup) {
+    const ProblemSpec& s = setup.spec;
+    const FlashOptions& o = setup.options;
     char text[400];
-    std::snprintf(text, sizeof text,
-                  "n_q = %d, n_k = %d, d = %d, Br = %d, Bc = %d, %s inputs, seed %llu, %s, %s%s%s%s%s",
-                  s.queries, s.keys, s.headDim, o.blockRows, o.blockCols, toString(s.pattern),
-                  static_cast<unsigned long long>(s.seed), toString(s.precision), toString(o.loopOrder),
-                  s.causal ? ", causal" : "", o.rescale ? "" : ", NO RESCALE",
-                  o.runningMax ? "" : ", NO RUNNING MAX", o.keepFullScores ? ", full S kept" : "");
+    std::snprintf(
+        text, sizeof text,
+        "n_q = %d, n_k = %d, d = %d, Br = %d, Bc = %d, %s inputs, seed %llu, %s, %s%s%s%s%s",
+        s.queries, s.keys, s.headDim, o.blockRows, o.blockCols, toString(s.pattern),
+        static_cast<unsigned long long>(s.seed), toString(s.precision), toString(o.loopOrder),
+        s.causal ? ", causal" : "", o.rescale ? "" : ", NO RESCALE",
+        o.runningMax ? "" : ", NO RUNNING MAX", o.keepFullScores ? ", full S kept" : "");
     return text;
 }
 
@@ -248,21 +181,45 @@ void printCountersRow(std::ostream& out, const char* name, const Counters& c) {
     out << line;
 }
 
+// `run` checks every output against ordinary attention, which holds the n_q x n_k scores: a
+// problem too large for them is refused with the way to see FlashAttention without the check.
+void requireReferenceMemory(const RunSetup& setup) {
+    const ProblemSpec& spec = setup.spec;
+    try {
+        requireScoreMatrixMemory(spec.queries, spec.keys, int(sizeof(double)), 1);
+    } catch (const EngineError& e) {
+        throw UsageError(std::string("run checks its output against ordinary attention, which "
+                                     "cannot run here. ") +
+                         e.what() +
+                         ". `flashviz-cli steps` takes the same options and walks "
+                         "FlashAttention's steps without the check (e.g. --br 256 --bc 256 "
+                         "--step end)");
+    }
+}
+
 int commandRun(const QCommandLineParser& p, std::ostream& out) {
-    const ProblemSpec spec = problemFrom(p);
-    const FlashOptions options = optionsFrom(p);
+    const RunSetup setup = setupFrom(p);
     BackendKind kind = BackendKind::Cpu;
     if (p.isSet("backend")) {
         const auto parsed = parseBackendKind(valueOf(p, "backend"));
         if (!parsed) throw UsageError(unknownBackendMessage(valueOf(p, "backend")));
         kind = *parsed;
     }
-    const Problem problem = makeProblem(spec);
+    requireReferenceMemory(setup);
+    const Problem problem = makeProblem(setup.spec);
     const auto backend = makeBackend(kind);
     RunRequest request;
-    request.options = options;
-    const RunResult run = runAndCheck(problem, *backend, request); // the backend alone: no CPU stands in
+    request.algorithm = setup.algorithm;
+    request.options = setup.options;
+    const RunResult run =
+        runAndCheck(problem, *backend, request); // the backend alone: no CPU stands in
     const CheckReport& check = run.check;
+    const ProblemSpec& spec = setup.spec;
+    // Standard attention is counted as the three passes; flash's figures then come from the model.
+    const Counters flash =
+        setup.algorithm == Algorithm::Flash
+            ? run.counters
+            : flashCounts(spec.queries, spec.keys, spec.headDim, spec.causal, setup.options);
     if (p.isSet("json")) {
         nlohmann::json j{{"backend", run.backendName},
                          {"max_abs_diff", check.maxAbsDiff},
@@ -270,17 +227,20 @@ int commandRun(const QCommandLineParser& p, std::ostream& out) {
                          {"tolerance", check.tolerance},
                          {"wrong_rows", check.wrongRows},
                          {"non_finite", check.nonFiniteCount},
+                         {"algorithm", toString(setup.algorithm)},
                          {"standard", countersJson(run.standardCounters)},
-                         {"flash", countersJson(run.counters)},
-                         {"problem", describeRun(spec, options)}};
+                         {"flash", countersJson(flash)},
+                         {"problem", describeRun(setup)}};
         out << j.dump(2) << '\n';
         return 0;
     }
-    out << "FlashAttention on " << run.backendName << ": " << describeRun(spec, options) << "\n\n";
+    out << (setup.algorithm == Algorithm::Flash ? "FlashAttention on " : "Standard attention on ")
+        << run.backendName << ": " << describeRun(setup) << "\n\n";
     out << "check against ordinary attention: " << check.summary() << '\n';
     if (!check.wrongRows.empty()) {
         out << "  wrong rows:";
-        for (size_t i = 0; i < check.wrongRows.size() && i < 12; ++i) out << ' ' << check.wrongRows[i];
+        for (size_t i = 0; i < check.wrongRows.size() && i < 12; ++i)
+            out << ' ' << check.wrongRows[i];
         if (check.wrongRows.size() > 12) out << " ... (" << check.wrongRows.size() << " in all)";
         out << '\n';
     }
@@ -289,7 +249,7 @@ int commandRun(const QCommandLineParser& p, std::ostream& out) {
                   "HBM write MB", "GFLOPs", "peak scratch");
     out << header;
     printCountersRow(out, "standard", run.standardCounters);
-    printCountersRow(out, "flash", run.counters);
+    printCountersRow(out, "flash", flash);
     return 0;
 }
 
@@ -305,60 +265,51 @@ std::string vectorText(const Vector& v) {
 
 // --step as a step expression (a number, end, first-rescale, +K/-K), resolved in this run.
 int stepFrom(const QCommandLineParser& p, const StepEngine& engine) {
-    const std::string text = valueOf(p, "step");
-    StepExpression expression;
     try {
-        expression = parseStepExpression(text);
+        return resolveStepOption(valueOf(p, "step"), engine.stepCount(),
+                                 [&engine] { return engine.firstRescaleStep(); });
     } catch (const EngineError& e) {
-        throw UsageError(std::string("--step: ") + e.what());
+        throw UsageError(e.what());
     }
-    const std::optional<int> firstRescale =
-        expression.anchor == StepExpression::Anchor::FirstRescale ? engine.firstRescaleStep()
-                                                                  : std::nullopt;
-    const auto step = resolveStepExpression(expression, engine.stepCount(), firstRescale);
-    if (!step)
-        throw UsageError("--step '" + text +
-                         "': the rescale never changes a value in this run (every row's maximum "
-                         "is in its first visible block, or the running maximum is off)");
-    if (*step < 0 || *step >= engine.stepCount())
-        throw UsageError("--step '" + text + "' names step " + std::to_string(*step) +
-                         "; this run has steps 0 to " + std::to_string(engine.stepCount() - 1));
-    return int(*step);
 }
 
 int commandSteps(const QCommandLineParser& p, std::ostream& out) {
-    const ProblemSpec spec = problemFrom(p);
-    const FlashOptions options = optionsFrom(p);
-    Algorithm algorithm = Algorithm::Flash;
-    if (p.isSet("algorithm")) {
-        const auto parsed = parseAlgorithm(valueOf(p, "algorithm"));
-        if (!parsed)
-            throw UsageError("--algorithm '" + valueOf(p, "algorithm") +
-                             "': use flash or standard");
-        algorithm = *parsed;
-    }
-    validateSteps(spec, algorithm, options); // the step count, before the inputs are made
-    const StepEngine engine(makeProblem(spec), algorithm, options);
+    const RunSetup setup = setupFrom(p);
+    const ProblemSpec& spec = setup.spec;
+    const FlashOptions& options = setup.options;
+    // The step count, before the inputs are made.
+    validateSteps(spec, setup.algorithm, options);
+    const std::int64_t count = countSteps(spec, setup.algorithm, options);
+    if (!p.isSet("step") && !p.isSet("all") && count > kMaxListedSteps)
+        throw UsageError("this run has " + std::to_string(count) + " steps, more than the " +
+                         std::to_string(kMaxListedSteps) +
+                         " listed without --all: show one with --step K (0 to " +
+                         std::to_string(count - 1) + "), or list every one with --all");
+    if (p.isSet("step") && p.isSet("all"))
+        throw UsageError("--step shows one step and --all lists every one: give one of them");
+    const StepEngine engine(makeProblem(spec), setup.algorithm, options);
     if (p.isSet("step")) {
         const StepState s = engine.state(stepFrom(p, engine));
         out << "step " << s.info.index << " of " << engine.stepCount() << ": "
-            << toString(s.info.kind) << " (query block " << s.info.queryBlock << ", key block "
-            << s.info.keyBlock << ")\n  " << describe(s.info.kind, options) << '\n';
+            << toString(s.info.kind) << " (" << describeBlocks(s.info, setup.algorithm) << ")\n  "
+            << describe(s.info.kind, options, setup.algorithm) << '\n';
         if (s.mOld.size()) out << "  m before " << vectorText(s.mOld) << '\n';
         if (s.mNew.size()) out << "  m after  " << vectorText(s.mNew) << '\n';
         if (s.lOld.size()) out << "  l before " << vectorText(s.lOld) << '\n';
         if (s.lNew.size()) out << "  l after  " << vectorText(s.lNew) << '\n';
-        if (s.correction.size()) out << "  correction exp(m_old - m_new) " << vectorText(s.correction) << '\n';
-        out << "  HBM read " << s.counters.hbmReadBytes << " B, written " << s.counters.hbmWriteBytes
-            << " B, FLOPs " << s.counters.flops << ", SRAM " << s.sramElements << " elements\n";
+        if (s.correction.size())
+            out << "  correction exp(m_old - m_new) " << vectorText(s.correction) << '\n';
+        out << "  HBM read " << s.counters.hbmReadBytes << " B, written "
+            << s.counters.hbmWriteBytes << " B, FLOPs " << s.counters.flops << ", SRAM "
+            << s.sramElements << " elements\n";
         return 0;
     }
     out << engine.stepCount() << " steps\n";
     for (int k = 0; k < engine.stepCount(); ++k) {
         const StepInfo i = engine.info(k);
-        char line[160];
-        std::snprintf(line, sizeof line, "%6d  %-20s q%-4d k%-4d\n", k, toString(i.kind),
-                      i.queryBlock, i.keyBlock);
+        char line[240];
+        std::snprintf(line, sizeof line, "%6d  %-20s %s\n", k, toString(i.kind),
+                      describeBlocks(i, setup.algorithm).c_str());
         out << line;
     }
     return 0;
@@ -375,14 +326,19 @@ int commandProfiles(std::ostream& out) {
         };
         show("SMs", h.smCount, 1, "");
         show("shared memory per SM", h.sharedMemoryPerSmBytes, 1024, "KB");
-        show("HBM", h.hbmBytes, 1e9, "GB");
+        char hbm[400];
+        std::snprintf(hbm, sizeof hbm, "  %-26s %10s %-8s (%s)\n", "HBM",
+                      formatMemoryCapacity(h.hbmBytes.value).c_str(), "",
+                      h.hbmBytes.source.c_str());
+        out << hbm;
         show("HBM bandwidth", h.hbmBandwidthBytesPerSecond, 1e12, "TB/s");
         show("on-chip bandwidth", h.sramBandwidthBytesPerSecond, 1e12, "TB/s");
         show("fp32", h.fp32FlopsPerSecond, 1e12, "TFLOP/s");
         show("fp16 tensor cores", h.fp16TensorFlopsPerSecond, 1e12, "TFLOP/s");
     }
     for (const auto& b : listBackends())
-        out << "backend " << b.name << ": " << (b.available ? "available" : "unavailable - " + b.reason) << '\n';
+        out << "backend " << b.name << ": "
+            << (b.available ? "available" : "unavailable - " + b.reason) << '\n';
     return 0;
 }
 
@@ -394,13 +350,13 @@ std::vector<int> parseSizes(const QCommandLineParser& p) {
         const std::size_t comma = text.find(',', begin);
         const std::string part =
             text.substr(begin, comma == std::string::npos ? comma : comma - begin);
-        bool tooLarge = false;
-        const auto n = wholeNumber(part, &tooLarge);
-        if (!n || *n < 1 || *n > kMaxBenchSize)
+        try {
+            sizes.push_back(int(readWholeNumber("sizes", part, 1, kMaxBenchSize, "a size")));
+        } catch (const EngineError&) {
             throw UsageError("--sizes '" + text + "': each size is a whole number from 1 to " +
                              std::to_string(kMaxBenchSize) + ", separated by commas (got '" + part +
                              "')");
-        sizes.push_back(int(*n));
+        }
         if (comma == std::string::npos) break;
         begin = comma + 1;
     }
@@ -446,7 +402,7 @@ int commandBench(const QCommandLineParser& p, std::ostream& out, std::ostream& e
 
 int dispatch(const QStringList& args, std::ostream& out, std::ostream& err) {
     QCommandLineParser p;
-    p.setApplicationDescription(kSummary);
+    p.setApplicationDescription(QString::fromUtf8(kSummary).arg(kMaxListedSteps));
     p.addPositionalArgument("command", "demos, run, steps, bench or profiles");
     p.addHelpOption();
     p.addVersionOption();
@@ -457,7 +413,7 @@ int dispatch(const QStringList& args, std::ostream& out, std::ostream& err) {
          "steps: show the full state at step K: a number, end or first-rescale, either "
          "name optionally followed by +K or -K.",
          "K"},
-        {"algorithm", "steps: flash (default) or standard.", "A"},
+        {"all", QString("steps: list every step, also past %1.").arg(kMaxListedSteps)},
         {"sizes",
          QString("bench: comma-separated n values, each 1 to %1, at most %2 of them "
                  "(default 1024,2048,4096,8192).")
@@ -471,10 +427,11 @@ int dispatch(const QStringList& args, std::ostream& out, std::ostream& err) {
          "R"},
     });
     if (!p.parse(args)) throw UsageError(p.errorText().toStdString());
-    if (p.isSet("help") || p.positionalArguments().isEmpty()) {
+    // --help-all as --help: a terminal program has no Qt options worth listing.
+    const bool help = p.isSet("help") || p.isSet("help-all");
+    if (help || p.positionalArguments().isEmpty()) {
         out << p.helpText().toStdString();
-        if (!p.isSet("help"))
-            throw UsageError("no command given (use demos, run, steps, bench or profiles)");
+        if (!help) throw UsageError("no command given (use demos, run, steps, bench or profiles)");
         return 0;
     }
     if (p.isSet("version")) {
@@ -483,7 +440,8 @@ int dispatch(const QStringList& args, std::ostream& out, std::ostream& err) {
     }
     const QString command = p.positionalArguments().first();
     if (p.positionalArguments().size() > 1)
-        throw UsageError("unexpected argument '" + p.positionalArguments().at(1).toStdString() + "'");
+        throw UsageError("unexpected argument '" + p.positionalArguments().at(1).toStdString() +
+                         "'");
     if (!commandOptions().count(command.toStdString()))
         throw UsageError("unknown command '" + command.toStdString() +
                          "' (use demos, run, steps, bench or profiles; --help explains each)");
@@ -522,6 +480,8 @@ int run(int argc, char** argv, std::ostream& out, std::ostream& err) {
     return 2;
 }
 
-int run(int argc, char** argv) { return run(argc, argv, std::cout, std::cerr); }
+int run(int argc, char** argv) {
+    return run(argc, argv, std::cout, std::cerr);
+}
 
 } // namespace flashviz::cli

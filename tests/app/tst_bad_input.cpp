@@ -60,10 +60,12 @@ void TestBadInput::refused_data() {
     cli("only 10", {"demos", "--only", "10"}, "(allowed: 1 to 9)");
     cli("only garbage", {"demos", "--only", "x"}, "--only 'x'");
     // Sizes and blocks: the option, the value and the range.
-    cli("n 0", {"run", "--n", "0"}, "--n '0': n_q (queries) must be at least 1 (allowed: 1 to 1048576)");
+    cli("n 0", {"run", "--n", "0"},
+        "--n '0': n_q (queries) must be at least 1 (allowed: 1 to 1048576)");
     cli("n negative", {"run", "--n", "-5"}, "--n '-5'");
     cli("n past int", {"run", "--n", "99999999999"}, "is past the limit of 1048576");
-    cli("n trailing garbage", {"run", "--n", "12abc"}, "--n '12abc': n_q (queries) expects a whole number");
+    cli("n trailing garbage", {"run", "--n", "12abc"},
+        "--n '12abc': n_q (queries) expects a whole number");
     cli("n fraction", {"run", "--n", "1.5"}, "expects a whole number");
     cli("n huge", {"run", "--n", "999999999999999999999999"}, "past the limit");
     cli("nk past the limit", {"run", "--nk", "2000000"}, "--nk '2000000'");
@@ -74,8 +76,12 @@ void TestBadInput::refused_data() {
     cli("br past the limit", {"run", "--br", "2000000"}, "past the limit of 1048576");
     // Seeds and scales: NaN, inf, negative, garbage.
     cli("seed negative", {"run", "--seed", "-1"}, "--seed '-1'");
-    cli("seed past 64 bits", {"run", "--seed", "18446744073709551616"}, "0 to 18446744073709551615");
-    cli("scale nan", {"run", "--scale", "nan"}, "--scale 'nan': the softmax scale expects a finite");
+    cli("seed past 64 bits", {"run", "--seed", "18446744073709551616"}, "0 to 9223372036854775807");
+    cli("seed past 63 bits", {"run", "--seed", "9223372036854775808"}, "0 to 9223372036854775807");
+    cli("block past the sequence", {"run", "--n", "8", "--br", "1000000"},
+        "Br = 1000000 is larger than n_q = 8 (allowed: 1 to 8)");
+    cli("scale nan", {"run", "--scale", "nan"},
+        "--scale 'nan': the softmax scale expects a finite");
     cli("scale inf", {"steps", "--scale", "inf"}, "--scale 'inf'");
     cli("scale -inf", {"run", "--scale", "-inf"}, "--scale '-inf'");
     cli("scale negative", {"run", "--scale", "-1"}, "above 0");
@@ -83,7 +89,7 @@ void TestBadInput::refused_data() {
     cli("scale past double", {"run", "--scale", "1e400"}, "--scale '1e400'");
     cli("scale garbage", {"run", "--scale", "0.5x"}, "--scale '0.5x'");
     // Names.
-    cli("pattern", {"run", "--pattern", "zigzag"}, "unknown --pattern 'zigzag'");
+    cli("pattern", {"run", "--pattern", "zigzag"}, "--pattern 'zigzag': use gaussian");
     cli("precision", {"run", "--precision", "half"}, "--precision 'half'");
     cli("backend", {"run", "--backend", "tpu"}, "--backend 'tpu': use cpu or cuda");
     cli("loop order", {"steps", "--loop-order", "sideways"}, "--loop-order 'sideways'");
@@ -104,7 +110,8 @@ void TestBadInput::refused_data() {
     cli("step negative", {"steps", "--step", "-1"}, "cannot be negative");
     cli("step garbage", {"steps", "--step", "first-rescale*2"}, "only +K or -K");
     cli("step empty", {"steps", "--step", ""}, "empty");
-    cli("no first rescale", {"steps", "--n", "16", "--pattern", "early-max", "--step", "first-rescale"},
+    cli("no first rescale",
+        {"steps", "--n", "16", "--pattern", "early-max", "--step", "first-rescale"},
         "never changes a value");
     // The benchmark: refused before any timing.
     cli("bench br 0", {"bench", "--br", "0"}, "--br '0'");
@@ -123,7 +130,23 @@ void TestBadInput::refused_data() {
 
     // flashviz: the window's arguments.
     gui("unknown option", {"--frobnicate"}, "Unknown option 'frobnicate'");
-    gui("an option of the CLI", {"--n", "5"}, "Unknown option 'n'");
+    gui("an option of neither", {"--sizes", "5"}, "Unknown option 'sizes'");
+    // The problem options, checked by the code that checks flashviz-cli's, with its messages.
+    gui("n 0", {"--n", "0"}, "--n '0': n_q (queries) must be at least 1 (allowed: 1 to 1048576)");
+    gui("n past the window", {"--n", "20000"}, "more than the window animates");
+    gui("block past the sequence", {"--br", "1000000"},
+        "Br = 1000000 is larger than n_q = 8 (allowed: 1 to 8)");
+    gui("seed negative", {"--seed", "-1"},
+        "--seed '-1': the seed expects a whole number from 0 to "
+        "9223372036854775807");
+    gui("pattern", {"--pattern", "zigzag"}, "--pattern 'zigzag'");
+    gui("loop order", {"--loop-order", "sideways"}, "--loop-order 'sideways'");
+    // Steps the run does not have: refused once the run is known, never shown as the nearest.
+    gui("step past the run", {"--step", "999999"}, "names step 999999; this run has steps 0 to 29");
+    gui("step end+1", {"--step", "end+1", "--screenshot", "/tmp/flashviz-bad-input.png"},
+        "this run has steps 0 to 29");
+    gui("no first rescale", {"--pattern", "early-max", "--n", "16", "--step", "first-rescale"},
+        "never changes a value");
     gui("unknown preset", {"--preset", "nope"}, "Unknown preset 'nope'");
     gui("unknown backend", {"--backend", "tpu"}, "--backend 'tpu': use cpu or cuda");
     gui("step offset past int", {"--step", "first-rescale+2147483647"},
@@ -136,9 +159,10 @@ void TestBadInput::refused_data() {
     gui("chapter 0", {"--chapter", "0"}, "--chapter takes a chapter number from 1 to");
     gui("chapter past the last", {"--chapter", "999"}, "(got '999')");
     gui("chapter garbage", {"--chapter", "abc"}, "(got 'abc')");
-    gui("analysis 0", {"--analysis", "0"}, "--analysis takes a chart number from 1 to 9");
-    gui("analysis past the last", {"--analysis", "10"}, "(got '10')");
-    gui("transition nan", {"--transition", "nan"}, "--transition takes a number from 0 to 1 (got 'nan')");
+    gui("analysis 0", {"--analysis", "0"}, "--analysis takes a chart number from 1 to");
+    gui("analysis past the last", {"--analysis", "99"}, "(got '99')");
+    gui("transition nan", {"--transition", "nan"},
+        "--transition takes a number from 0 to 1 (got 'nan')");
     gui("transition inf", {"--transition", "inf"}, "(got 'inf')");
     gui("transition negative", {"--transition", "-0.5"}, "(got '-0.5')");
     gui("transition garbage", {"--transition", "0.5abc"}, "(got '0.5abc')");
@@ -181,8 +205,9 @@ void TestBadInput::refused() {
     const QString err = QString::fromUtf8(process.readAllStandardError());
     QVERIFY2(process.exitStatus() == QProcess::NormalExit,
              qPrintable(QStringLiteral("crashed: ") + err));
-    QVERIFY2(process.exitCode() == exitCode,
-             qPrintable(QStringLiteral("exit code %1, stderr: %2").arg(process.exitCode()).arg(err)));
+    QVERIFY2(
+        process.exitCode() == exitCode,
+        qPrintable(QStringLiteral("exit code %1, stderr: %2").arg(process.exitCode()).arg(err)));
     QVERIFY2(err.contains(message), qPrintable(QStringLiteral("stderr: ") + err));
 }
 

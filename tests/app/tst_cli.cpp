@@ -3,9 +3,15 @@
 #include "app/cli/cli.h"
 #include "core/check.h"
 #include "core/counters.h"
+#include "core/hardware.h"
 #include "core/options.h"
+#include "core/setup.h"
+#include "core/steps.h"
+#include "core/units.h"
 
 #include <QtTest>
+
+#include <algorithm>
 
 #include <nlohmann/json.hpp>
 
@@ -24,7 +30,8 @@ struct CliResult {
 CliResult runCli(std::vector<std::string> args) {
     args.insert(args.begin(), "flashviz-cli");
     std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
+    for (auto& a : args)
+        argv.push_back(a.data());
     argv.push_back(nullptr);
     std::ostringstream out, err;
     const int code = flashviz::cli::run(int(args.size()), argv.data(), out, err);
@@ -35,7 +42,7 @@ CliResult runCli(std::vector<std::string> args) {
 
 class TestCli : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void demosReproduceTheScriptsFigures_data();
     void demosReproduceTheScriptsFigures();
     void runJsonReportsTheEngine();
@@ -45,7 +52,91 @@ private slots:
     void benchJsonHasRows();
     void stepsTakesStepExpressions();
     void badOptionsFailBeforeAnyWork();
+    void helpAllPrintsTheHelp();
+    void defaultsAreCores();
+    void runTakesTheAlgorithm();
+    void runTooLargeForTheCheckNamesTheWayOut();
+    void stepsListIsBounded();
+    void profilesWriteCapacitiesAsTheWindowDoes();
 };
+
+void TestCli::helpAllPrintsTheHelp() {
+    const auto r = runCli({"--help-all"});
+    QCOMPARE(r.code, 0);
+    QVERIFY2(r.out.find("Commands:") != std::string::npos, r.out.c_str());
+    QVERIFY(r.err.empty());
+}
+
+// The window's toy and the CLI's defaults are one (core's toySetup): the README's
+// `steps --n 8 --step 10` shows the numbers the window shows.
+void TestCli::defaultsAreCores() {
+    const auto r = runCli({"run", "--json"});
+    QCOMPARE(r.code, 0);
+    const auto problem = nlohmann::json::parse(r.out).at("problem").get<std::string>();
+    const auto toy = flashviz::toySetup();
+    const std::string expected = "n_q = " + std::to_string(toy.spec.queries) +
+                                 ", n_k = " + std::to_string(toy.spec.keys) +
+                                 ", d = " + std::to_string(toy.spec.headDim) +
+                                 ", Br = " + std::to_string(toy.options.blockRows) +
+                                 ", Bc = " + std::to_string(toy.options.blockCols) +
+                                 ", gaussian inputs, seed " + std::to_string(toy.spec.seed) + ",";
+    QVERIFY2(problem.find(expected) == 0, problem.c_str());
+    // Demo 4 assumes the SRAM budget the window draws (the default GPU's shared memory per SM).
+    const auto demo = runCli({"demos", "--only", "4"});
+    const std::string budget = "and " +
+                               std::to_string(int(flashviz::defaultSramBudgetBytes() / 1024)) +
+                               " KB (one SM of the " +
+                               flashviz::findHardwareProfile(flashviz::kDefaultHardwareId).name;
+    QVERIFY2(demo.out.find(budget) != std::string::npos, demo.out.c_str());
+}
+
+void TestCli::runTakesTheAlgorithm() {
+    const auto r = runCli({"run", "--algorithm", "standard", "--n", "16", "--json"});
+    QCOMPARE(r.code, 0);
+    const auto j = nlohmann::json::parse(r.out);
+    QCOMPARE(j.at("algorithm").get<std::string>(), std::string("standard"));
+    QVERIFY(j.at("passed").get<bool>());
+    // The flash column stays FlashAttention's, from the counting model, beside standard's.
+    flashviz::FlashOptions o = flashviz::toySetup().options;
+    QCOMPARE(j.at("flash").at("hbm_bytes").get<std::uint64_t>(),
+             flashviz::flashCounts(16, 16, 4, false, o).hbmBytes());
+}
+
+// "use the flash algorithm" named no option `run` has: the message now names `steps`.
+void TestCli::runTooLargeForTheCheckNamesTheWayOut() {
+    const int n = flashviz::kMaxSequenceLength;
+    const auto r = runCli({"run", "--n", std::to_string(n), "--br", "1024", "--bc", "1024"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.find("flashviz-cli steps") != std::string::npos, r.err.c_str());
+    QVERIFY2(r.err.find("use the flash algorithm") == std::string::npos, r.err.c_str());
+}
+
+// Listing every step of a large run printed up to 2e9 lines.
+void TestCli::stepsListIsBounded() {
+    const auto big = runCli({"steps", "--n", "4096", "--br", "64", "--bc", "64"});
+    QCOMPARE(big.code, 2);
+    QVERIFY2(big.err.find("--all") != std::string::npos, big.err.c_str());
+    QVERIFY(big.out.empty());
+    const auto all = runCli({"steps", "--n", "256", "--br", "16", "--bc", "16", "--all"});
+    QCOMPARE(all.code, 0);
+    flashviz::RunSetup setup = flashviz::toySetup();
+    setup.spec.queries = setup.spec.keys = 256;
+    setup.options.blockRows = setup.options.blockCols = 16;
+    const auto count = flashviz::countSteps(setup.spec, flashviz::Algorithm::Flash, setup.options);
+    QVERIFY(count > 1000);
+    QCOMPARE(std::count(all.out.begin(), all.out.end(), '\n'), std::ptrdiff_t(count + 1));
+    const auto toy = runCli({"steps"});
+    QCOMPARE(toy.code, 0); // the toy's 30 steps need no --all
+}
+
+void TestCli::profilesWriteCapacitiesAsTheWindowDoes() {
+    const auto r = runCli({"profiles"});
+    QCOMPARE(r.code, 0);
+    for (const auto& h : flashviz::hardwareProfiles()) {
+        const std::string capacity = flashviz::formatMemoryCapacity(h.hbmBytes.value);
+        QVERIFY2(r.out.find(capacity) != std::string::npos, capacity.c_str());
+    }
+}
 
 // Lines (or the figure columns of lines) of the script's printed output that depend only on the
 // counting model, so FlashViz must print them identically.
@@ -61,6 +152,8 @@ void TestCli::demosReproduceTheScriptsFigures_data() {
     QTest::newRow("demo3 n=2048") << "16384.0            64.5        66.00         33.00";
     QTest::newRow("demo4 std") << "standard attention traffic: 17.00 MB";
     QTest::newRow("demo4 b=64") << "     64       8.50                  64.5  yes";
+    QTest::newRow("demo4 b=128") << "    128       4.50                 161.0  NO -- spills";
+    QTest::newRow("demo4 budget") << "SRAM budget assumed 96 KB";
     QTest::newRow("demo4 b=1024") << "   1024       1.00                4872.0  NO -- spills";
     QTest::newRow("demo5 n=8192")
         << "   8192          262.00              6.06        42.95          51.54          20%";
@@ -68,8 +161,10 @@ void TestCli::demosReproduceTheScriptsFigures_data() {
     QTest::newRow("demo6 window") << "local-window vs standard, allclose:     False";
     QTest::newRow("demo7 n=4096")
         << "   4096        4.295          4.295       260.00         130.00         2.0x";
-    QTest::newRow("demo8 clean") << "tiled, matrix discarded: peak extra     64.5 KB, traffic 8.50 MB";
-    QTest::newRow("demo8 kept") << "tiled, matrix kept:      peak extra   4096.0 KB, traffic 12.50 MB";
+    QTest::newRow("demo8 clean")
+        << "tiled, matrix discarded: peak extra     64.5 KB, traffic 8.50 MB";
+    QTest::newRow("demo8 kept")
+        << "tiled, matrix kept:      peak extra   4096.0 KB, traffic 12.50 MB";
     QTest::newRow("demo8 ratio") << "memory saving lost: 64x worse peak";
     QTest::newRow("demo9 naive") << "resulting weights:                  [nan nan nan nan]";
     QTest::newRow("demo9 safe") << "[0.000045 0.993262 0.006693 0.000000]";
@@ -91,7 +186,8 @@ void TestCli::runJsonReportsTheEngine() {
     QVERIFY(j.at("passed").get<bool>());
     QVERIFY(j.at("max_abs_diff").get<double>() < 1e-12);
     // The CPU computes in the problem's precision (double here) and is checked at its tolerance.
-    QCOMPARE(j.at("tolerance").get<double>(), flashviz::defaultTolerance(flashviz::Precision::Double));
+    QCOMPARE(j.at("tolerance").get<double>(),
+             flashviz::defaultTolerance(flashviz::Precision::Double));
     flashviz::FlashOptions o;
     o.blockRows = 16;
     o.blockCols = 12;
@@ -100,7 +196,8 @@ void TestCli::runJsonReportsTheEngine() {
     const auto standard = flashviz::standardCounts(100, 70, 8);
     QCOMPARE(j.at("flash").at("hbm_bytes").get<std::uint64_t>(), flash.hbmBytes());
     QCOMPARE(j.at("flash").at("flops").get<std::uint64_t>(), flash.flops);
-    QCOMPARE(j.at("flash").at("peak_scratch_floats").get<std::uint64_t>(), flash.peakScratchElements);
+    QCOMPARE(j.at("flash").at("peak_scratch_floats").get<std::uint64_t>(),
+             flash.peakScratchElements);
     QCOMPARE(j.at("standard").at("hbm_bytes").get<std::uint64_t>(), standard.hbmBytes());
     QCOMPARE(j.at("standard").at("flops").get<std::uint64_t>(), standard.flops);
     QCOMPARE(j.at("standard").at("peak_scratch_floats").get<std::uint64_t>(),
@@ -126,7 +223,8 @@ void TestCli::badOptionsFail_data() {
     QTest::newRow("not a number") << QStringList{"run", "--bc", "x"} << "whole number";
     QTest::newRow("block 0") << QStringList{"run", "--br", "0"} << "Br";
     QTest::newRow("huge d") << QStringList{"run", "--d", "5000"} << "limit";
-    QTest::newRow("pattern") << QStringList{"run", "--pattern", "zigzag"} << "unknown --pattern";
+    QTest::newRow("pattern") << QStringList{"run", "--pattern", "zigzag"}
+                             << "--pattern 'zigzag': use gaussian";
     QTest::newRow("loop order") << QStringList{"run", "--loop-order", "sideways"} << "--loop-order";
     QTest::newRow("command") << QStringList{"fly"} << "unknown command";
     QTest::newRow("option") << QStringList{"run", "--frobnicate"} << "frobnicate";
@@ -144,6 +242,7 @@ void TestCli::badOptionsFail_data() {
         << QStringList{"steps", "--step", "first-rescale+2147483647"} << "past 2147483646";
     QTest::newRow("step past the run")
         << QStringList{"steps", "--step", "1000"} << "this run has steps 0 to 29";
+    QTest::newRow("step and all") << QStringList{"steps", "--step", "3", "--all"} << "--all";
     QTest::newRow("step garbage") << QStringList{"steps", "--step", "3x"} << "not a whole number";
     // Each command takes its own options only.
     QTest::newRow("demos --n") << QStringList{"demos", "--n", "-5"} << "demos does not take --n";
@@ -158,6 +257,10 @@ void TestCli::badOptionsFail_data() {
     QTest::newRow("scale nan") << QStringList{"run", "--scale", "nan"} << "--scale 'nan'";
     QTest::newRow("scale inf") << QStringList{"run", "--scale", "inf"} << "--scale 'inf'";
     QTest::newRow("seed negative") << QStringList{"run", "--seed", "-1"} << "--seed '-1'";
+    QTest::newRow("seed past 2^63-1")
+        << QStringList{"run", "--seed", "9223372036854775808"} << "from 0 to 9223372036854775807";
+    QTest::newRow("block past the sequence")
+        << QStringList{"run", "--n", "8", "--br", "1000000"} << "(allowed: 1 to 8)";
     QTest::newRow("only 0") << QStringList{"demos", "--only", "0"} << "(allowed: 1 to 9)";
     // The benchmark's bounds.
     QTest::newRow("bench sizes past the bound")
@@ -175,7 +278,8 @@ void TestCli::badOptionsFail() {
     QFETCH(QStringList, args);
     QFETCH(QString, message);
     std::vector<std::string> argv;
-    for (const auto& a : args) argv.push_back(a.toStdString());
+    for (const auto& a : args)
+        argv.push_back(a.toStdString());
     const auto r = runCli(argv);
     QVERIFY(r.code != 0);
     QVERIFY2(r.err.find(message.toStdString()) != std::string::npos, r.err.c_str());
@@ -228,7 +332,8 @@ void TestCli::benchJsonHasRows() {
     const auto& large = j.at("rows")[1];
     QCOMPARE(large.at("n").get<int>(), 256);
     // Flash's extra memory is a few tiles whatever n is; ordinary attention's grows as n^2.
-    QCOMPARE(large.at("flash_peak_bytes").get<double>(), small.at("flash_peak_bytes").get<double>());
+    QCOMPARE(large.at("flash_peak_bytes").get<double>(),
+             small.at("flash_peak_bytes").get<double>());
     QCOMPARE(large.at("standard_peak_bytes").get<double>(),
              4 * small.at("standard_peak_bytes").get<double>());
 }

@@ -1,9 +1,15 @@
-// The command line: --preset, --step, --lecture, --chapter, --screenshot, and a screenshot
-// written by the real executable on the offscreen platform.
-#include "shell/command_line.h"
+// The command line: --preset, --step, --lecture, --chapter, --screenshot, the problem options
+// shared with flashviz-cli, and a screenshot written by the real executable on the offscreen
+// platform.
 #include "lecture/lecture.h"
+#include "session/scene.h"
+#include "shell/command_line.h"
 
 #include "pages/analysis/analysis_charts.h"
+
+#include "core/errors.h"
+#include "core/setup.h"
+#include "kernels/backend_registry.h"
 
 #include <QImage>
 #include <QProcess>
@@ -23,7 +29,119 @@ class TestCommandLine : public QObject {
     void screenshotWritesAPng();
     void unknownPresetFailsTheProcess();
     void backendIsParsed();
+    void helpAllAnswersWithoutAWindow();
+    void problemOptionsSetTheProblem();
+    void problemOptionsAreTheCliOnes();
+    void missingBackendFallsBackAndSaysSo();
+    void stepPastTheRunFailsTheProcess();
+    void windowRefusesBlocksPastTheSequence();
 };
+
+// Br = 1000000 with n = 8 was accepted by the settings panel and shown as "1000000×4 tiles".
+void TestCommandLine::windowRefusesBlocksPastTheSequence() {
+    VizSettings settings = toySettings();
+    (void)validateForWindow(settings);
+    settings.options.blockRows = 1000000;
+    try {
+        (void)validateForWindow(settings);
+        QFAIL("accepted");
+    } catch (const flashviz::EngineError& e) {
+        QVERIFY2(QString::fromUtf8(e.what()).contains(QStringLiteral("(allowed: 1 to 8)")), e.what());
+    }
+}
+
+void TestCommandLine::helpAllAnswersWithoutAWindow() {
+    const CommandLine c = parseCommandLine({"flashviz", "--help-all"});
+    QVERIFY(c.exitNow);
+    QVERIFY(c.output.contains(QStringLiteral("--preset")));
+    QVERIFY(c.output.contains(QStringLiteral("-platform")));
+    QProcess process;
+    process.start(QStringLiteral(FLASHVIZ_EXECUTABLE), {QStringLiteral("--help-all")});
+    QVERIFY(process.waitForFinished(20000));
+    QCOMPARE(process.exitCode(), 0);
+    QVERIFY(process.readAllStandardOutput().contains("--screenshot"));
+}
+
+// The window's command line sets the problem as flashviz-cli does, over the preset or the toy.
+void TestCommandLine::problemOptionsSetTheProblem() {
+    const CommandLine toy = parseCommandLine({"flashviz", "--n", "64", "--br", "16", "--seed", "7",
+                                              "--causal", "--loop-order", "kv-outer"});
+    QVERIFY2(toy.error.isEmpty(), qPrintable(toy.error));
+    QVERIFY(toy.start.problem.has_value());
+    flashviz::RunSetup expected = flashviz::toySetup();
+    expected.spec.queries = expected.spec.keys = 64;
+    expected.spec.seed = 7;
+    expected.spec.causal = true;
+    expected.options.blockRows = 16;
+    expected.options.loopOrder = flashviz::LoopOrder::KeyValueOuter;
+    QVERIFY(*toy.start.problem == expected);
+
+    const Preset* longPreset = findPreset(QStringLiteral("long"));
+    QVERIFY(longPreset);
+    const CommandLine preset = parseCommandLine({"flashviz", "--preset", "long", "--d", "32"});
+    QVERIFY2(preset.error.isEmpty(), qPrintable(preset.error));
+    QCOMPARE(preset.start.problem->spec.queries, longPreset->settings.spec.queries);
+    QCOMPARE(preset.start.problem->options.blockRows, longPreset->settings.options.blockRows);
+    QCOMPARE(preset.start.problem->spec.headDim, 32);
+
+    QVERIFY(!parseCommandLine({"flashviz"}).start.problem.has_value());
+}
+
+// Same names, same checks, same messages: both faces call core's readProblemOptions.
+void TestCommandLine::problemOptionsAreTheCliOnes() {
+    for (const flashviz::ProblemOption& o : flashviz::problemOptions()) {
+        QStringList args{QStringLiteral("flashviz"),
+                         QStringLiteral("--") + QString::fromStdString(o.name)};
+        if (!o.valueName.empty()) args << QStringLiteral("not-a-value");
+        const CommandLine c = parseCommandLine(args);
+        QVERIFY2(!c.error.contains(QStringLiteral("Unknown option")), qPrintable(c.error));
+        if (o.valueName.empty()) continue;
+        flashviz::GivenOptions given{{o.name, "not-a-value"}};
+        std::string message;
+        try {
+            (void)flashviz::readProblemOptions(given, flashviz::toySetup());
+        } catch (const flashviz::EngineError& e) {
+            message = e.what();
+        }
+        QCOMPARE(c.error, QString::fromStdString(message));
+    }
+}
+
+void TestCommandLine::missingBackendFallsBackAndSaysSo() {
+    bool cudaHere = false;
+    for (const auto& b : flashviz::listBackends())
+        cudaHere = cudaHere || (b.kind == flashviz::BackendKind::Cuda && b.available);
+    if (cudaHere) QSKIP("a CUDA device is present: nothing falls back");
+    const CommandLine c = parseCommandLine({"flashviz", "--backend", "cuda"});
+    QVERIFY(c.error.isEmpty());
+    QVERIFY(c.backendFellBack);
+    QCOMPARE(c.start.backend, std::optional<flashviz::BackendKind>(flashviz::BackendKind::Cpu));
+    QTemporaryDir dir;
+    const QString file = dir.filePath(QStringLiteral("shot.png"));
+    QProcess process;
+    process.start(QStringLiteral(FLASHVIZ_EXECUTABLE),
+                  {QStringLiteral("--backend"), QStringLiteral("cuda"),
+                   QStringLiteral("--screenshot"), file, QStringLiteral("-platform"),
+                   QStringLiteral("offscreen")});
+    QVERIFY(process.waitForFinished(60000));
+    QCOMPARE(process.exitCode(), kExitBackendFellBack);
+    QVERIFY(process.readAllStandardError().contains("the CPU computes instead"));
+    QVERIFY(!QImage(file).isNull());
+}
+
+void TestCommandLine::stepPastTheRunFailsTheProcess() {
+    QTemporaryDir dir;
+    const QString file = dir.filePath(QStringLiteral("shot.png"));
+    QProcess process;
+    process.start(QStringLiteral(FLASHVIZ_EXECUTABLE),
+                  {QStringLiteral("--step"), QStringLiteral("999999"),
+                   QStringLiteral("--screenshot"), file, QStringLiteral("-platform"),
+                   QStringLiteral("offscreen")});
+    QVERIFY(process.waitForFinished(60000));
+    QCOMPARE(process.exitCode(), kExitRefused);
+    QVERIFY(process.readAllStandardError().contains("this run has steps 0 to"));
+    QVERIFY(!QFile::exists(file)); // nothing written for a step the run does not have
+}
 
 void TestCommandLine::parses_data() {
     QTest::addColumn<QStringList>("args");
@@ -49,8 +167,10 @@ void TestCommandLine::parses_data() {
                                      << "first-rescale+2" << false << 0 << true;
     QTest::newRow("end-3") << QStringList{"--step", "end-3"} << ""
                            << "end-3" << false << 0 << true;
-    QTest::newRow("last chapter") << QStringList{"--chapter", QString::number(lectureChapters().size())}
-                                  << "" << "" << true << int(lectureChapters().size()) - 1 << true;
+    QTest::newRow("last chapter") << QStringList{"--chapter",
+                                                 QString::number(lectureChapters().size())}
+                                  << ""
+                                  << "" << true << int(lectureChapters().size()) - 1 << true;
 }
 
 void TestCommandLine::parses() {
@@ -73,7 +193,10 @@ void TestCommandLine::parses() {
 void TestCommandLine::backendIsParsed() {
     const CommandLine c = parseCommandLine({"flashviz", "--backend", "cuda", "--preset", "toy"});
     QVERIFY2(c.error.isEmpty(), qPrintable(c.error));
-    QCOMPARE(c.start.backend, std::optional<flashviz::BackendKind>(flashviz::BackendKind::Cuda));
+    // CUDA where a device is usable, else the CPU standing in (missingBackendFallsBackAndSaysSo).
+    QCOMPARE(c.start.backend,
+             std::optional<flashviz::BackendKind>(c.backendFellBack ? flashviz::BackendKind::Cpu
+                                                                    : flashviz::BackendKind::Cuda));
     QCOMPARE(parseCommandLine({"flashviz", "--backend", "cpu"}).start.backend,
              std::optional<flashviz::BackendKind>(flashviz::BackendKind::Cpu));
 }
@@ -89,10 +212,10 @@ void TestCommandLine::refuses_data() {
     QTest::newRow("step offset past int")
         << QStringList{"--step", "first-rescale+2147483647"} << "past 2147483646";
     QTest::newRow("step number past int") << QStringList{"--step", "99999999999"} << "past";
-    QTest::newRow("step garbage offset") << QStringList{"--step", "first-rescale+x"}
-                                         << "not a whole number";
-    QTest::newRow("step garbage after name") << QStringList{"--step", "first-rescalefoo"}
-                                             << "only +K or -K";
+    QTest::newRow("step garbage offset")
+        << QStringList{"--step", "first-rescale+x"} << "not a whole number";
+    QTest::newRow("step garbage after name")
+        << QStringList{"--step", "first-rescalefoo"} << "only +K or -K";
     QTest::newRow("empty step") << QStringList{"--step", ""} << "empty";
     QTest::newRow("chapter 0") << QStringList{"--chapter", "0"} << "from 1 to " + chapters;
     QTest::newRow("chapter past the last")
@@ -100,7 +223,9 @@ void TestCommandLine::refuses_data() {
         << "from 1 to " + chapters;
     QTest::newRow("chapter past int") << QStringList{"--chapter", "99999999999"} << "from 1 to";
     QTest::newRow("chapter garbage") << QStringList{"--chapter", "2x"} << "'2x'";
-    QTest::newRow("analysis past the last") << QStringList{"--analysis", "10"} << "from 1 to " + charts;
+    QTest::newRow("analysis past the last")
+        << QStringList{"--analysis", QString::number(analysisChartTitles().size() + 1)}
+        << "from 1 to " + charts;
     QTest::newRow("analysis negative") << QStringList{"--analysis", "-1"} << "from 1 to";
     QTest::newRow("bad size") << QStringList{"--size", "big"} << "WIDTHxHEIGHT";
     QTest::newRow("size trailing garbage") << QStringList{"--size", "1600x1000x"} << "WIDTHxHEIGHT";

@@ -1,7 +1,11 @@
 // Problems: the deterministic generator, the input patterns and what each promises about the
-// scores, wrapping given matrices, and the names the CLI parses.
+// scores, wrapping given matrices, the names the CLI parses, and the problem options, defaults
+// and units every face shares (core/setup.h, core/units.h).
+#include "core/errors.h"
 #include "core/options.h"
 #include "core/problem.h"
+#include "core/setup.h"
+#include "core/units.h"
 #include "test_support.h"
 
 #include <QtTest/QtTest>
@@ -65,6 +69,13 @@ class TstProblem : public QObject {
     void largeScoresAreInTheHundreds();
     void wrapsGivenMatrices();
     void namesRoundTrip();
+    void problemOptionsReadOverTheBase_data();
+    void problemOptionsReadOverTheBase();
+    void problemOptionsRefused_data();
+    void problemOptionsRefused();
+    void blocksLargerThanTheSequenceAreRefused();
+    void stepOptionIsNeverClamped();
+    void memoryCapacityIsInBinaryUnits();
 };
 
 void TstProblem::generatorIsDeterministic() {
@@ -229,6 +240,121 @@ void TstProblem::namesRoundTrip() {
         QVERIFY(parsed.has_value() && *parsed == algorithm);
     }
     QVERIFY(!parseAlgorithm("approximate").has_value());
+}
+
+namespace {
+
+// The message of the EngineError `call` throws; empty when it throws none.
+template <class Call> std::string refusal(Call call) {
+    try {
+        call();
+    } catch (const EngineError& e) {
+        return e.what();
+    }
+    return {};
+}
+
+} // namespace
+
+void TstProblem::problemOptionsReadOverTheBase_data() {
+    QTest::addColumn<GivenOptions>("given");
+    QTest::addColumn<int>("queries");
+    QTest::addColumn<int>("keys");
+    QTest::addColumn<int>("blockRows");
+    QTest::addColumn<int>("blockCols");
+    QTest::addColumn<qulonglong>("seed");
+    QTest::newRow("nothing: the toy") << GivenOptions{} << 8 << 8 << 4 << 4 << qulonglong(kToySeed);
+    QTest::newRow("n sets n_k") << GivenOptions{{"n", "64"}} << 64 << 64 << 4 << 4
+                                << qulonglong(kToySeed);
+    QTest::newRow("nk apart") << GivenOptions{{"n", "64"}, {"nk", "40"}, {"bc", "8"}} << 64 << 40
+                              << 4 << 8 << qulonglong(kToySeed);
+    QTest::newRow("blocks not given follow a short sequence")
+        << GivenOptions{{"n", "2"}} << 2 << 2 << 2 << 2 << qulonglong(kToySeed);
+    QTest::newRow("block as long as the sequence")
+        << GivenOptions{{"br", "8"}, {"bc", "8"}} << 8 << 8 << 8 << 8 << qulonglong(kToySeed);
+    QTest::newRow("largest seed") << GivenOptions{{"seed", std::to_string(kMaxSeed)}} << 8 << 8 << 4
+                                  << 4 << qulonglong(kMaxSeed);
+}
+
+void TstProblem::problemOptionsReadOverTheBase() {
+    QFETCH(GivenOptions, given);
+    QFETCH(int, queries);
+    QFETCH(int, keys);
+    QFETCH(int, blockRows);
+    QFETCH(int, blockCols);
+    QFETCH(qulonglong, seed);
+    const RunSetup setup = readProblemOptions(given, toySetup());
+    QCOMPARE(setup.spec.queries, queries);
+    QCOMPARE(setup.spec.keys, keys);
+    QCOMPARE(setup.options.blockRows, blockRows);
+    QCOMPARE(setup.options.blockCols, blockCols);
+    QCOMPARE(qulonglong(setup.spec.seed), seed);
+}
+
+void TstProblem::problemOptionsRefused_data() {
+    QTest::addColumn<GivenOptions>("given");
+    QTest::addColumn<QString>("message"); // a fragment: the option, the value and the range
+    QTest::newRow("Br past n") << GivenOptions{{"br", "1000000"}}
+                               << "Br = 1000000 is larger than n_q = 8 (allowed: 1 to 8)";
+    QTest::newRow("Bc past n_k") << GivenOptions{{"nk", "6"}, {"bc", "7"}}
+                                 << "Bc = 7 is larger than n_k = 6 (allowed: 1 to 6)";
+    QTest::newRow("seed negative") << GivenOptions{{"seed", "-1"}}
+                                   << "--seed '-1': the seed expects a whole number from 0 to "
+                                      "9223372036854775807";
+    QTest::newRow("seed past 2^63-1")
+        << GivenOptions{{"seed", "9223372036854775808"}} << "from 0 to 9223372036854775807";
+    QTest::newRow("n 0") << GivenOptions{{"n", "0"}}
+                         << "--n '0': n_q (queries) must be at least 1 (allowed: 1 to 1048576)";
+    QTest::newRow("n past the limit")
+        << GivenOptions{{"n", "99999999999999999999"}} << "is past the limit of 1048576";
+    QTest::newRow("d garbage") << GivenOptions{{"d", "4x"}}
+                               << "--d '4x': d (head dimension) expects";
+    QTest::newRow("pattern") << GivenOptions{{"pattern", "zigzag"}}
+                             << "--pattern 'zigzag': use gaussian, late-max";
+    QTest::newRow("loop order") << GivenOptions{{"loop-order", "sideways"}} << "--loop-order";
+    QTest::newRow("scale nan") << GivenOptions{{"scale", "nan"}} << "--scale 'nan'";
+    QTest::newRow("not a problem option") << GivenOptions{{"frobnicate", ""}} << "--frobnicate";
+}
+
+void TstProblem::problemOptionsRefused() {
+    QFETCH(GivenOptions, given);
+    QFETCH(QString, message);
+    const std::string error = refusal([&] { (void)readProblemOptions(given, toySetup()); });
+    QVERIFY2(error.find(message.toStdString()) != std::string::npos,
+             error.empty() ? "accepted" : error.c_str());
+}
+
+// "Br = 1000000 with n = 8" was accepted and shown as 1000000 x 4 tiles.
+void TstProblem::blocksLargerThanTheSequenceAreRefused() {
+    RunSetup toy = toySetup();
+    validate(toy.spec, toy.options); // the toy itself is fine
+    toy.options.blockRows = 1000000;
+    QVERIFY(refusal([&] { validate(toy.spec, toy.options); }).find("allowed: 1 to 8") !=
+            std::string::npos);
+    toy.options.blockRows = 4;
+    toy.options.blockCols = 9;
+    QVERIFY(refusal([&] { validate(toy.spec, toy.options); }).find("Bc = 9") != std::string::npos);
+}
+
+void TstProblem::stepOptionIsNeverClamped() {
+    const auto none = [] { return std::optional<int>(); };
+    QCOMPARE(resolveStepOption("end", 30, none), 29);
+    QCOMPARE(resolveStepOption("first-rescale+1", 30, [] { return std::optional<int>(11); }), 12);
+    QVERIFY(refusal([&] {
+                (void)resolveStepOption("999999", 30, none);
+            }).find("names step 999999; this run has steps 0 to 29") != std::string::npos);
+    QVERIFY(refusal([&] { (void)resolveStepOption("end+1", 30, none); }).find("0 to 29") !=
+            std::string::npos);
+    QVERIFY(refusal([&] {
+                (void)resolveStepOption("first-rescale", 30, none);
+            }).find("never changes a value in this run") != std::string::npos);
+}
+
+// The window showed the A100's HBM as "40 GB" and flashviz-cli as "42.9 GB".
+void TstProblem::memoryCapacityIsInBinaryUnits() {
+    QCOMPARE(formatMemoryCapacity(40.0 * (1 << 30)), std::string("40.0 GiB"));
+    QCOMPARE(formatMemoryCapacity(141e9), std::string("131.3 GiB"));
+    QCOMPARE(formatMemoryCapacity(512.0 * (1 << 20)), std::string("512 MiB"));
 }
 
 QTEST_APPLESS_MAIN(TstProblem)

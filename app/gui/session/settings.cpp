@@ -3,6 +3,7 @@
 
 #include "core/errors.h"
 #include "core/hardware.h"
+#include "core/setup.h"
 #include "core/steps.h"
 
 #include <QFile>
@@ -11,22 +12,15 @@
 #include <QSettings>
 
 #include <cmath>
-#include <limits>
 
 namespace flashviz::gui {
 
 VizSettings toySettings() {
+    const RunSetup toy = toySetup();
     VizSettings s;
-    s.spec.queries = 8;
-    s.spec.keys = 8;
-    s.spec.headDim = 4;
-    s.spec.seed = 1;
-    s.spec.pattern = InputPattern::Gaussian;
-    s.spec.precision = Precision::Double;
-    s.spec.causal = false;
-    s.options.blockRows = 4;
-    s.options.blockCols = 4;
-    s.algorithm = Algorithm::Flash;
+    s.spec = toy.spec;
+    s.options = toy.options;
+    s.algorithm = toy.algorithm;
     s.backend = BackendKind::Cpu;
     return s;
 }
@@ -162,8 +156,7 @@ VizSettings settingsFromJson(const QJsonObject& json, const VizSettings& base,
     field("headDim",
           [&](const QJsonValue& v) { s.spec.headDim = readInt(v, "headDim", 1, kMaxHeadDim); });
     field("seed", [&](const QJsonValue& v) {
-        s.spec.seed = std::uint64_t(
-            jsonInteger(v, QStringLiteral("seed"), 0, std::numeric_limits<qint64>::max()));
+        s.spec.seed = std::uint64_t(jsonInteger(v, QStringLiteral("seed"), 0, qint64(kMaxSeed)));
     });
     field("pattern", [&](const QJsonValue& v) {
         const QString p = readString(v, "pattern");
@@ -386,7 +379,7 @@ VizSettings jsonEntrySettings(const QJsonObject& entry) {
     // What the engine would refuse on applying (a block past n, too many steps) fails here.
     try {
         validate(s.spec);
-        validate(s.options);
+        validate(s.spec, s.options);
         validateSteps(s.spec, s.algorithm, s.options);
     } catch (const EngineError& error) {
         refuse(QStringLiteral("settings: %1").arg(QString::fromUtf8(error.what())));

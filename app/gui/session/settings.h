@@ -4,6 +4,7 @@
 // QSettings all produce or store one of these.
 #include "core/options.h"
 #include "core/problem.h"
+#include "core/setup.h"
 #include "kernels/backend_registry.h"
 
 #include <QJsonArray>
@@ -23,7 +24,7 @@ struct VizSettings {
     ProblemSpec spec;
     FlashOptions options;
     Algorithm algorithm = Algorithm::Flash;
-    std::string hardwareId = "a100-40gb";
+    std::string hardwareId = kDefaultHardwareId;
     BackendKind backend = BackendKind::Cpu;
 
     // A switch that makes the output wrong (the rescale bug, no running max).
@@ -31,8 +32,7 @@ struct VizSettings {
     bool operator==(const VizSettings&) const = default;
 };
 
-// The explainer's toy: 8 tokens, d = 4, 4 x 4 tiles, gaussian inputs, a fixed seed, flash on the
-// CPU.
+// The explainer's toy (core's toySetup(), as the CLI's defaults), flash on the CPU.
 VizSettings toySettings();
 
 // Reads the fields present in `json` on top of `base`. Every field is read strictly: a whole

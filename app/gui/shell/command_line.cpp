@@ -1,9 +1,11 @@
 #include "shell/command_line.h"
 
-#include "pages/analysis/analysis_charts.h"
 #include "lecture/lecture.h"
+#include "pages/analysis/analysis_charts.h"
+#include "session/scene.h"
 
 #include "core/errors.h"
+#include "core/setup.h"
 #include "core/steps.h"
 #include "kernels/backend_registry.h"
 
@@ -37,13 +39,89 @@ std::optional<double> finiteNumber(const QString& text, double lowest, double hi
     return value;
 }
 
+// The problem options, named, explained and checked by core as flashviz-cli's (core/setup.h).
+void addProblemOptions(QCommandLineParser& parser) {
+    for (const ProblemOption& o : problemOptions()) {
+        QString help = QString::fromStdString(o.help);
+        help[0] = help[0].toUpper();
+        if (!o.toyDefault.empty())
+            help += QStringLiteral(" (toy: %1)").arg(QString::fromStdString(o.toyDefault));
+        help += QLatin1Char('.');
+        const QString name = QString::fromStdString(o.name);
+        parser.addOption(o.valueName.empty()
+                             ? QCommandLineOption(name, help)
+                             : QCommandLineOption(name, help, QString::fromStdString(o.valueName)));
+    }
+}
+
+// The problem options given, read over the preset's settings or the toy into out.start.problem;
+// false, with out.error set, when core refuses one.
+bool readProblem(const QCommandLineParser& parser, CommandLine& out) {
+    GivenOptions given;
+    for (const ProblemOption& o : problemOptions()) {
+        const QString name = QString::fromStdString(o.name);
+        if (parser.isSet(name))
+            given[o.name] = o.valueName.empty() ? std::string() : parser.value(name).toStdString();
+    }
+    if (given.empty()) return true;
+    const Preset* preset = findPreset(out.start.preset);
+    const VizSettings base = preset ? preset->settings : toySettings();
+    try {
+        out.start.problem =
+            readProblemOptions(given, RunSetup{base.spec, base.options, base.algorithm});
+        VizSettings settings = base;
+        settings.spec = out.start.problem->spec;
+        settings.options = out.start.problem->options;
+        settings.algorithm = out.start.problem->algorithm;
+        settings.backend = BackendKind::Cpu; // the backend's own check is fallBackWhenMissing's
+        (void)validateForWindow(settings);   // the window's own limits (n, tiles, memory)
+    } catch (const EngineError& e) {
+        out.error = QString::fromUtf8(e.what());
+        return false;
+    }
+    return true;
+}
+
+// A backend that is not here (a CUDA build without a device, a CPU build) is replaced by the CPU,
+// with a warning; the window then runs as asked otherwise.
+void fallBackWhenMissing(CommandLine& out) {
+    for (const BackendAvailability& b : listBackends())
+        if (b.kind == out.start.backend && !b.available) {
+            out.warning =
+                QObject::tr("--backend %1: the %2 backend is not available here (%3); "
+                            "the CPU computes instead")
+                    .arg(QString::fromLatin1(toString(b.kind)), QString::fromStdString(b.name),
+                         QString::fromStdString(b.reason));
+            out.start.backend = BackendKind::Cpu;
+            out.backendFellBack = true;
+        }
+}
+
+// What --help-all adds to --help: the options QApplication itself reads (spelt with one dash).
+QString qtOptionsHelp() {
+    return QObject::tr(
+        "\nQt's own options (one dash), read by QApplication before the above:\n"
+        "  -platform <name>     The windowing platform: xcb, wayland, offscreen, ...\n"
+        "  -style <style>       The widget style.\n"
+        "  -stylesheet <file>   A Qt style sheet.\n"
+        "  -reverse             Lay the window out right to left.\n"
+        "  -qwindowgeometry <g> The window's geometry, e.g. 1600x1000+0+0.\n"
+        "  -display <name>      The X display (xcb).\n");
+}
+
 } // namespace
 
 CommandLine parseCommandLine(const QStringList& arguments) {
     CommandLine out;
     QCommandLineParser parser;
-    parser.setApplicationDescription(
-        QObject::tr("FlashViz: how FlashAttention computes exact attention, tile by tile."));
+    parser.setApplicationDescription(QObject::tr(
+        "FlashViz: how FlashAttention computes exact attention, tile by tile.\n\n"
+        "The problem options (--n to --keep-full-s) set the problem over the preset's settings\n"
+        "(--preset), else over the explainer's toy, named, checked and explained as flashviz-cli\n"
+        "takes them.\n\n"
+        "Exit status: 0 done; 1 the screenshot could not be written; 2 an option refused (the\n"
+        "message names the valid range); 3 --screenshot written, but the --backend asked for is\n"
+        "not available here and the CPU computed it (stderr says why)."));
     const QCommandLineOption help = parser.addHelpOption();
     const QCommandLineOption version = parser.addVersionOption();
     QStringList presetIds;
@@ -56,7 +134,8 @@ CommandLine parseCommandLine(const QStringList& arguments) {
     const QCommandLineOption step(
         QStringLiteral("step"),
         QObject::tr("Start at this step: a number, 'end' or 'first-rescale', either name "
-                    "optionally followed by +K or -K (past the last step shows the last)."),
+                    "optionally followed by +K or -K; a step the run does not have is refused, "
+                    "naming the steps it has."),
         QStringLiteral("step"));
     const QCommandLineOption lecture(QStringLiteral("lecture"),
                                      QObject::tr("Start in lecture mode."));
@@ -90,13 +169,15 @@ CommandLine parseCommandLine(const QStringList& arguments) {
                                      QStringLiteral("name"));
     parser.addOptions({preset, step, lecture, chapter, screenshot, size, bug, analysis, transition,
                        backendValues, play, noRestore, backend});
+    addProblemOptions(parser);
     if (!parser.parse(arguments)) {
         out.error = parser.errorText();
         return out;
     }
-    if (parser.isSet(help)) {
+    if (parser.isSet(help) || parser.isSet(QStringLiteral("help-all"))) {
         out.exitNow = true;
         out.output = parser.helpText();
+        if (parser.isSet(QStringLiteral("help-all"))) out.output += qtOptionsHelp();
         return out;
     }
     if (parser.isSet(version)) {
@@ -133,14 +214,16 @@ CommandLine parseCommandLine(const QStringList& arguments) {
         s.chapter = int(*n - 1);
         s.lecture = true;
     }
+    if (!readProblem(parser, out)) return out;
     s.bug = parser.isSet(bug);
     if (parser.isSet(backend)) {
         s.backend = parseBackendKind(parser.value(backend).toStdString());
         if (!s.backend) {
-            out.error = QString::fromStdString(
-                unknownBackendMessage(parser.value(backend).toStdString()));
+            out.error =
+                QString::fromStdString(unknownBackendMessage(parser.value(backend).toStdString()));
             return out;
         }
+        fallBackWhenMissing(out);
     }
     s.backendValues = parser.isSet(backendValues);
     s.play = parser.isSet(play);

@@ -1,6 +1,8 @@
 #pragma once
 // The command line: --preset, --step, --lecture [--chapter], --screenshot FILE [--size WxH],
-// --bug, --backend NAME, --analysis N, --transition T, --no-restore.
+// --bug, --backend NAME, --analysis N, --transition T, --no-restore, and the problem options
+// flashviz-cli takes (--n --nk --d --br --bc --seed --pattern --causal --loop-order ..., from
+// core/setup.h).
 #include "shell/main_window.h"
 
 #include <QSize>
@@ -16,7 +18,13 @@ struct CommandLine {
     QString error;        // set when the arguments cannot be used
     bool exitNow = false; // --help or --version was answered
     QString output;       // what to print for --help / --version
+    QString warning;      // what to say on stderr before starting (a backend replaced by the CPU)
+    bool backendFellBack = false; // --backend named one that is not here; the CPU stands in
 };
+
+// Exit statuses of flashviz (its --help lists them).
+inline constexpr int kExitRefused = 2;         // a command-line value refused
+inline constexpr int kExitBackendFellBack = 3; // --screenshot written, on the CPU instead
 
 CommandLine parseCommandLine(const QStringList& arguments);
 

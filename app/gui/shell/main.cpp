@@ -1,7 +1,11 @@
-// flashviz: the application. Everything it shows is built in the libraries of app/gui (flashviz_gui_shell and what it links).
-#include "shell/command_line.h"
+// flashviz: the application. Everything it shows is built in the libraries of app/gui
+// (flashviz_gui_shell and what it links).
 #include "session/controller.h"
+#include "shell/command_line.h"
 #include "shell/main_window.h"
+
+#include "core/errors.h"
+#include "core/setup.h"
 
 #include <QApplication>
 #include <QRegularExpression>
@@ -38,9 +42,24 @@ std::optional<int> answerWithoutDisplay(int argc, char** argv) {
     }
     if (!command.error.isEmpty() && !hasQtOption(arguments)) {
         std::fprintf(stderr, "flashviz: %s\n", qPrintable(command.error));
-        return 2;
+        return flashviz::gui::kExitRefused;
     }
     return std::nullopt;
+}
+
+// --step names a step of the run the window starts on, once it is built: one it does not have
+// is refused (as flashviz-cli refuses it), not shown as the nearest. Returns the message.
+QString refusedStartStep(flashviz::gui::MainWindow& window, const QString& step) {
+    if (step.isEmpty() || !window.waitUntilIdle()) return {};
+    const auto scene = window.controller()->scene();
+    if (!scene) return {};
+    try {
+        (void)flashviz::resolveStepOption(step.toStdString(), scene->stepCount(),
+                                          [&scene] { return scene->firstRescaleStep; });
+    } catch (const flashviz::EngineError& e) {
+        return QString::fromUtf8(e.what());
+    }
+    return {};
 }
 
 } // namespace
@@ -53,13 +72,19 @@ int main(int argc, char** argv) {
         flashviz::gui::parseCommandLine(QApplication::arguments());
     if (!command.error.isEmpty()) {
         std::fprintf(stderr, "flashviz: %s\n", qPrintable(command.error));
-        return 2;
+        return flashviz::gui::kExitRefused;
     }
     if (command.exitNow) {
         std::fputs(qPrintable(command.output), stdout);
         return 0;
     }
+    if (!command.warning.isEmpty())
+        std::fprintf(stderr, "flashviz: %s\n", qPrintable(command.warning));
     flashviz::gui::MainWindow window(command.start);
+    if (const QString refused = refusedStartStep(window, command.start.step); !refused.isEmpty()) {
+        std::fprintf(stderr, "flashviz: %s\n", qPrintable(refused));
+        return flashviz::gui::kExitRefused;
+    }
     if (!command.screenshot.isEmpty()) {
         window.resize(command.size);
         window.show();
@@ -69,7 +94,7 @@ int main(int argc, char** argv) {
             return 1;
         }
         std::printf("%s\n", qPrintable(command.screenshot));
-        return 0;
+        return command.backendFellBack ? flashviz::gui::kExitBackendFellBack : 0;
     }
     if (command.start.lecture)
         window.showFullScreen();

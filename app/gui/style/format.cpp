@@ -1,5 +1,7 @@
 #include "style/format.h"
 
+#include "core/units.h"
+
 #include <cmath>
 
 namespace flashviz::gui {
@@ -34,15 +36,7 @@ QString formatBytes(double bytes) {
 }
 
 QString formatMemorySize(double bytes) {
-    // Vendors label capacities either in GiB (A100 "40 GB") or in 10^9 bytes (H200 "141 GB"):
-    // show whichever gives the whole number the datasheet uses.
-    const double gib = bytes / (1024.0 * 1024.0 * 1024.0);
-    if (bytes >= 1e9 && std::abs(gib - std::round(gib)) < 1e-9)
-        return QString::number(gib, 'f', 0) + QStringLiteral(" GB");
-    const double gb = bytes / 1e9;
-    if (bytes >= 1e9 && std::abs(gb - std::round(gb)) < 1e-9)
-        return QString::number(gb, 'f', 0) + QStringLiteral(" GB");
-    return formatBytes(bytes);
+    return QString::fromStdString(formatMemoryCapacity(bytes));
 }
 
 QString formatRate(double bytesPerSecond) {
@@ -95,10 +89,18 @@ QString formatMilliseconds(double ms) {
 }
 
 QString formatDeviceMemory(double bytes) {
-    constexpr double kMiB = 1024.0 * 1024.0;
-    if (bytes < 1024.0 * kMiB)
-        return QString::number(bytes / kMiB, 'f', 0) + QStringLiteral(" MiB");
-    return QString::number(bytes / (1024.0 * kMiB), 'f', 1) + QStringLiteral(" GiB");
+    return formatMemorySize(bytes);
+}
+
+QString unbroken(const QString& text) {
+    static const QChar wordJoiner(0x2060);
+    QString out;
+    out.reserve(text.size() + text.size() / 8);
+    for (const QChar c : text) {
+        out += c;
+        if (c == QLatin1Char('/') || c == QLatin1Char('|')) out += wordJoiner;
+    }
+    return out;
 }
 
 } // namespace flashviz::gui

@@ -10,19 +10,22 @@ namespace flashviz::gui {
 
 QString formatValue(double value, int significant = 4); // "0.4213", "-1.2e-05", "-inf", "NaN"
 QString formatBytes(double bytes);                      // "128 B", "1.50 KB", "8.50 MB"
-QString formatMemorySize(double bytes);        // capacities: "40 GB" (GiB) or "141 GB" (1e9)
+QString formatMemorySize(double bytes); // capacities, binary: "40.0 GiB" (core/units.h, as the CLI)
 QString formatRate(double bytesPerSecond);     // "1.56 TB/s"
 QString formatFlops(double flops);             // "4.29 GFLOP"
 QString formatFlopRate(double flopsPerSecond); // "19.5 TFLOP/s"
 QString formatSeconds(double seconds);         // "830 ns", "1.2 ms"
 QString formatCount(std::uint64_t count);      // "1 048 576"
+// The text with no line break allowed after '/' or '|' (a word joiner follows each): a wrapped
+// label broke "1.55 TB/s" into "1.55 TB/" and "s", and "max |diff|" after its first bar.
+QString unbroken(const QString& text);
 
 // In one given unit with fixed decimals, so that the figures one sentence compares share it:
 // formatBytesIn(3 << 20, ByteUnit::MB, 2) is "3.00 MB".
 enum class ByteUnit { KB, MB };
 QString formatBytesIn(double bytes, ByteUnit unit, int decimals);
 QString formatMilliseconds(double ms); // "12.3 ms", "0.85 ms": two times compared in one unit
-// Device memory as the CUDA tools write it, in binary units: "512 MiB", "8.0 GiB".
+// Device memory a run takes, in the capacities' unit: "512 MiB", "8.0 GiB".
 QString formatDeviceMemory(double bytes);
 
 } // namespace flashviz::gui

@@ -1,0 +1,198 @@
+#include "core/setup.h"
+
+#include "core/errors.h"
+#include "core/hardware.h"
+#include "core/steps.h"
+
+#include <charconv>
+#include <cmath>
+
+namespace flashviz {
+
+namespace {
+
+constexpr int kToyBlockSize = 4;
+
+[[noreturn]] void refuse(const std::string& message) {
+    throw EngineError(ErrorKind::InvalidArgument, message);
+}
+
+std::string allowed(long long lowest, long long highest) {
+    return "(allowed: " + std::to_string(lowest) + " to " + std::to_string(highest) + ")";
+}
+
+std::string quoted(const std::string& name, const std::string& text) {
+    return "--" + name + " '" + text + "': ";
+}
+
+const std::string* find(const GivenOptions& given, const char* name) {
+    const auto it = given.find(name);
+    return it == given.end() ? nullptr : &it->second;
+}
+
+std::uint64_t readSeed(const std::string& text) {
+    std::uint64_t seed = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), seed);
+    if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos ||
+        error != std::errc{} || end != text.data() + text.size() || seed > kMaxSeed)
+        refuse(quoted("seed", text) + "the seed expects a whole number from 0 to " +
+               std::to_string(kMaxSeed));
+    return seed;
+}
+
+double readScale(const std::string& text) {
+    double scale = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), scale);
+    // from_chars reads "inf" and "nan" too; refused with the rest of what is not finite.
+    if (text.empty() || error != std::errc{} || end != text.data() + text.size() ||
+        !std::isfinite(scale) || !(scale > 0))
+        refuse(quoted("scale", text) + "the softmax scale expects a finite number above 0");
+    return scale;
+}
+
+int readSize(const GivenOptions& given, const char* name, int current, int highest,
+             const char* what) {
+    const std::string* text = find(given, name);
+    return text ? int(readWholeNumber(name, *text, 1, highest, what)) : current;
+}
+
+template <class T, class Parse>
+void readName(const GivenOptions& given, const char* name, T& value, Parse parse,
+              const char* choices) {
+    if (const std::string* text = find(given, name)) {
+        const auto parsed = parse(*text);
+        if (!parsed) refuse(quoted(name, *text) + "use " + choices);
+        value = *parsed;
+    }
+}
+
+} // namespace
+
+RunSetup toySetup() {
+    RunSetup toy;
+    toy.spec.queries = 8;
+    toy.spec.keys = 8;
+    toy.spec.headDim = 4;
+    toy.spec.seed = kToySeed;
+    toy.spec.pattern = InputPattern::Gaussian;
+    toy.options.blockRows = kToyBlockSize;
+    toy.options.blockCols = kToyBlockSize;
+    return toy;
+}
+
+double defaultSramBudgetBytes() {
+    return findHardwareProfile(kDefaultHardwareId).sharedMemoryPerSmBytes.value;
+}
+
+const std::vector<ProblemOption>& problemOptions() {
+    static const std::vector<ProblemOption> options = [] {
+        const std::string n = std::to_string(kMaxSequenceLength);
+        const std::string d = std::to_string(kMaxHeadDim);
+        const std::string toyBlock = std::to_string(kToyBlockSize);
+        return std::vector<ProblemOption>{
+            {"n", "N", "number of queries n_q, 1 to " + n + "; sets n_k too unless --nk is given",
+             "8"},
+            {"nk", "N", "number of keys n_k, 1 to " + n, "equal to n"},
+            {"d", "D", "head dimension d, 1 to " + d, "4"},
+            {"br", "B", "query block size Br, 1 to n_q", toyBlock + ", or n_q when smaller"},
+            {"bc", "B", "key block size Bc, 1 to n_k", toyBlock + ", or n_k when smaller"},
+            {"seed", "S", "seed of the input generator, 0 to 2^63-1", std::to_string(kToySeed)},
+            {"pattern", "P", "the inputs, gaussian, late-max, early-max or large", "gaussian"},
+            {"scale", "X", "softmax scale, a finite number above 0", "1/sqrt(d)"},
+            {"causal", "", "causal mask (bottom-right aligned when n != n_k)", ""},
+            {"loop-order", "O",
+             "the loop order, query-outer (the explainer's) or kv-outer (the paper's)",
+             "query-outer"},
+            {"precision", "P", "the arithmetic, double or float", "double"},
+            {"algorithm", "A", "the algorithm, flash or standard attention", "flash"},
+            {"no-rescale", "", "drop the rescale exp(m_old - m_new): the classic bug", ""},
+            {"no-running-max", "", "subtract no maximum at all: exp() overflows on large scores",
+             ""},
+            {"keep-full-s", "", "also write every score tile to an n x n S 'for debugging'", ""},
+        };
+    }();
+    return options;
+}
+
+long long readWholeNumber(const std::string& name, const std::string& text, long long lowest,
+                          long long highest, const std::string& what) {
+    const std::string option = quoted(name, text);
+    const std::size_t start = !text.empty() && text[0] == '-' ? 1 : 0;
+    if (text.size() == start || text.find_first_not_of("0123456789", start) != std::string::npos)
+        refuse(option + what + " expects a whole number " + allowed(lowest, highest));
+    long long value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    // Digits past long long read as out of range, not as garbage.
+    if (error == std::errc::result_out_of_range || value > highest)
+        throw EngineError(ErrorKind::LimitExceeded, option + what + " is past the limit of " +
+                                                        std::to_string(highest) + " " +
+                                                        allowed(lowest, highest));
+    if (error != std::errc{} || end != text.data() + text.size())
+        refuse(option + what + " expects a whole number " + allowed(lowest, highest));
+    if (value < lowest)
+        refuse(option + what + " must be at least " + std::to_string(lowest) + " " +
+               allowed(lowest, highest));
+    return value;
+}
+
+RunSetup readProblemOptions(const GivenOptions& given, RunSetup base) {
+    for (const auto& [name, text] : given) {
+        bool known = false;
+        for (const ProblemOption& o : problemOptions())
+            known = known || o.name == name;
+        if (!known) refuse("--" + name + " is not a problem option");
+    }
+    ProblemSpec& spec = base.spec;
+    FlashOptions& options = base.options;
+    spec.queries = readSize(given, "n", spec.queries, kMaxSequenceLength, "n_q (queries)");
+    spec.keys = find(given, "n") && !find(given, "nk") ? spec.queries : spec.keys;
+    spec.keys = readSize(given, "nk", spec.keys, kMaxSequenceLength, "n_k (keys)");
+    spec.headDim = readSize(given, "d", spec.headDim, kMaxHeadDim, "d (head dimension)");
+    // A block size not given follows a shorter sequence: `--n 2` alone is a valid toy.
+    options.blockRows =
+        find(given, "br") ? options.blockRows : std::min(options.blockRows, spec.queries);
+    options.blockCols =
+        find(given, "bc") ? options.blockCols : std::min(options.blockCols, spec.keys);
+    options.blockRows =
+        readSize(given, "br", options.blockRows, kMaxSequenceLength, "Br (query block size)");
+    options.blockCols =
+        readSize(given, "bc", options.blockCols, kMaxSequenceLength, "Bc (key block size)");
+    if (const std::string* text = find(given, "seed")) spec.seed = readSeed(*text);
+    if (const std::string* text = find(given, "scale")) spec.scale = readScale(*text);
+    readName(given, "pattern", spec.pattern, parseInputPattern,
+             "gaussian, late-max, early-max or large");
+    readName(given, "loop-order", options.loopOrder, parseLoopOrder, "query-outer or kv-outer");
+    readName(given, "precision", spec.precision, parsePrecision, "double or float");
+    readName(given, "algorithm", base.algorithm, parseAlgorithm, "flash or standard");
+    if (find(given, "causal")) spec.causal = true;
+    if (find(given, "no-rescale")) options.rescale = false;
+    if (find(given, "no-running-max")) options.runningMax = false;
+    if (find(given, "keep-full-s")) options.keepFullScores = true;
+    validate(spec); // the memory the inputs need, before anything is made
+    validate(spec, options);
+    return base;
+}
+
+int resolveStepOption(const std::string& text, std::int64_t stepCount,
+                      const std::function<std::optional<int>()>& firstRescale) {
+    StepExpression expression;
+    try {
+        expression = parseStepExpression(text);
+    } catch (const EngineError& e) {
+        refuse(std::string("--step: ") + e.what());
+    }
+    const std::optional<int> rescale =
+        expression.anchor == StepExpression::Anchor::FirstRescale ? firstRescale() : std::nullopt;
+    const auto step = resolveStepExpression(expression, stepCount, rescale);
+    if (!step)
+        refuse("--step '" + text +
+               "': the rescale never changes a value in this run (every row's maximum is in its "
+               "first visible block, or the running maximum is off); this run has steps 0 to " +
+               std::to_string(stepCount - 1));
+    if (*step < 0 || *step >= stepCount)
+        refuse("--step '" + text + "' names step " + std::to_string(*step) +
+               "; this run has steps 0 to " + std::to_string(stepCount - 1));
+    return int(*step);
+}
+
+} // namespace flashviz

@@ -1,0 +1,18 @@
+#include "core/units.h"
+
+#include <cstdio>
+
+namespace flashviz {
+
+std::string formatMemoryCapacity(double bytes) {
+    constexpr double kMiB = 1024.0 * 1024.0;
+    constexpr double kGiB = 1024.0 * kMiB;
+    char text[64];
+    if (bytes < kGiB)
+        std::snprintf(text, sizeof text, "%.0f MiB", bytes / kMiB);
+    else
+        std::snprintf(text, sizeof text, "%.1f GiB", bytes / kGiB);
+    return text;
+}
+
+} // namespace flashviz

@@ -1,0 +1,13 @@
+#pragma once
+// How a memory capacity is written, on every face (the window's format.* and flashviz-cli's
+// `profiles` both call this): in binary units, as the CUDA tools and nvidia-smi report device
+// memory, and labelled as such, so that an A100's 40 x 2^30 bytes read "40.0 GiB" everywhere
+// and never "40 GB" in one place and "42.9 GB" in another.
+#include <string>
+
+namespace flashviz {
+
+// "512 MiB" below 1 GiB, "40.0 GiB", "141.0 GiB" from there.
+std::string formatMemoryCapacity(double bytes);
+
+} // namespace flashviz
