@@ -70,7 +70,7 @@ std::optional<StandardKernel> standardKernelOf(StepKind kind) {
     }
 }
 
-std::string describe(StepKind kind, const FlashOptions& options) {
+std::string describe(StepKind kind, const FlashOptions& options, Algorithm algorithm) {
     const bool noMax = !options.runningMax;
     const bool noRescale = options.runningMax && !options.rescale;
     switch (kind) {
@@ -79,7 +79,11 @@ std::string describe(StepKind kind, const FlashOptions& options) {
     case StepKind::LoadQuery: return "A block of queries Q_i is copied from HBM into SRAM";
     case StepKind::LoadKeyValue: return "A block of keys K_j and values V_j is copied into SRAM";
     case StepKind::LoadRunningState: return "O_i, m_i and ℓ_i are read back from HBM";
-    case StepKind::ComputeScores: return "The score tile S_ij = scale · Q_i K_jᵀ is computed on chip";
+    case StepKind::ComputeScores:
+        return algorithm == Algorithm::Standard
+                   ? "The whole score matrix S = scale · Q Kᵀ is computed; too large for the chip, "
+                     "it is written to HBM next"
+                   : "The score tile S_ij = scale · Q_i K_jᵀ is computed on chip";
     case StepKind::UpdateMax:
         return noMax ? "No running maximum: m stays 0, so exp(S) may overflow"
                      : "Each row's running maximum becomes max(m_old, max of the tile)";
@@ -107,6 +111,27 @@ std::string describe(StepKind kind, const FlashOptions& options) {
     case StepKind::WriteOutput: return "O is written to HBM";
     }
     return {};
+}
+
+namespace {
+
+std::string rangeText(const Range& r) {
+    return r.size() == 1 ? std::to_string(r.begin)
+                         : std::to_string(r.begin) + "–" + std::to_string(r.end - 1);
+}
+
+} // namespace
+
+std::string describeBlocks(const StepInfo& info, Algorithm algorithm) {
+    if (algorithm == Algorithm::Standard) return "the whole matrices";
+    const std::string query =
+        "query block " + std::to_string(info.queryBlock) + " (rows " + rangeText(info.rows) + ")";
+    const std::string key =
+        "key block " + std::to_string(info.keyBlock) + " (keys " + rangeText(info.cols) + ")";
+    if (info.queryBlock >= 0 && info.keyBlock >= 0) return query + ", " + key;
+    if (info.queryBlock >= 0) return query;
+    if (info.keyBlock >= 0) return key;
+    return "all query rows " + rangeText(info.rows);
 }
 
 namespace {

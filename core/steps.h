@@ -56,8 +56,18 @@ HbmTraffic hbmTrafficOf(StepKind kind);
 enum class StandardKernel { Scores, Softmax, Output };
 std::optional<StandardKernel> standardKernelOf(StepKind kind);
 // A sentence for the status bar and the narration, as the step computes with these options:
-// with the rescale or the running maximum switched off it says what is skipped.
-std::string describe(StepKind kind, const FlashOptions& options = {});
+// with the rescale or the running maximum switched off it says what is skipped. The kinds both
+// algorithms take (ComputeScores) say where their result goes: FlashAttention keeps its tile on
+// chip, standard attention's whole S is bound for HBM.
+std::string describe(StepKind kind, const FlashOptions& options = {},
+                     Algorithm algorithm = Algorithm::Flash);
+
+struct StepInfo;
+// Which blocks a step concerns, in words, for the faces that print a step: "query block 1 (rows
+// 4–7), key block 0 (keys 0–3)", "key block 0 (keys 0–3)", "query block 1 (rows 4–7)", "all
+// query rows 0–7" (the paper order's initial O, m, ℓ), "the whole matrices" (standard
+// attention). Never a block -1.
+std::string describeBlocks(const StepInfo& info, Algorithm algorithm);
 
 struct StepInfo {
     int index = 0;

@@ -1,6 +1,7 @@
 // The memory stage's and the matrices view's models (present/), step by step, from real scenes:
 // what HBM holds (S never for FlashAttention, from its write step on for standard attention,
 // tile by tile for the debug copy), the tiles in flight, the counters, and where the pieces go.
+#include "core/hardware.h"
 #include "present/matrices_model.h"
 #include "present/stage_model.h"
 #include "session/scene.h"
@@ -65,6 +66,7 @@ class TestPresentStage : public QObject {
     void countersAreTheEngines_data();
     void countersAreTheEngines();
     void outputRowsAppearAsBlocksFinish();
+    void paperOrderKeepsRunningStateInHbm();
     void wrongRowsAreTheChecks();
     void stageLayoutKeepsEveryPieceInItsPanel_data();
     void stageLayoutKeepsEveryPieceInItsPanel();
@@ -274,6 +276,15 @@ void TestPresentStage::countersAreTheEngines() {
         QCOMPARE(stage.counters(1.0).read.active, stage.bus.reading);
         QCOMPARE(stage.sram.usedBytes, double(frame->state.sramElements * kBytesPerElement));
         QVERIFY(!stage.sram.over);
+        // The time cell: the run's FLOPs per HBM byte so far, against the GPU's fp32 ridge point.
+        QCOMPARE(stage.ridge, ridgeFlopsPerByte(scene->hardware, Arithmetic::Fp32CudaCores));
+        const double bytes = double(now.hbmBytes());
+        const QString intensity = QString::number(double(now.flops) / bytes, 'g', 3);
+        if (bytes > 0)
+            QVERIFY2(stage.counters(1.0).time.note.startsWith(intensity + QStringLiteral(" FLOP/B")),
+                     qPrintable(stage.counters(1.0).time.note));
+        QVERIFY2(stage.counters(1.0).time.note.contains(QString::number(stage.ridge, 'g', 3)),
+                 qPrintable(stage.counters(1.0).time.note));
     }
     QCOMPARE(makeStageModel(*makeFrame(scene, 0)).totals, scene->totals);
 }
@@ -298,6 +309,36 @@ void TestPresentStage::outputRowsAppearAsBlocksFinish() {
     QCOMPARE(before, qint64(scene->settings.spec.queries) * scene->settings.spec.headDim);
 }
 
+// The paper order writes O = 0, m = −∞, ℓ = 0 for every row at step 0 and each block's O_i, m_i,
+// ℓ_i back after every key block: from step 1 on HBM holds every row of O (a running value until
+// the row is final) and of m and ℓ; the explainer's order keeps them on chip (no m, ℓ in HBM).
+void TestPresentStage::paperOrderKeepsRunningStateInHbm() {
+    const auto scene = sceneOf(QStringLiteral("paper-order"));
+    const ProblemSpec& spec = scene->settings.spec;
+    for (int s = 0; s < scene->stepCount(); ++s) {
+        const StageModel stage = makeStageModel(*makeFrame(scene, s));
+        const HbmMatrix& O = *inStage(stage, MatrixId::O);
+        QCOMPARE(area(O.held) + area(O.running), qint64(spec.queries) * spec.headDim);
+        for (const MatrixId id : {MatrixId::M, MatrixId::L}) {
+            const HbmMatrix* stat = inStage(stage, id);
+            QVERIFY(stat);
+            QCOMPARE(area(stat->running), qint64(spec.queries));
+            QCOMPARE(area(stat->runningWhileMoving), s == 0 ? 0 : qint64(spec.queries));
+        }
+        const StepKind kind = makeFrame(scene, s)->state.info.kind;
+        const bool movesState =
+            kind == StepKind::LoadRunningState || kind == StepKind::StoreRunningState;
+        const auto touches = [&](MatrixId id) {
+            return std::any_of(stage.highlights.begin(), stage.highlights.end(),
+                               [id](const Highlight& h) { return h.matrix == id; });
+        };
+        if (movesState) QVERIFY(touches(MatrixId::M) && touches(MatrixId::L));
+    }
+    const StageModel explainer = makeStageModel(*makeFrame(sceneOf(QStringLiteral("toy")), 5));
+    QVERIFY(!inStage(explainer, MatrixId::M));
+    QVERIFY(inStage(explainer, MatrixId::O)->running.empty());
+}
+
 void TestPresentStage::wrongRowsAreTheChecks() {
     VizSettings bug = findPreset(QStringLiteral("bug-bites"))->settings;
     const auto scene = buildScene(bug, nullptr);
@@ -318,9 +359,12 @@ void TestPresentStage::wrongRowsAreTheChecks() {
 void TestPresentStage::stageLayoutKeepsEveryPieceInItsPanel_data() {
     QTest::addColumn<QString>("preset");
     QTest::addColumn<QSize>("size");
-    for (const char* id : {"toy", "standard", "debug-copy", "long"}) {
+    for (const char* id : {"toy", "standard", "debug-copy", "long", "paper-order"}) {
         QTest::newRow(qPrintable(QStringLiteral("%1 860x420").arg(id)))
             << QString::fromLatin1(id) << QSize(860, 420);
+        // The view's minimum size: the matrices stay in their panel, off the bus's arrows.
+        QTest::newRow(qPrintable(QStringLiteral("%1 480x240").arg(id)))
+            << QString::fromLatin1(id) << QSize(480, 240);
         QTest::newRow(qPrintable(QStringLiteral("%1 1366x500").arg(id)))
             << QString::fromLatin1(id) << QSize(1366, 500);
     }

@@ -65,6 +65,7 @@ class TestPresentTile : public QObject {
     void tileValuesAreTheEngines();
     void correctionIsTheChangeOfMaximum();
     void gridsFollowTheSteps();
+    void headingNamesRealBlocks();
     void bugRunShowsWrongRowsFromTheFirstRescaleStep();
     void backendColumnOnlyWhenAskedForAndRecorded();
     void checkProgressFollowsTheSteps();
@@ -191,6 +192,20 @@ void TestPresentTile::gridsFollowTheSteps() {
 }
 
 // With the rescale switched off the table shows wrong values of m, ℓ, acc or O from
+// The heading names the blocks a step concerns in either loop order: never "block -1" or an
+// empty range ("keys 0–-1"), also at the paper order's first step (O, m, ℓ set up for all rows).
+void TestPresentTile::headingNamesRealBlocks() {
+    for (const LoopOrder order : {LoopOrder::QueryOuter, LoopOrder::KeyValueOuter}) {
+        VizSettings settings = toySettings();
+        settings.options.loopOrder = order;
+        const auto scene = sceneOf(settings);
+        for (int step = 0; step < scene->stepCount(); ++step) {
+            const TileModel model = tileModel(*makeFrame(scene, step), ViewOptions{});
+            QVERIFY2(!model.heading.contains(QStringLiteral("-1")), qPrintable(model.heading));
+        }
+    }
+}
+
 // Scene::firstRescaleStep on and not before; its rows are marked wrong as the check finds them,
 // and the check names that step, its tile and the wrong rows.
 void TestPresentTile::bugRunShowsWrongRowsFromTheFirstRescaleStep() {

@@ -1,5 +1,5 @@
 # The window's tests: controller, main window, lecture mode, command line.
-foreach(_test tst_controller tst_window tst_lecture tst_command_line)
+foreach(_test tst_controller tst_window tst_lecture tst_command_line tst_text_fits)
   flashviz_add_test(${_test} SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/${_test}.cpp LIBS flashviz_gui_shell)
 endforeach()
 # The worker jobs, the latest request of a tag winning (session/async_job.h).

@@ -249,6 +249,8 @@ class TstSteps : public QObject {
     void badStepExpressions();
     void namesAndDescriptions();
     void descriptionsFollowTheSwitches();
+    void descriptionsFollowTheAlgorithm();
+    void blocksAreNamedWithoutMinusOne();
 };
 
 void TstSteps::blockCounts() {
@@ -854,6 +856,45 @@ void TstSteps::descriptionsFollowTheSwitches() {
     QVERIFY(describe(StepKind::UpdateMax, noMax).find("m stays 0") != std::string::npos);
     QVERIFY(describe(StepKind::ComputeWeights, noMax).find("S_ij − m_new") == std::string::npos);
     QCOMPARE(describe(StepKind::LoadQuery, noRescale), describe(StepKind::LoadQuery, correct));
+}
+
+// Standard attention's score step computes the whole S for HBM (the next step writes it), not a
+// tile kept on chip: its sentence says so, and FlashAttention's keeps "on chip".
+void TstSteps::descriptionsFollowTheAlgorithm() {
+    const std::string standard = describe(StepKind::ComputeScores, {}, Algorithm::Standard);
+    QVERIFY2(standard.find("on chip") == std::string::npos, standard.c_str());
+    QVERIFY2(standard.find("HBM") != std::string::npos, standard.c_str());
+    const std::string flash = describe(StepKind::ComputeScores, {}, Algorithm::Flash);
+    QVERIFY2(flash.find("on chip") != std::string::npos, flash.c_str());
+    // Every step of standard attention that computes says nothing of a tile kept on chip.
+    const StepEngine engine(makeProblem(makeSpec(8, 8, 4, false, Precision::Double,
+                                                 InputPattern::Gaussian, 1)),
+                            Algorithm::Standard, makeOptions(4, 4, LoopOrder::QueryOuter));
+    for (int s = 0; s < engine.stepCount(); ++s) {
+        const std::string text = describe(engine.info(s).kind, {}, Algorithm::Standard);
+        QVERIFY2(text.find("tile") == std::string::npos, text.c_str());
+    }
+}
+
+// Every step of either loop order names its blocks in words, with no "block -1" and no empty
+// range ("keys 0–-1"): the paper order's first step concerns all query rows.
+void TstSteps::blocksAreNamedWithoutMinusOne() {
+    for (const LoopOrder order : {LoopOrder::QueryOuter, LoopOrder::KeyValueOuter}) {
+        const StepEngine engine(makeProblem(makeSpec(8, 8, 4, false, Precision::Double,
+                                                     InputPattern::Gaussian, 1)),
+                                Algorithm::Flash, makeOptions(4, 2, order));
+        for (int s = 0; s < engine.stepCount(); ++s) {
+            const std::string text = describeBlocks(engine.info(s), Algorithm::Flash);
+            QVERIFY2(!text.empty() && text.find("-1") == std::string::npos, text.c_str());
+        }
+        if (order == LoopOrder::KeyValueOuter)
+            QCOMPARE(describeBlocks(engine.info(0), Algorithm::Flash),
+                     std::string("all query rows 0–7"));
+        else
+            QCOMPARE(describeBlocks(engine.info(2), Algorithm::Flash),
+                     std::string("query block 0 (rows 0–3), key block 0 (keys 0–1)"));
+    }
+    QCOMPARE(describeBlocks(StepInfo{}, Algorithm::Standard), std::string("the whole matrices"));
 }
 
 QTEST_APPLESS_MAIN(TstSteps)

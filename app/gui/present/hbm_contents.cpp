@@ -18,6 +18,34 @@ std::vector<QRect> wholeOnceWritten(const HbmMatrix& m, int writeStep, int step,
     return {m.whole()};
 }
 
+// The rows of `all` not in `finished` (both sorted runs of rows).
+std::vector<Range> rowsOutside(const std::vector<Range>& finished, int all) {
+    std::vector<Range> out;
+    int at = 0;
+    for (const Range& r : finished) {
+        if (r.begin > at) out.push_back({at, r.begin});
+        at = std::max(at, r.end);
+    }
+    if (at < all) out.push_back({at, all});
+    return out;
+}
+
+// The paper order writes O = 0, m = −∞, ℓ = 0 for every row at step 0 and each block's back
+// after every key block: from then on every row is held, as a running value until it is final.
+void paperOrderRunning(HbmMatrix& m, const Scene& scene, const StepInfo& info) {
+    if (scene.settings.options.loopOrder != LoopOrder::KeyValueOuter || !scene.isFlash()) return;
+    const bool stats = m.id == MatrixId::M || m.id == MatrixId::L;
+    const auto running = [&](bool whileMoving) {
+        if (whileMoving && info.index == 0) return std::vector<QRect>{}; // being written
+        // m and ℓ are running values throughout; O only until its rows are final.
+        const std::vector<Range> final =
+            stats ? std::vector<Range>{} : finishedRowRuns(scene, info.index, whileMoving);
+        return rowParts(rowsOutside(final, m.rows), m.cols);
+    };
+    m.running = running(false);
+    m.runningWhileMoving = running(true);
+}
+
 } // namespace
 
 HbmMatrix hbmMatrix(const Scene& scene, const StepInfo& info, MatrixId id) {
@@ -37,6 +65,13 @@ HbmMatrix hbmMatrix(const Scene& scene, const StepInfo& info, MatrixId id) {
         m.cols = spec.headDim;
         m.held = rowParts(finishedRowRuns(scene, info.index), m.cols);
         m.heldWhileMoving = rowParts(finishedRowRuns(scene, info.index, true), m.cols);
+        paperOrderRunning(m, scene, info);
+        break;
+    case MatrixId::M:
+    case MatrixId::L:
+        m.rows = spec.queries;
+        m.cols = 1;
+        paperOrderRunning(m, scene, info);
         break;
     case MatrixId::S:
     case MatrixId::P: {
@@ -59,12 +94,21 @@ HbmMatrix hbmMatrix(const Scene& scene, const StepInfo& info, MatrixId id) {
 
 QColor matrixColour(const Theme& theme, MatrixId id) {
     switch (id) {
-    case MatrixId::Q: return theme.q;
-    case MatrixId::K: return theme.k;
-    case MatrixId::V: return theme.v;
-    case MatrixId::O: return theme.o;
-    case MatrixId::S: return theme.s;
-    case MatrixId::P: return theme.p;
+    case MatrixId::Q:
+        return theme.q;
+    case MatrixId::K:
+        return theme.k;
+    case MatrixId::V:
+        return theme.v;
+    case MatrixId::O:
+        return theme.o;
+    case MatrixId::S:
+        return theme.s;
+    case MatrixId::P:
+        return theme.p;
+    case MatrixId::M:
+    case MatrixId::L:
+        return theme.accent;
     }
     return theme.text;
 }
@@ -83,8 +127,12 @@ const QImage& hbmImage(const Scene& scene, MatrixId id) {
         return scene.scoresImage;
     case MatrixId::P:
         return scene.weightsImage;
+    case MatrixId::M:
+    case MatrixId::L:
+        break; // running values only: no image of final values
     }
-    return scene.qImage;
+    static const QImage none;
+    return none;
 }
 
 QRectF elementRect(const QRectF& r, int rows, int cols, const QRect& part) {

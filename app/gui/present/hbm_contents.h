@@ -15,7 +15,9 @@
 
 namespace flashviz::gui {
 
-enum class MatrixId { Q, K, V, O, S, P };
+// M and L: the paper order's running maximum m and sum ℓ of every query row, kept in HBM
+// between key blocks (one column each).
+enum class MatrixId { Q, K, V, O, S, P, M, L };
 
 struct HbmMatrix {
     MatrixId id = MatrixId::Q;
@@ -24,6 +26,10 @@ struct HbmMatrix {
     bool neverStored = false;
     std::vector<QRect> held;            // the parts in HBM once the step is done
     std::vector<QRect> heldWhileMoving; // the parts in HBM while the step's change animates
+    // The paper order writes O_i, m_i, ℓ_i back after every key block: the parts that hold such
+    // a running value (not yet final, drawn as written but not as the final image), once the
+    // step is done and while it animates.
+    std::vector<QRect> running, runningWhileMoving;
     // Standard attention's S and P at the step that writes them: they fill in row after row as
     // the step animates.
     bool fillsWhileMoving = false;

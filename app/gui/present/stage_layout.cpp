@@ -30,7 +30,12 @@ void layOutHbmMatrices(StageLayout& l, const StageModel& model, const Theme& the
     for (const StageMatrix& m : model.matrices)
         shapes.emplace_back(m.hbm.cols, m.hbm.rows);
     const QRectF area = l.hbmContent.adjusted(0, 2 * sc, 0, -(labelH + 2 * smallH + 4));
-    const std::vector<QRectF> rects = layoutSideBySide(shapes, area, 12 * sc, 44 * sc);
+    // The matrices stay inside the panel however narrow it is: in a small window, narrower than
+    // the 44 px a matrix likes (the S, P box ran over the bus's arrows).
+    const qreal count = qreal(std::max<std::size_t>(1, shapes.size()));
+    const qreal gap = std::min(12 * sc, area.width() * 0.04);
+    const qreal minSide = std::min(44 * sc, (area.width() - gap * (count - 1)) / count);
+    const std::vector<QRectF> rects = layoutSideBySide(shapes, area, gap, minSide);
     for (std::size_t i = 0; i < rects.size(); ++i) {
         const StageMatrix& m = model.matrices[i];
         const QRectF r = rects[i];
@@ -47,6 +52,10 @@ void layOutHbmMatrices(StageLayout& l, const StageModel& model, const Theme& the
         place.held = placeParts(r, m.image, m.hbm.rows, m.hbm.cols, m.hbm.held);
         place.heldWhileMoving =
             placeParts(r, m.image, m.hbm.rows, m.hbm.cols, m.hbm.heldWhileMoving);
+        for (const QRect& part : m.hbm.running)
+            place.running.push_back(elementRect(r, m.hbm.rows, m.hbm.cols, part));
+        for (const QRect& part : m.hbm.runningWhileMoving)
+            place.runningWhileMoving.push_back(elementRect(r, m.hbm.rows, m.hbm.cols, part));
         l.matrices.push_back(std::move(place));
     }
 }

@@ -3,6 +3,8 @@
 #include "style/format.h"
 #include "style/heatmap.h"
 
+#include "core/hardware.h"
+
 #include <QCoreApplication>
 
 #include <algorithm>
@@ -48,6 +50,11 @@ std::vector<StageMatrix> stageMatrices(const Scene& scene, const StepInfo& info)
                                                       : QStringLiteral("V")));
     if (scene.isFlash()) {
         out.push_back(stageMatrix(scene, info, MatrixId::O, QStringLiteral("O")));
+        // The paper order keeps every row's m and ℓ in HBM between key blocks.
+        if (scene.settings.options.loopOrder == LoopOrder::KeyValueOuter) {
+            out.push_back(stageMatrix(scene, info, MatrixId::M, QStringLiteral("m")));
+            out.push_back(stageMatrix(scene, info, MatrixId::L, QStringLiteral("ℓ")));
+        }
         out.push_back(
             stageMatrix(scene, info, MatrixId::S,
                         scene.settings.options.keepFullScores ? tr("S (debug copy)") : tr("S, P")));
@@ -71,8 +78,13 @@ std::vector<Highlight> flashHighlights(const Scene& scene, const StepInfo& info)
         (info.kind == StepKind::StoreOutput || info.kind == StepKind::LoadRunningState ||
          info.kind == StepKind::StoreRunningState))
         out.push_back({MatrixId::O, rowPart(info.rows, spec.headDim)});
+    if (info.queryBlock >= 0 &&
+        (info.kind == StepKind::LoadRunningState || info.kind == StepKind::StoreRunningState))
+        for (const MatrixId id : {MatrixId::M, MatrixId::L})
+            out.push_back({id, rowPart(info.rows, 1)});
     if (info.kind == StepKind::InitialiseOutput)
-        out.push_back({MatrixId::O, QRect(0, 0, spec.headDim, spec.queries)});
+        for (const MatrixId id : {MatrixId::O, MatrixId::M, MatrixId::L})
+            out.push_back({id, QRect(0, 0, id == MatrixId::O ? spec.headDim : 1, spec.queries)});
     if (scene.settings.options.keepFullScores && info.queryBlock >= 0 && info.keyBlock >= 0)
         out.push_back({MatrixId::S, QRect(info.cols.begin, info.rows.begin, info.cols.size(),
                                           info.rows.size())});
@@ -271,6 +283,12 @@ bool StageModel::arriving(ChipSlot slot) const {
     });
 }
 
+// "1.2 FLOP/B so far, ridge 12.6": FLOPs per HBM byte of the run up to here, against the GPU's.
+QString StageModel::intensityNote(double flops, double bytes) const {
+    if (bytes <= 0) return tr("no HBM bytes yet; ridge %1 FLOP/B").arg(ridge, 0, 'g', 3);
+    return tr("%1 FLOP/B so far, ridge %2").arg(flops / bytes, 0, 'g', 3).arg(ridge, 0, 'g', 3);
+}
+
 CounterReadout StageModel::counters(double progress) const {
     auto tick = [&](std::uint64_t a, std::uint64_t b) {
         return double(a) + (double(b) - double(a)) * progress;
@@ -293,10 +311,9 @@ CounterReadout StageModel::counters(double progress) const {
     out.time = {tr("time at %1 / %2").arg(formatRate(hbmBandwidth), formatFlopRate(flopRate)),
                 QStringLiteral("%1 / %2").arg(formatSeconds((read + written) / hbmBandwidth),
                                               formatSeconds(flops / flopRate)),
-                tr("moving bytes / fp32 arithmetic · run total %1 (standard %2)")
-                    .arg(formatBytes(double(totals.hbmBytes())),
-                         formatBytes(double(standardTotals.hbmBytes()))),
-                false};
+                // The run's arithmetic intensity so far against the ridge point: which of the two
+                // times bounds it (standard attention's totals are in the strip's tooltip).
+                intensityNote(flops, read + written), false};
     return out;
 }
 
@@ -334,6 +351,7 @@ StageModel makeStageModel(const Frame& frame) {
     m.standardTotals = scene.standardTotals;
     m.hbmBandwidth = hw.hbmBandwidthBytesPerSecond.value;
     m.flopRate = hw.fp32FlopsPerSecond.value;
+    m.ridge = ridgeFlopsPerByte(hw, Arithmetic::Fp32CudaCores);
     return m;
 }
 

@@ -96,6 +96,9 @@ struct StageModel {
     Counters before, now; // the engine's counters through the previous step and this one
     Counters totals, standardTotals;
     double hbmBandwidth = 0, flopRate = 0;
+    // FLOPs per HBM byte at which the fp32 CUDA cores and HBM keep pace (core's ridge point): a
+    // run below it waits on memory, above it on arithmetic.
+    double ridge = 0;
 
     const StageMatrix* matrix(MatrixId id) const;
     const ChipTile* tile(ChipSlot slot) const;
@@ -103,6 +106,7 @@ struct StageModel {
     bool arriving(ChipSlot slot) const;
     // At `progress` (0 when the step starts, 1 when its animation has finished).
     CounterReadout counters(double progress) const;
+    QString intensityNote(double flops, double bytes) const;
 };
 
 StageModel makeStageModel(const Frame& frame);
@@ -113,6 +117,7 @@ StageModel makeStageModel(const Frame& frame);
 struct MatrixPlace {
     QRectF rect, nameRect, shapeRect, bytesRect;
     std::vector<ImagePart> held, heldWhileMoving;
+    std::vector<QRectF> running, runningWhileMoving; // as HbmMatrix's
 };
 struct TilePlace {
     QRectF rect, labelRect;

@@ -43,6 +43,10 @@ const Matrix& latest(const Matrix& after, const Matrix& before) {
 QString headingOf(const Scene& scene, const StepInfo& info) {
     if (!scene.isFlash())
         return QObject::tr("Standard attention: whole n × n matrices, no running statistics");
+    if (info.queryBlock < 0 && info.keyBlock < 0) // the paper order's first step
+        return QObject::tr("All query rows %1–%2 · O, m and ℓ set up in HBM")
+            .arg(info.rows.begin)
+            .arg(info.rows.end - 1);
     if (info.queryBlock < 0)
         return QObject::tr("Key block %1 · keys %2–%3 on chip")
             .arg(info.keyBlock)
@@ -258,8 +262,8 @@ QStringList tableNotes(const TileModel& model, const Scene& scene, const ViewOpt
                       ? QObject::tr("green: the correct run at this same step (running max kept)")
                       : QObject::tr("green: the correct run at this same step (rescale applied)"));
     if (model.backendShown)
-        notes << QObject::tr("%1 column: what the %2 backend recorded after this tile's update; "
-                             "|Δ|: its largest difference from the CPU's m, ℓ and acc")
+        notes << QObject::tr("%1: recorded by %2 after the tile's update; |Δ|: largest "
+                             "difference from the CPU's m, ℓ, acc")
                      .arg(model.backendShortName, model.backendName);
     else if (options.showBackendValues && !scene.traceNote.isEmpty())
         notes << QObject::tr("no backend trace: %1").arg(scene.traceNote);
@@ -289,6 +293,7 @@ TileModel tileModel(const Frame& frame, const ViewOptions& options) {
     TileModel model;
     model.heading = headingOf(*frame.scene, frame.state.info);
     model.stepName = QString::fromLatin1(toString(frame.state.info.kind));
+    model.stepKind = frame.state.info.kind;
     grids(model, *frame.scene, frame.state);
     table(model, frame, options);
     return model;

@@ -81,6 +81,7 @@ struct TileTableColumn {
 struct TileModel {
     QString heading;  // which tile, rows and keys
     QString stepName; // the step's kind
+    StepKind stepKind = StepKind::LoadQuery;
     TileGrid scores, weights;
     int gridRows = 4; // rows the grids have, or will have once computed
 

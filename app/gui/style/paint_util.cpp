@@ -101,10 +101,22 @@ void drawFittedText(QPainter& p, const QRectF& box, int flags, const QString& te
                     qreal minPointSize) {
     qreal size = font.pointSizeF();
     if (flags & Qt::TextWordWrap) {
-        while (size > minPointSize &&
-               QFontMetricsF(font).boundingRect(box, flags, text).height() > box.height()) {
+        // Too tall, or a word wider than the box (Qt lets it run over the edge).
+        const auto tooTall = [&] {
+            const QRectF used = QFontMetricsF(font).boundingRect(box, flags, text);
+            return used.height() > box.height() || used.width() > box.width() + 0.5;
+        };
+        while (size > minPointSize && tooTall()) {
             size -= 0.5;
             font.setPointSizeF(size);
+        }
+        // Lines that cannot all fit even at the floor would be cut through ("never storec"):
+        // one line, elided, instead.
+        if (tooTall()) {
+            drawFittedText(p, box, flags & ~Qt::TextWordWrap,
+                           QString(text).replace(QLatin1Char('\n'), QLatin1Char(' ')), font,
+                           minPointSize);
+            return;
         }
         p.save();
         p.setFont(font);
@@ -161,6 +173,16 @@ std::vector<QRectF> layoutSideBySide(const std::vector<QSize>& shapes, const QRe
     return out;
 }
 
+void drawPlacedText(QPainter& p, const PlacedText& text) {
+    p.setPen(text.colour);
+    p.setFont(text.font);
+    p.drawText(text.rect, text.flags, text.text);
+}
+
+qreal textWidth(const PlacedText& text) {
+    return QFontMetricsF(text.font).horizontalAdvance(text.text);
+}
+
 QColor withAlpha(QColor c, int alpha) {
     c.setAlpha(std::clamp(alpha, 0, 255));
     return c;
@@ -169,14 +191,18 @@ QColor withAlpha(QColor c, int alpha) {
 std::vector<qreal> fitColumnWidths(const std::vector<qreal>& weights,
                                    const std::vector<qreal>& minimums, qreal total) {
     qreal weightSum = 0;
-    for (const qreal w : weights) weightSum += w;
+    for (const qreal w : weights)
+        weightSum += w;
     std::vector<qreal> widths;
-    for (const qreal w : weights) widths.push_back(weightSum > 0 ? total * w / weightSum : 0);
+    for (const qreal w : weights)
+        widths.push_back(weightSum > 0 ? total * w / weightSum : 0);
     qreal deficit = 0, room = 0;
     for (std::size_t c = 0; c < widths.size(); ++c) {
         const qreal need = c < minimums.size() ? minimums[c] : 0;
-        if (widths[c] < need) deficit += need - widths[c];
-        else room += widths[c] - need;
+        if (widths[c] < need)
+            deficit += need - widths[c];
+        else
+            room += widths[c] - need;
     }
     if (deficit <= 0 || deficit > room) return widths;
     for (std::size_t c = 0; c < widths.size(); ++c) {
@@ -209,6 +235,7 @@ TableHeader fitTableHeader(const QStringList& titles, const QStringList& compact
             if (sum <= total) {
                 header.font = font;
                 header.widths = fitColumnWidths(weights, needs, total);
+                header.fits = true;
                 return header;
             }
         }

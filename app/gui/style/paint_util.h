@@ -81,6 +81,20 @@ void drawFittedText(QPainter& p, const QRectF& box, int flags, const QString& te
 
 QColor withAlpha(QColor c, int alpha);
 
+// A text as a layout placed it: drawn at its font into its rectangle, never shrunk or elided
+// while painting, so that what the layout measured is what is seen (tst_text_fits checks the
+// views' placed texts against their rectangles and each other).
+struct PlacedText {
+    QRectF rect;
+    QString text;
+    QFont font;
+    int flags = Qt::AlignLeft | Qt::AlignVCenter;
+    QColor colour;
+};
+void drawPlacedText(QPainter& p, const PlacedText& text);
+// The width the text takes at its font.
+qreal textWidth(const PlacedText& text);
+
 // Places matrices of the given shapes (width = columns, height = rows) side by side in `area`,
 // to one scale, each at least `minSide` pixels wide and tall.
 std::vector<QRectF> layoutSideBySide(const std::vector<QSize>& shapes, const QRectF& area,
@@ -103,6 +117,7 @@ struct TableHeader {
     QFont font;
     QStringList titles;
     std::vector<qreal> widths;
+    bool fits = false; // every column has what its title and contents need
 };
 TableHeader fitTableHeader(const QStringList& titles, const QStringList& compact,
                            const std::vector<qreal>& weights, const std::vector<qreal>& contents,

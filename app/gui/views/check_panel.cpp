@@ -4,9 +4,11 @@
 #include "style/paint_util.h"
 
 #include <QFontMetricsF>
+#include <QHelpEvent>
 #include <QImage>
 #include <QPainter>
 #include <QPushButton>
+#include <QToolTip>
 
 #include <algorithm>
 #include <cmath>
@@ -151,6 +153,52 @@ void CheckPanel::layOutBars() {
                          std::max(1.0, bw - (bw > 4 ? 2 : 0)), h);
         m_layout.rowBars.push_back({bar, colour, column.current});
     }
+}
+
+bool CheckPanel::event(QEvent* event) {
+    if (event->type() != QEvent::ToolTip) return FrameView::event(event);
+    const auto* help = static_cast<QHelpEvent*>(event);
+    const QString text = toolTipAt(help->pos());
+    if (text.isEmpty())
+        QToolTip::hideText();
+    else
+        QToolTip::showText(help->globalPos(), text, this);
+    return true;
+}
+
+QString CheckPanel::toolTipAt(const QPointF& pos) const {
+    if (!m_model) return {};
+    const CheckModel& m = *m_model;
+    const QRectF& bars = m_layout.bars;
+    if (bars.contains(pos) && m.rows > 0 && m.rowMaxDiff.size() == m.rows) {
+        const int row =
+            std::clamp(int((pos.x() - bars.left()) / bars.width() * m.rows), 0, m.rows - 1);
+        const double diff = m.rowMaxDiff(row);
+        return tr("Row %1 of O: its largest |difference| from ordinary attention is %2 "
+                  "(tolerance %3, the dotted line; log scale 1e-17 … 1).\n%4 · %5")
+            .arg(row)
+            .arg(std::isfinite(diff) ? formatValue(diff, 2) : tr("inf/NaN"),
+                 formatValue(m.tolerance, 1),
+                 m.rowWrong[std::size_t(row)] ? tr("wrong: above the tolerance")
+                                              : tr("within the tolerance"),
+                 m.rowFinished[std::size_t(row)] ? tr("final at this step")
+                                                 : tr("not final yet at this step (pale)"));
+    }
+    if (!m_layout.frame.contains(pos)) return {};
+    const QString verdict =
+        m.passed ? tr("PASS: the largest |O − softmax(scale·QKᵀ)V| over the %1 rows is %2, "
+                      "within the tolerance %3, so this run's O equals ordinary attention's.")
+                       .arg(m.rows)
+                       .arg(formatValue(m.maxAbsDiff, 2), formatValue(m.tolerance, 1))
+                 : tr("FAIL: %1 of %2 rows of O differ from ordinary attention by more than the "
+                      "tolerance %3 (largest |difference| %4).")
+                       .arg(m.wrongRows.size())
+                       .arg(m.rows)
+                       .arg(formatValue(m.tolerance, 1), formatValue(m.maxAbsDiff, 2));
+    return verdict + QLatin1Char('\n') +
+           tr("The verdict is for the whole run; at this step %1 of %2 rows of O are final.")
+               .arg(m.finishedRows)
+               .arg(m.rows);
 }
 
 QString CheckPanel::errorLine() const {

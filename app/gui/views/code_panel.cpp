@@ -3,7 +3,9 @@
 #include "style/paint_util.h"
 
 #include <QFontMetricsF>
+#include <QHelpEvent>
 #include <QPainter>
+#include <QToolTip>
 
 #include <algorithm>
 
@@ -30,8 +32,7 @@ void CodePanel::layOut() {
     const qreal rowH = std::min((area.height() - titleH) / qreal(m_model.lines.size()), 30 * sc);
     const Fit& fit = fitted(rowH, area.width());
     m_layout.codeFont = m_theme.mono(fit.point);
-    m_layout.commentFont = m_theme.font(std::max(6.0, fit.point - 1.5));
-    m_layout.commentFont.setItalic(true);
+    m_layout.commentFont = commentFont(fit.point);
     for (std::size_t i = 0; i < m_model.lines.size(); ++i) {
         const CodeLine& line = m_model.lines[i];
         LineLayout where;
@@ -39,7 +40,9 @@ void CodePanel::layOut() {
         where.textX = where.row.left() + 6 * sc + fit.indentWidth * line.indent;
         const bool bold = int(i) == m_model.current;
         const qreal commentX = where.textX + (bold ? fit.boldWidths : fit.plainWidths)[i] + 14 * sc;
-        if (!line.comment.isEmpty() && commentX < where.row.right() - 30 * sc)
+        // A comment is shown whole or not at all ("# never leaves t…" says nothing); the line's
+        // tooltip has it either way.
+        if (!line.comment.isEmpty() && commentX + fit.commentWidths[i] <= where.row.right())
             where.commentX = commentX;
         m_layout.lines.push_back(where);
     }
@@ -47,10 +50,14 @@ void CodePanel::layOut() {
 
 // What the fit depends on: the lines' text and indents, the room and the theme's scale.
 QString CodePanel::fitKey(qreal rowH, qreal width) const {
-    QString key = QStringLiteral("%1|%2|%3|%4").arg(rowH).arg(width).arg(m_theme.scale).arg(
-                                                      m_theme.mono(10).family());
+    QString key = QStringLiteral("%1|%2|%3|%4")
+                      .arg(rowH)
+                      .arg(width)
+                      .arg(m_theme.scale)
+                      .arg(m_theme.mono(10).family());
     for (const CodeLine& line : m_model.lines)
-        key += QStringLiteral("|%1:").arg(line.indent) + line.text;
+        key += QStringLiteral("|%1%2:").arg(line.indent).arg(line.removed) + line.text +
+               QStringLiteral("#") + line.comment;
     return key;
 }
 
@@ -65,9 +72,18 @@ const CodePanel::Fit& CodePanel::fitted(qreal rowH, qreal width) {
     bold.setBold(true);
     const QFontMetricsF plainMetrics(plain), boldMetrics(bold);
     m_fit.indentWidth = plainMetrics.horizontalAdvance(QStringLiteral("    "));
+    const QFont comment = commentFont(m_fit.point);
+    QFont removedComment = comment;
+    removedComment.setBold(true);
+    const QFontMetricsF commentMetrics(comment), removedMetrics(removedComment);
     for (const CodeLine& line : m_model.lines) {
         m_fit.plainWidths.push_back(plainMetrics.horizontalAdvance(line.text));
         m_fit.boldWidths.push_back(boldMetrics.horizontalAdvance(line.text));
+        const QString text = QStringLiteral("# ") + line.comment;
+        m_fit.commentWidths.push_back(
+            line.comment.isEmpty()
+                ? 0
+                : (line.removed ? removedMetrics : commentMetrics).horizontalAdvance(text));
     }
     return m_fit;
 }
@@ -118,11 +134,50 @@ void CodePanel::drawLine(QPainter& p, const CodeLine& line, const LineLayout& wh
                Qt::AlignLeft | Qt::AlignVCenter, line.text);
     if (where.commentX < 0) return;
     p.setPen(line.removed ? m_theme.bad : m_theme.muted);
-    QFont commentFont = m_layout.commentFont;
-    commentFont.setBold(line.removed);
-    drawFittedText(p, QRectF(where.commentX, r.top(), r.right() - where.commentX, r.height()),
-                   Qt::AlignLeft | Qt::AlignVCenter, QStringLiteral("# ") + line.comment,
-                   commentFont, 5.5);
+    QFont comment = m_layout.commentFont;
+    comment.setBold(line.removed);
+    p.setFont(comment);
+    p.drawText(QRectF(where.commentX, r.top(), r.right() - where.commentX, r.height()),
+               Qt::AlignLeft | Qt::AlignVCenter, QStringLiteral("# ") + line.comment);
+}
+
+bool CodePanel::event(QEvent* event) {
+    if (event->type() != QEvent::ToolTip) return FrameView::event(event);
+    const auto* help = static_cast<QHelpEvent*>(event);
+    const QString text = toolTipAt(help->pos());
+    if (text.isEmpty())
+        QToolTip::hideText();
+    else
+        QToolTip::showText(help->globalPos(), text, this);
+    return true;
+}
+
+QString CodePanel::toolTipAt(const QPointF& pos) const {
+    for (std::size_t i = 0; i < m_layout.lines.size(); ++i) {
+        if (!m_layout.lines[i].row.contains(pos)) continue;
+        const CodeLine& line = m_model.lines[i];
+        QStringList parts{line.text.trimmed()};
+        if (!line.comment.isEmpty()) parts << QStringLiteral("# ") + line.comment;
+        if (line.removed) parts << tr("struck out: a switch in 'Break it' removes it");
+        QStringList kinds;
+        for (const StepKind kind : line.kinds)
+            kinds << QString::fromLatin1(toString(kind));
+        if (!kinds.isEmpty())
+            parts << tr("runs at the step%1 %2")
+                         .arg(kinds.size() > 1 ? "s" : "", kinds.join(QStringLiteral(", ")));
+        if (int(i) == m_model.current && m_frame)
+            parts << tr("step %1 (%2) runs it now")
+                         .arg(m_frame->state.info.index)
+                         .arg(QString::fromLatin1(toString(m_frame->state.info.kind)));
+        return parts.join(QLatin1Char('\n'));
+    }
+    return {};
+}
+
+QFont CodePanel::commentFont(qreal codePoint) const {
+    QFont font = m_theme.font(std::max(6.0, codePoint - 1.5));
+    font.setItalic(true);
+    return font;
 }
 
 } // namespace flashviz::gui

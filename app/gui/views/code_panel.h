@@ -19,8 +19,12 @@ class CodePanel : public FrameView {
     int currentLine() const { return m_model.current; }
     // The listing's font, fitted to the panel (the current line is drawn in its bold).
     QFont codeFont() const { return m_layout.codeFont; }
+    // The tooltip at a point: the line, its comment, the steps that run it and whether this step
+    // does (empty off the listing).
+    QString toolTipAt(const QPointF& pos) const;
 
   protected:
+    bool event(QEvent* event) override;
     void paintEvent(QPaintEvent* event) override;
     void frameChanged() override;
     void layOut() override;
@@ -42,10 +46,12 @@ class CodePanel : public FrameView {
         qreal point = 0;
         qreal indentWidth = 0;
         std::vector<qreal> plainWidths, boldWidths;
+        std::vector<qreal> commentWidths; // "# " and the comment, 0 for none
     };
     QString fitKey(qreal rowH, qreal width) const;
     const Fit& fitted(qreal rowH, qreal width);
     qreal fittingPointSize(qreal rowH, qreal width) const;
+    QFont commentFont(qreal codePoint) const; // the comments' type beside code of that size
     void drawLine(QPainter& p, const CodeLine& line, const LineLayout& where, bool current) const;
 
     CodeModel m_model;

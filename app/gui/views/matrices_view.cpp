@@ -72,6 +72,13 @@ void MatricesView::drawPanel(QPainter& p, const MatrixPanel& panel, const PanelP
     }
     for (const ImagePart& part : place.held)
         drawMatrixImage(p, part.target, panel.image, part.source);
+    // Written but not final (the paper order's O_i between key blocks): hatched, as on the stage.
+    const QColor colour = matrixColour(m_theme, panel.hbm.id);
+    for (const QRect& part : panel.hbm.running) {
+        const QRectF target = elementRect(r, panel.hbm.rows, panel.hbm.cols, part);
+        p.fillRect(target, withAlpha(colour, 45));
+        p.fillRect(target, QBrush(withAlpha(colour, 150), Qt::BDiagPattern));
+    }
     if (panel.values)
         drawValues(p, m_theme, r, *panel.values, panel.colouring, panel.valueScale, panel.hbm.held);
     if (panel.hbm.id == MatrixId::O) drawWrongRows(p);
@@ -93,10 +100,13 @@ void MatricesView::drawNeverStored(QPainter& p, const QRectF& r) const {
         p.setPen(QPen(m_theme.accent, 3 * m_theme.scale));
         p.drawRect(m_layout.scoreTile);
     }
+    // The words go in the half the current tile leaves free (it covered them in the lower half).
+    const bool tileBelow = m_model->scoreTile && m_layout.scoreTile.center().y() > r.center().y();
     p.setPen(m_theme.muted);
     drawFittedText(p, r.adjusted(6, 6, -6, -6),
-                   Qt::AlignHCenter | Qt::AlignBottom | Qt::TextWordWrap, tr("never stored"),
-                   m_theme.font(9.5, true));
+                   Qt::AlignHCenter | (tileBelow ? Qt::AlignTop : Qt::AlignBottom) |
+                       Qt::TextWordWrap,
+                   tr("never stored"), m_theme.font(9.5, true));
 }
 
 void MatricesView::drawWrongRows(QPainter& p) const {

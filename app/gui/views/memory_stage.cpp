@@ -1,11 +1,14 @@
 #include "views/memory_stage.h"
 
+#include "style/format.h"
 #include "style/paint_util.h"
 
 #include <QEasingCurve>
 #include <QFontMetricsF>
+#include <QHelpEvent>
 #include <QPainter>
 #include <QPainterPath>
+#include <QToolTip>
 
 #include <algorithm>
 #include <cmath>
@@ -45,6 +48,62 @@ QColor MemoryStageView::colourOf(ChipSlot slot) const {
         return m_theme.o;
     }
     return m_theme.text;
+}
+
+bool MemoryStageView::event(QEvent* event) {
+    if (event->type() != QEvent::ToolTip) return FrameView::event(event);
+    const auto* help = static_cast<QHelpEvent*>(event);
+    const QString text = toolTipAt(help->pos());
+    if (text.isEmpty())
+        QToolTip::hideText();
+    else
+        QToolTip::showText(help->globalPos(), text, this);
+    return true;
+}
+
+QString MemoryStageView::toolTipAt(const QPointF& pos) const {
+    if (!m_model) return {};
+    const StageModel& m = *m_model;
+    const QString traffic =
+        tr("Through this step: %1 read, %2 written (the whole run: %3 read, %4 written; "
+           "standard attention: %5 in all).")
+            .arg(formatBytes(double(m.now.hbmReadBytes)), formatBytes(double(m.now.hbmWriteBytes)),
+                 formatBytes(double(m.totals.hbmReadBytes)),
+                 formatBytes(double(m.totals.hbmWriteBytes)),
+                 formatBytes(double(m.standardTotals.hbmBytes())));
+    for (std::size_t i = 0; i < m.matrices.size() && i < m_layout.matrices.size(); ++i) {
+        if (!m_layout.matrices[i].rect.contains(pos)) continue;
+        const StageMatrix& matrix = m.matrices[i];
+        if (matrix.hbm.neverStored)
+            return tr("%1 (%2): never stored in HBM. Only the current tile exists, on chip; "
+                      "standard attention would write and read back %3 here.")
+                .arg(matrix.name, matrix.shape, formatBytes(2 * matrix.hbm.bytes()));
+        if (!matrix.hbm.running.empty())
+            return tr("%1 (%2, %3 in HBM): the paper order writes every row's running value back "
+                      "after each key block (hatched) and reads it again for the next; solid "
+                      "rows are final.")
+                .arg(matrix.name, matrix.shape, matrix.bytes);
+        return tr("%1 (%2, %3 in HBM): drawn where it is written so far.")
+            .arg(matrix.name, matrix.shape, matrix.bytes);
+    }
+    if (m_layout.hbmBox.contains(pos))
+        return tr("%1: %2.").arg(m.hbmTitle, m.hbmSubtitle) + QLatin1Char('\n') + traffic;
+    if (m_layout.chipBox.contains(pos))
+        return tr("%1: %2.").arg(m.chipTitle, m.chipSubtitle) + QLatin1Char('\n') + m.sram.text +
+               (m.sram.over ? tr(": the working set does not fit, the tile spills to HBM")
+                            : QString());
+    if (m_layout.counterStrip.contains(pos))
+        return traffic + QLatin1Char('\n') +
+               tr("Time: the bytes moved at %1 against the FLOPs at %2; the larger one bounds "
+                  "the step.")
+                   .arg(formatRate(m.hbmBandwidth), formatFlopRate(m.flopRate)) +
+               QLatin1Char('\n') +
+               tr("Arithmetic intensity: FLOPs per byte moved to or from HBM. Below the ridge "
+                  "point (%1 FLOP/B: the fp32 CUDA cores' rate over HBM's bandwidth) the run "
+                  "waits on memory; above it, on arithmetic. Tensor cores move the ridge far "
+                  "higher: the analysis' roofline shows both.")
+                   .arg(m.ridge, 0, 'g', 3);
+    return {};
 }
 
 void MemoryStageView::paintEvent(QPaintEvent*) {
@@ -87,6 +146,12 @@ void MemoryStageView::drawMatrix(QPainter& p, const StageMatrix& m, const Matrix
     p.drawRect(r);
     for (const ImagePart& part : moving ? place.heldWhileMoving : place.held)
         drawMatrixImage(p, part.target, m.image, part.source);
+    // Written but not final (the paper order's O_i, m_i, ℓ_i between key blocks): hatched.
+    const QColor colour = matrixColour(m_theme, m.hbm.id);
+    for (const QRectF& part : moving ? place.runningWhileMoving : place.running) {
+        p.fillRect(part, withAlpha(colour, 45));
+        p.fillRect(part, QBrush(withAlpha(colour, 150), Qt::BDiagPattern));
+    }
     if (moving && m.hbm.fillsWhileMoving)
         drawMatrixImage(p, QRectF(r.left(), r.top(), r.width(), r.height() * t), m.image,
                         QRectF(0, 0, m.image.width(), m.image.height() * t));
@@ -137,9 +202,12 @@ void MemoryStageView::drawTiles(QPainter& p, qreal t, bool moving) const {
         const ChipTile& tile = m_model->tiles[i];
         const TilePlace& place = m_layout.tiles[i];
         const QColor colour = colourOf(tile.slot);
-        p.setPen(tile.resident ? colour : m_theme.muted);
-        drawFittedText(p, place.labelRect, Qt::AlignLeft | Qt::AlignBottom, tile.name, slotFont);
         const bool arriving = moving && m_model->arriving(tile.slot);
+        // An arriving tile carries its name in flight: one name, not two run together ("K_jK j").
+        p.setPen(tile.resident ? colour : m_theme.muted);
+        if (!arriving)
+            drawFittedText(p, place.labelRect, Qt::AlignLeft | Qt::AlignBottom, tile.name,
+                           slotFont);
         if (tile.resident && !arriving && !tile.image.isNull()) {
             drawMatrixImage(p, place.rect, tile.image);
             p.setPen(QPen(colour, 1.5 * sc));
@@ -251,8 +319,10 @@ void MemoryStageView::drawTilesInFlight(QPainter& p, qreal t) const {
         p.setBrush(Qt::NoBrush);
         p.drawRect(r);
         p.setPen(m_theme.text);
-        const QRectF labelRect(r.left(), r.top() - labelH - 2, std::max(r.width(), 120 * sc),
-                               labelH);
+        // As wide as its text: a fixed 120 px ran into the neighbouring tile's label.
+        const QRectF labelRect(
+            r.left(), r.top() - labelH - 2,
+            std::max(r.width(), QFontMetricsF(font).horizontalAdvance(flight.label) + 2), labelH);
         drawFittedText(p, labelRect, Qt::AlignLeft | Qt::AlignBottom, flight.label, font);
     }
 }

@@ -17,8 +17,13 @@ class MemoryStageView : public FrameView {
     QSize sizeHint() const override { return {860, 420}; }
     // Small enough that the window fits a 1366 x 768 laptop screen (tst_window).
     QSize minimumSizeHint() const override { return {480, 240}; }
+    // The tooltip at a point: what a matrix in HBM, the HBM or SRAM panel or a counter means,
+    // with this run's numbers (empty elsewhere).
+    QString toolTipAt(const QPointF& pos) const;
+    const StageLayout& stageLayout() const { return m_layout; }
 
   protected:
+    bool event(QEvent* event) override;
     void paintEvent(QPaintEvent* event) override;
     void frameChanged() override;
     void layOut() override;

@@ -29,6 +29,11 @@ class TileDetailView : public FrameView {
     // The table's column titles as drawn at the current size: symbol and explanation lines, or
     // the symbols alone where those do not fit side by side.
     QStringList tableTitles() const { return m_layout.table.header.titles; }
+    // Every number and word of the grids and the table as laid out: each is drawn at its font
+    // into its rectangle (tst_text_fits measures them).
+    std::vector<PlacedText> placedTexts() const;
+    // Whether every grid computed at this step prints its values at the current size.
+    bool gridsShowValues() const;
 
   protected:
     void paintEvent(QPaintEvent* event) override;
@@ -40,17 +45,36 @@ class TileDetailView : public FrameView {
     // room left of and above them for the row and column labels.
     struct GridLayout {
         QRectF title, area, grid;
-        qreal left = 0, labelW = 0, labelH = 0, cell = 0;
+        qreal left = 0, labelW = 0, labelH = 0;
+        qreal cellW = 0, cellH = 0; // square where there is room; flatter in a short view
         bool values = false, labels = false; // values printed in the cells; row/column numbers
-        int digits = 2;
-        QFont valueFont;
+        std::vector<PlacedText> valueTexts;  // the cells' values, where printed
+    };
+    // A cell of the table: the value, the line under it, and the correct run's in green.
+    struct Cell {
+        QString now, was, correct;
+        bool changed = false, wrong = false;
+    };
+    // The table's number sizes (points, before the theme's scale) and values listed per row of
+    // acc and O, chosen so that every column's widest text fits.
+    struct TableFit {
+        qreal point = 8.5;
+        int valuesShown = 0;
+        TableHeader header;
     };
     struct TableLayout {
         QRectF rect;
         int shownRows = 0;
         qreal lineH = 0, smallH = 0, rowH = 0, headH = 0, noteH = 0;
+        bool wasLine = false, correctLine = false; // some listed cell has that line
+        bool linesBeside = false; // "was …" and "correct …" on the value's line
+        bool wasDropped = false;  // no room for "was …" at all
+        qreal point = 8.5;
+        int valuesShown = 0;
         TableHeader header;
-        std::vector<QRectF> columns; // the header's cells
+        std::vector<QRectF> columns;    // the header's cells
+        std::vector<QRectF> highlights; // the cells this step changed
+        std::vector<PlacedText> texts;  // every cell's lines
         QString note;
     };
     struct Layout {
@@ -58,18 +82,18 @@ class TileDetailView : public FrameView {
         GridLayout scores, weights;
         TableLayout table;
     };
-    // A cell of the table: the value, the line under it, and the correct run's in green.
-    struct Cell {
-        QString now, was, correct;
-        bool changed = false, wrong = false;
-    };
-
     void layOutTableRows(const QRectF& area, qreal headH, bool wide);
     QRectF layOutRegions(const QRectF& area, qreal headH, bool wide);
-    void layOutTableHeader();
+    void layOutTableCells();
     GridLayout valueGridLayout(const QRectF& box, const TileGrid& grid) const;
     GridLayout wholeMatrixLayout(const QRectF& box) const;
-    TableHeader fitHeader(qreal width) const;
+    TableFit fitTable(qreal width, bool compactTitles, bool linesBeside) const;
+    std::vector<qreal> columnContents(int valuesShown, qreal point, bool linesBeside) const;
+    qreal wasGap() const; // between a value and its "was" or "correct" beside it
+    TableHeader fitHeader(const std::vector<qreal>& contents, qreal width,
+                          bool compactTitles) const;
+    qreal gridNeed(qreal cell) const;
+    qreal smallestValueCell() const;
 
     void drawHeading(QPainter& p) const;
     void drawGrid(QPainter& p, const TileGrid& grid, const GridLayout& g) const;
@@ -79,10 +103,9 @@ class TileDetailView : public FrameView {
     void drawWholeMatrix(QPainter& p, const TileGrid& grid, const GridLayout& g,
                          const QColor& outline) const;
     void drawTableHeader(QPainter& p) const;
-    void drawTableRow(QPainter& p, int index) const;
-    void drawCell(QPainter& p, const QRectF& column, qreal y, const Cell& cell) const;
+    void drawTableRows(QPainter& p) const;
     void drawTableNote(QPainter& p) const;
-    Cell cellOf(TileColumn column, const TileRow& row) const;
+    Cell cellOf(TileColumn column, const TileRow& row, int valuesShown) const;
 
     std::optional<TileModel> m_model;
     Layout m_layout;
