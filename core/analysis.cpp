@@ -4,7 +4,9 @@
 #include "core/check.h"
 #include "core/flash.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace flashviz {
 
@@ -153,6 +155,142 @@ OverflowDemo overflowDemo(const Vector& scores) {
     demo.safeWeights = safeSoftmax(scores);
     demo.nonFiniteNaive = int((!demo.naiveWeights.array().isFinite()).count());
     return demo;
+}
+
+double KernelWork::intensity(Arithmetic arithmetic) const {
+    return double(flops) / (double(valuesMoved) * valueBytes(arithmetic));
+}
+
+std::vector<KernelWork> standardKernels(int n, int headDim) {
+    const std::uint64_t N = n, d = headDim, scores = N * N;
+    return {{"QKᵀ", 2 * N * N * d, 2 * N * d + scores},            // Q, K in; S out
+            {"softmax", kSoftmaxOpsPerScore * scores, 2 * scores}, // S in, P out
+            {"PV", 2 * N * N * d, scores + 2 * N * d}};            // P, V in; O out
+}
+
+KernelWork flashKernel(int n, int headDim, const FlashOptions& options) {
+    const Counters c = flashCounts(n, n, headDim, false, options);
+    return {"flash", c.flops + kSoftmaxOpsPerScore * std::uint64_t(n) * std::uint64_t(n),
+            c.hbmBytes() / kBytesPerElement};
+}
+
+namespace {
+
+RooflinePoint onRoofline(const KernelWork& work, const Roofline& roof) {
+    RooflinePoint p;
+    p.work = work;
+    p.intensity = work.intensity(roof.arithmetic);
+    p.attainableFlopsPerSecond =
+        std::min(roof.peakFlopsPerSecond, p.intensity * roof.bandwidthBytesPerSecond);
+    p.seconds = double(work.flops) / p.attainableFlopsPerSecond;
+    p.memoryBound = p.intensity < roof.ridgeFlopsPerByte;
+    return p;
+}
+
+std::string printf1(const char* fmt, double value) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, fmt, value);
+    return buffer;
+}
+
+// FLOPs per byte with three significant digits: 0.625, 12.5, 201, 1536.
+std::string perByte(double value) {
+    return printf1(value < 1000 ? "%.3g" : "%.0f", value);
+}
+
+// "QKᵀ and PV do 31.5 FLOPs per fp32 byte, softmax 0.625": the kernels, those of equal
+// intensity named together.
+std::string intensities(const Roofline& roof) {
+    std::vector<std::pair<std::string, std::string>> groups; // intensity, names
+    for (const RooflinePoint& p : roof.standard) {
+        const std::string at = perByte(p.intensity);
+        auto same = std::find_if(groups.begin(), groups.end(),
+                                 [&](const auto& g) { return g.first == at; });
+        if (same == groups.end())
+            groups.push_back({at, p.work.name});
+        else
+            same->second += " and " + p.work.name;
+    }
+    std::string text;
+    for (std::size_t i = 0; i < groups.size(); ++i)
+        text += i == 0 ? groups[i].second + " do " + groups[i].first + " FLOPs per " +
+                             (valueBytes(roof.arithmetic) == 4 ? "fp32" : "fp16") + " byte"
+                       : ", " + groups[i].second + " " + groups[i].first;
+    return text;
+}
+
+// "only softmax waits on memory (28% of the time)", "every kernel waits", "no kernel waits".
+std::string waiting(const Roofline& roof) {
+    std::vector<std::string> bound;
+    for (const RooflinePoint& p : roof.standard)
+        if (p.memoryBound) bound.push_back(p.work.name);
+    if (bound.empty()) return "no kernel waits on memory";
+    if (bound.size() == roof.standard.size()) return "every kernel waits on memory";
+    std::string names = bound.front();
+    for (std::size_t i = 1; i < bound.size(); ++i)
+        names += " and " + bound[i];
+    return "only " + names + (bound.size() > 1 ? " wait" : " waits") + " on memory (" +
+           printf1("%.0f", 100 * roof.standardMemoryBoundShare()) + "% of the time)";
+}
+
+} // namespace
+
+double Roofline::standardSeconds() const {
+    double seconds = 0;
+    for (const RooflinePoint& p : standard)
+        seconds += p.seconds;
+    return seconds;
+}
+
+double Roofline::standardMemoryBoundShare() const {
+    double bound = 0;
+    for (const RooflinePoint& p : standard)
+        if (p.memoryBound) bound += p.seconds;
+    return bound / standardSeconds();
+}
+
+Roofline roofline(const HardwareProfile& hardware, Arithmetic arithmetic, int n, int headDim,
+                  const FlashOptions& options) {
+    Roofline roof;
+    roof.arithmetic = arithmetic;
+    roof.n = n;
+    roof.headDim = headDim;
+    roof.peakFlopsPerSecond = peakFlopsPerSecond(hardware, arithmetic);
+    roof.bandwidthBytesPerSecond = hardware.hbmBandwidthBytesPerSecond.value;
+    roof.ridgeFlopsPerByte = ridgeFlopsPerByte(hardware, arithmetic);
+    for (const KernelWork& work : standardKernels(n, headDim))
+        roof.standard.push_back(onRoofline(work, roof));
+    roof.flash = onRoofline(flashKernel(n, headDim, options), roof);
+    return roof;
+}
+
+std::vector<Roofline> rooflines(const HardwareProfile& hardware, int n, int headDim,
+                                const FlashOptions& options) {
+    std::vector<Roofline> roofs;
+    for (Arithmetic arithmetic : kArithmetics)
+        if (peakFlopsPerSecond(hardware, arithmetic) > 0)
+            roofs.push_back(roofline(hardware, arithmetic, n, headDim, options));
+    return roofs;
+}
+
+std::string memoryBoundVerdict(const HardwareProfile& hardware, int n, int headDim,
+                               const FlashOptions& options) {
+    const std::vector<Roofline> roofs = rooflines(hardware, n, headDim, options);
+    if (roofs.empty()) return {};
+    // Why: a kernel waits on memory when its bytes bring fewer FLOPs than the cores can do in
+    // the time those bytes take to arrive, the ridge point.
+    std::string text = intensities(roofs.front()) + ".";
+    for (std::size_t i = 0; i < roofs.size(); ++i) {
+        const Roofline& roof = roofs[i];
+        const bool fewerBytes = valueBytes(roof.arithmetic) < valueBytes(roofs.front().arithmetic);
+        text += (i == 0 ? " " : "; ") + arithmeticName(roof.arithmetic) + " do " +
+                perByte(roof.ridgeFlopsPerByte) +
+                (i == 0 ? " FLOPs in the time a byte arrives" : "") +
+                (fewerBytes ? " on " + printf1("%.0f", valueBytes(roof.arithmetic)) + "-byte values"
+                            : std::string()) +
+                ", so " + waiting(roof);
+    }
+    return text + ".";
 }
 
 } // namespace flashviz

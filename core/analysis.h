@@ -2,6 +2,8 @@
 // The explainer script's nine demonstrations as data. The CLI prints them as tables, the GUI
 // draws them as charts, and the tests hold them to the script's figures: one computation each.
 #include "core/counters.h"
+#include "core/hardware.h"
+#include "core/options.h"
 #include "core/problem.h"
 
 #include <string>
@@ -59,6 +61,10 @@ struct BlockSweep {
 };
 BlockSweep blockSizeSweep(int n, int headDim, const std::vector<int>& blocks,
                           std::uint64_t sramBudgetBytes);
+// The explainer script's budget for demo 4: of an A100 SM's 164 KB, what "a kernel can typically
+// use" (96 KB). FlashViz judges tiles against the whole SM (the default GPU's shared memory per
+// SM, as the window draws it); demo 4 prints both, so the script's figures stay reproducible.
+inline constexpr std::uint64_t kScriptSramBudgetBytes = 96 * 1024;
 
 // 5. The backward pass: recompute instead of store.
 struct BackwardRow {
@@ -104,5 +110,54 @@ struct OverflowDemo {
 };
 OverflowDemo overflowDemo(const Vector& scores);
 Vector scriptOverflowScores(); // 800, 810, 805, 790
+
+// 10. The roofline: how many FLOPs each kernel does per byte it moves to and from HBM, against
+// the ridge point of the GPU's arithmetic. The counting model counts matmul FLOPs only, which
+// gives softmax none; here its elementwise work is counted too, in both algorithms alike.
+inline constexpr std::uint64_t kSoftmaxOpsPerScore = 5; // max, subtract, exp, sum, scale by 1/l
+
+struct KernelWork {
+    std::string name;
+    std::uint64_t flops = 0;       // matmul FLOPs plus softmax's elementwise operations
+    std::uint64_t valuesMoved = 0; // values read from and written to HBM
+    // FLOPs per HBM byte when each value is valueBytes(arithmetic) wide.
+    double intensity(Arithmetic arithmetic) const;
+};
+// Standard attention's three kernels, S = QKᵀ, P = softmax(S), O = PV: their values moved sum to
+// standardCounts()'s traffic and their matmul FLOPs to its FLOPs.
+std::vector<KernelWork> standardKernels(int n, int headDim);
+KernelWork flashKernel(int n, int headDim, const FlashOptions& options);
+
+struct RooflinePoint {
+    KernelWork work;
+    double intensity = 0;                // FLOPs per byte
+    double attainableFlopsPerSecond = 0; // min(peak, intensity x bandwidth)
+    double seconds = 0;                  // the kernel's work at that rate
+    bool memoryBound = false;            // intensity below the ridge point
+};
+struct Roofline {
+    Arithmetic arithmetic = Arithmetic::Fp32CudaCores;
+    int n = 0, headDim = 0;
+    double peakFlopsPerSecond = 0;
+    double bandwidthBytesPerSecond = 0;
+    double ridgeFlopsPerByte = 0;
+    std::vector<RooflinePoint> standard; // QKᵀ, softmax, PV
+    RooflinePoint flash;
+    double standardSeconds() const;
+    double standardMemoryBoundShare() const; // of standard's time, spent in memory-bound kernels
+};
+Roofline roofline(const HardwareProfile& hardware, Arithmetic arithmetic, int n, int headDim,
+                  const FlashOptions& options);
+// One roofline per arithmetic the profile has a FLOP rate for, in kArithmetics' order.
+std::vector<Roofline> rooflines(const HardwareProfile& hardware, int n, int headDim,
+                                const FlashOptions& options);
+
+// When and why standard attention is memory-bound on that GPU, for each arithmetic, read from the
+// rooflines at n and d: "QKᵀ and PV do 28.4 FLOPs per fp32 byte, softmax 0.625. fp32 CUDA cores
+// do 12.5 FLOPs in the time a byte arrives, so only softmax waits on memory (28% of the time);
+// fp16/bf16 tensor cores do 201 on 2-byte values, so every kernel waits on memory." The
+// sentences the CLI's demo 1, the analysis and the lecture show.
+std::string memoryBoundVerdict(const HardwareProfile& hardware, int n, int headDim,
+                               const FlashOptions& options);
 
 } // namespace flashviz

@@ -7,7 +7,6 @@ namespace flashviz {
 namespace {
 
 constexpr double KB = 1024.0;
-constexpr double GB = 1e9;
 constexpr double TB = 1e12;
 constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
 
@@ -46,7 +45,8 @@ std::vector<HardwareProfile> makeProfiles() {
          "NVIDIA H200 141 GB (SXM)",
          {132, "measured: PyTorch reports 132 multiprocessors (2026-10-28)"},
          {228 * KB, kHopperArch},
-         {141 * GB, "NVIDIA H200 datasheet"},
+         {141 * GiB, "NVIDIA H200 datasheet's 141 GB, a binary figure as the A100's 40 GB is; CUDA "
+                     "reports 139.8 GiB on our H200 (kernels/bench/latest/fp32-causal.log)"},
          {4.8 * TB, "NVIDIA H200 datasheet; a device-to-device copy measured 4.2-4.3 TB/s"},
          {132 * 128 * 1.98e9, std::string(kSramDerived) + " (1.98 GHz, measured under load)"},
          {67 * TB, "NVIDIA H200 datasheet (same chip as H100); fp32 matmul measured 50.7 TFLOP/s"},
@@ -55,6 +55,23 @@ std::vector<HardwareProfile> makeProfiles() {
 }
 
 } // namespace
+
+std::string arithmeticName(Arithmetic arithmetic) {
+    return arithmetic == Arithmetic::Fp32CudaCores ? "fp32 CUDA cores" : "fp16/bf16 tensor cores";
+}
+
+double valueBytes(Arithmetic arithmetic) {
+    return arithmetic == Arithmetic::Fp32CudaCores ? 4.0 : 2.0;
+}
+
+double peakFlopsPerSecond(const HardwareProfile& hardware, Arithmetic arithmetic) {
+    return arithmetic == Arithmetic::Fp32CudaCores ? hardware.fp32FlopsPerSecond.value
+                                                   : hardware.fp16TensorFlopsPerSecond.value;
+}
+
+double ridgeFlopsPerByte(const HardwareProfile& hardware, Arithmetic arithmetic) {
+    return peakFlopsPerSecond(hardware, arithmetic) / hardware.hbmBandwidthBytesPerSecond.value;
+}
 
 const std::vector<HardwareProfile>& hardwareProfiles() {
     static const std::vector<HardwareProfile> profiles = makeProfiles();

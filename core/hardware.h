@@ -23,6 +23,18 @@ struct HardwareProfile {
     double totalSramBytes() const { return smCount.value * sharedMemoryPerSmBytes.value; }
 };
 
+// Which units do the multiplications: each has its own peak rate, and so its own ridge point.
+enum class Arithmetic { Fp32CudaCores, Fp16TensorCores };
+inline constexpr Arithmetic kArithmetics[] = {Arithmetic::Fp32CudaCores,
+                                              Arithmetic::Fp16TensorCores};
+std::string arithmeticName(Arithmetic arithmetic); // "fp32 CUDA cores", "fp16/bf16 tensor cores"
+// Bytes of one value moved to and from HBM in that arithmetic: fp32 4, fp16 and bf16 2.
+double valueBytes(Arithmetic arithmetic);
+double peakFlopsPerSecond(const HardwareProfile& hardware, Arithmetic arithmetic);
+// The roofline's ridge point in FLOPs per HBM byte: a kernel doing fewer FLOPs per byte than this
+// waits on memory (memory-bound); one doing more waits on arithmetic (compute-bound).
+double ridgeFlopsPerByte(const HardwareProfile& hardware, Arithmetic arithmetic);
+
 const std::vector<HardwareProfile>& hardwareProfiles();
 // Throws EngineError(InvalidArgument) naming the known ids.
 const HardwareProfile& findHardwareProfile(const std::string& id);

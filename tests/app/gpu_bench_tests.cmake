@@ -1,7 +1,7 @@
 # The GPU benchmark page: without a GPU it says why and keeps Run off; saved results are drawn
 # as they were measured; malformed files and refused requests give messages, not crashes. Set
-# FLASHVIZ_GPUBENCH_SHOT=<file.png> to also render the page with the H200 results kept in
-# kernels/bench/latest/gpu-benchmark-h200.json.
+# FLASHVIZ_GPUBENCH_SHOT=<file.png> (and FLASHVIZ_GPUBENCH_SHOT_SIZE=WxH) to also render the page
+# as it opens without results of the user's own: the H200 run it ships.
 find_package(nlohmann_json 3 REQUIRED)
 flashviz_add_test(tst_gpu_bench_view
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/tst_gpu_bench_view.cpp

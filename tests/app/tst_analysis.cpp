@@ -4,6 +4,7 @@
 #include "pages/analysis/analysis_charts.h"
 #include "pages/analysis/analysis_data.h"
 #include "pages/analysis/analysis_view.h"
+#include "style/format.h"
 
 #include "core/analysis.h"
 #include "core/hardware.h"
@@ -104,7 +105,12 @@ class TestAnalysis : public QObject {
 
   private slots:
     void initTestCase();
-    void nineChartsWithTitles();
+    void everyChartHasATitle();
+    void memoryBoundCaptionFollowsTheRidge();
+    void trafficTitlesFollowTheData_data();
+    void trafficTitlesFollowTheData();
+    void rooflineChartShowsEngineNumbers();
+    void otherTitlesFollowTheData();
     void memoryBoundChartShowsEngineNumbers();
     void onlineSoftmaxChartShowsEngineNumbers();
     void tiledChartShowsEngineNumbers();
@@ -155,9 +161,9 @@ void TestAnalysis::cleanupTestCase() {
     delete m_view;
 }
 
-void TestAnalysis::nineChartsWithTitles() {
-    QCOMPARE(m_view->chartTitles().size(), 9);
-    for (int i = 0; i < 9; ++i) {
+void TestAnalysis::everyChartHasATitle() {
+    QCOMPARE(m_view->chartTitles().size(), int(AnalysisChartCount));
+    for (int i = 0; i < AnalysisChartCount; ++i) {
         QChart* chart = m_view->chart(i);
         QVERIFY(chart);
         for (int panel = 1; panel < m_view->panelCount(i); ++panel) {
@@ -174,7 +180,170 @@ void TestAnalysis::nineChartsWithTitles() {
         for (QAbstractAxis* axis : axes)
             QVERIFY2(!axis->titleText().isEmpty(), qPrintable(chart->title()));
     }
-    QVERIFY(m_view->chart(9) == nullptr);
+    QVERIFY(m_view->chart(AnalysisChartCount) == nullptr);
+}
+
+// Issue #14: the caption said fp32 cores wait on memory while the plotted 0.063 B/FLOP sat below
+// the A100's 0.080; it now says, per arithmetic, which kernels wait, as the rooflines find.
+void TestAnalysis::memoryBoundCaptionFollowsTheRidge() {
+    const QString caption = m_view->caption(MemoryBoundChart);
+    const AnalysisPlan plan;
+    const HardwareProfile& hw = m_settings.hardware;
+    const FlashOptions& tiles = m_settings.options;
+    const Roofline fp32 =
+        roofline(hw, Arithmetic::Fp32CudaCores, plan.memoryBoundNs.back(), 64, tiles);
+    const Roofline tensor =
+        roofline(hw, Arithmetic::Fp16TensorCores, plan.memoryBoundNs.back(), 64, tiles);
+    QVERIFY(!fp32.standard[0].memoryBound && fp32.standard[1].memoryBound);
+    QVERIFY2(caption.contains(QStringLiteral("fp32 CUDA cores are fed %1 B/FLOP (enough on average "
+                                             "for the 0.063 needed), but softmax waits on memory, "
+                                             "%2% of the time.")
+                                  .arg(QString::number(1 / fp32.ridgeFlopsPerByte, 'g', 3))
+                                  .arg(std::round(100 * fp32.standardMemoryBoundShare()))),
+             qPrintable(caption));
+    for (const RooflinePoint& p : tensor.standard)
+        QVERIFY(p.memoryBound);
+    QVERIFY2(caption.contains(QStringLiteral("fp16/bf16 tensor cores are fed %1 B/FLOP, less than "
+                                             "the 0.0315 needed: every kernel waits on memory.")
+                                  .arg(QString::number(1 / tensor.ridgeFlopsPerByte, 'g', 3))),
+             qPrintable(caption));
+    // The fp16 line moves half the bytes of the fp32 one.
+    QXYSeries* fp16 =
+        xy(m_view->chart(MemoryBoundChart), QStringLiteral("standard-bytes-per-flop-fp16"));
+    QVERIFY(fp16);
+    const auto rows = memoryBoundTable(64, plan.memoryBoundNs);
+    for (int i = 0; i < fp16->count(); ++i)
+        COMPARE_NEAR(fp16->at(i).y(), rows[i].bytesPerFlop / 2);
+}
+
+// Issue #14: with 4 x 4 tiles (the "Long sequence, standard attention" preset, d = 64) flash
+// moves more bytes than standard, yet charts 3 and 7 were titled "…less traffic".
+void TestAnalysis::trafficTitlesFollowTheData_data() {
+    QTest::addColumn<int>("block");
+    QTest::addColumn<QString>("words");
+    QTest::newRow("4 x 4 tiles") << 4 << "more traffic";
+    QTest::newRow("64 x 64 tiles") << 64 << "less traffic";
+}
+
+void TestAnalysis::trafficTitlesFollowTheData() {
+    QFETCH(int, block);
+    QFETCH(QString, words);
+    AnalysisInputs inputs{m_settings.spec, m_settings.options, m_settings.hardware};
+    inputs.options.blockRows = inputs.options.blockCols = block;
+    AnalysisPlan plan;
+    plan.tiledNs = {128, 256, 512};
+    plan.flopsNs = {512, 1024};
+    plan.exactnessHalfWidths = {4, 8};
+    const AnalysisOutcome outcome = computeAnalysis(inputs, {}, plan);
+    QVERIFY(outcome.results);
+    const AnalysisResults& r = *outcome.results;
+    // The words follow the data: flash's traffic against standard's at every n.
+    for (const TiledRow& row : r.tiled)
+        QCOMPARE(row.flash.hbmBytes() > row.standard.hbmBytes(), words.startsWith("more"));
+    for (const FlopsRow& row : r.flops)
+        QCOMPARE(row.flash.hbmBytes() > row.standard.hbmBytes(), words.startsWith("more"));
+    ChartPage tiled = buildAnalysisChart(r, TiledChart);
+    ChartPage flops = buildAnalysisChart(r, FlopsChart);
+    const auto cleanup = qScopeGuard([&] {
+        for (QChart* c : {tiled.chart, tiled.second, flops.chart, flops.second})
+            delete c;
+    });
+    QVERIFY2(tiled.chart->title().contains(words), qPrintable(tiled.chart->title()));
+    QVERIFY2(tiled.caption.contains(QStringLiteral("Flash moves ") + words),
+             qPrintable(tiled.caption));
+    QVERIFY2(flops.second->title().contains(QStringLiteral("…") + words),
+             qPrintable(flops.second->title()));
+    QCOMPARE(flops.caption.contains(QStringLiteral("only the traffic falls")),
+             words.startsWith("less"));
+    if (words.startsWith("more")) {
+        // How many times the bytes, from the rows: standard ÷ flash inverted.
+        double most = 0;
+        for (const FlopsRow& row : r.flops)
+            most = std::max(most, 1 / row.trafficCut);
+        QVERIFY2(flops.caption.contains(QStringLiteral("–%1× the bytes of standard attention")
+                                            .arg(QString::number(most, 'f', 1))),
+                 qPrintable(flops.caption));
+    }
+}
+
+// Issue #14: every title's claim is read from its data. A budget no tile fits, tiles as large as
+// S (the debug copy then adds no peak), and the backward pass's factors.
+void TestAnalysis::otherTitlesFollowTheData() {
+    AnalysisInputs inputs{m_settings.spec, m_settings.options, m_settings.hardware};
+    inputs.options.blockRows = inputs.options.blockCols = 1024;
+    inputs.hardware.sharedMemoryPerSmBytes.value = 1024; // smaller than any tile of the sweep
+    AnalysisPlan plan;
+    plan.tiledNs = {128, 256};
+    plan.flopsNs = {512, 1024};
+    plan.exactnessHalfWidths = {4, 8};
+    const AnalysisOutcome outcome = computeAnalysis(inputs, {}, plan);
+    QVERIFY(outcome.results);
+    const AnalysisResults& r = *outcome.results;
+    std::vector<ChartPage> pages;
+    for (int chart : {BlockSizeChart, BackwardChart, DebugCopyChart})
+        pages.push_back(buildAnalysisChart(r, chart));
+    const auto cleanup = qScopeGuard([&] {
+        for (const ChartPage& page : pages) {
+            delete page.chart;
+            delete page.second;
+        }
+    });
+    for (const BlockRow& row : r.sweep.rows)
+        QVERIFY(!row.fits);
+    QVERIFY2(pages[0].chart->title().contains(QStringLiteral("no tile fits the SRAM")),
+             qPrintable(pages[0].chart->title()));
+    const BackwardRow& first = r.backward.front();
+    const BackwardRow& last = r.backward.back();
+    const auto kept = [](const BackwardRow& row) {
+        const double ratio =
+            double(row.costs.standard.storedElements) / double(row.costs.flash.storedElements);
+        return QString::number(ratio, 'f', ratio >= 10 ? 0 : 1);
+    };
+    QVERIFY2(pages[1].second->title().contains(
+                 QStringLiteral("…to keep %1–%2× less memory").arg(kept(first), kept(last))),
+             qPrintable(pages[1].second->title()));
+    QVERIFY2(pages[1].chart->title().contains(
+                 QStringLiteral("Pay %1% more FLOPs")
+                     .arg(QString::number(100 * last.extraFlopsFraction, 'f', 0))),
+             qPrintable(pages[1].chart->title()));
+    QCOMPARE(QString::number(r.debugCopy.peakRatio, 'f', 0), QStringLiteral("1"));
+    QVERIFY2(!pages[2].chart->title().contains(QStringLiteral("undoes")),
+             qPrintable(pages[2].chart->title()));
+    QVERIFY2(pages[2].caption.contains(QStringLiteral("adds no peak memory")),
+             qPrintable(pages[2].caption));
+}
+
+// The roofline: both roofs, each kernel's point where core/analysis.h puts it, and the
+// caption is the engine's verdict.
+void TestAnalysis::rooflineChartShowsEngineNumbers() {
+    QChart* chart = m_view->chart(RooflineChart);
+    const AnalysisPlan plan;
+    const HardwareProfile& hw = m_settings.hardware;
+    for (Arithmetic a : kArithmetics) {
+        const bool fp32 = a == Arithmetic::Fp32CudaCores;
+        const Roofline roof = roofline(hw, a, plan.rooflineN, 64, m_settings.options);
+        QXYSeries* top =
+            xy(chart, fp32 ? QStringLiteral("roof-fp32") : QStringLiteral("roof-tensor"));
+        QVERIFY(top);
+        COMPARE_NEAR(top->at(1).x(), roof.ridgeFlopsPerByte);
+        COMPARE_NEAR(top->at(1).y(), peakFlopsPerSecond(hw, a) / 1e12);
+        COMPARE_NEAR(top->at(0).y(), top->at(0).x() * hw.hbmBandwidthBytesPerSecond.value / 1e12);
+        QXYSeries* standard = xy(chart, fp32 ? QStringLiteral("standard-kernels-fp32")
+                                             : QStringLiteral("standard-kernels-tensor"));
+        QXYSeries* flash = xy(chart, fp32 ? QStringLiteral("flash-kernel-fp32")
+                                          : QStringLiteral("flash-kernel-tensor"));
+        QVERIFY(standard && flash);
+        QCOMPARE(standard->count(), 3);
+        for (int i = 0; i < 3; ++i) {
+            COMPARE_NEAR(standard->at(i).x(), roof.standard[i].intensity);
+            COMPARE_NEAR(standard->at(i).y(), roof.standard[i].attainableFlopsPerSecond / 1e12);
+        }
+        COMPARE_NEAR(flash->at(0).x(), roof.flash.intensity);
+    }
+    const QString verdict =
+        QString::fromStdString(memoryBoundVerdict(hw, plan.rooflineN, 64, m_settings.options));
+    QVERIFY2(m_view->caption(RooflineChart).startsWith(verdict),
+             qPrintable(m_view->caption(RooflineChart)));
 }
 
 void TestAnalysis::memoryBoundChartShowsEngineNumbers() {
@@ -218,6 +387,15 @@ void TestAnalysis::onlineSoftmaxChartShowsEngineNumbers() {
     // The explainer's figure: without the rescale the weights sum to 0.190131.
     QVERIFY(xy(chart, QStringLiteral("broken"))->name().contains(QStringLiteral("0.190")));
     QVERIFY(m_view->caption(OnlineSoftmaxChart).contains(QStringLiteral("0.653")));
+    // Issue #14: the caption said "every block is off by its own factor"; every point sits the
+    // same factor below (the wrong sum's), and the caption now says so.
+    for (int j = 0; j < demo.scores.size(); ++j)
+        QCOMPARE(QString::number(demo.broken[j] / demo.reference[j], 'f', 3),
+                 QString::number(demo.brokenSum, 'f', 3));
+    QVERIFY2(m_view->caption(OnlineSoftmaxChart)
+                 .contains(QStringLiteral("every weight is off by the same factor, ×%1")
+                               .arg(QString::number(demo.brokenSum, 'f', 3))),
+             qPrintable(m_view->caption(OnlineSoftmaxChart)));
     int edges = 0;
     for (QAbstractSeries* s : chart->series())
         edges += s->objectName() == QStringLiteral("block-edge");
@@ -650,7 +828,7 @@ void TestAnalysis::legendLabelsAreWholeOnALaptop() {
         m_view->showChart(0);
     });
     m_view->resize(940, 560); // the page at 1366 x 768 with the settings dock open
-    for (int i = 0; i < 9; ++i) {
+    for (int i = 0; i < AnalysisChartCount; ++i) {
         m_view->showChart(i);
         QTest::qWait(20);
         for (int panel = 0; panel < m_view->panelCount(i); ++panel) {
@@ -719,11 +897,11 @@ void TestAnalysis::showChartPages() {
                                     : 12);
         m_view->setFont(projector);
     }
-    for (int i = 0; i < 9; ++i) {
+    for (int i = 0; i < AnalysisChartCount; ++i) {
         m_view->showChart(i);
         QCOMPARE(m_view->currentChart(), i);
         auto* caption = m_view->findChild<QLabel*>(QStringLiteral("analysisCaption"));
-        QCOMPARE(caption->text(), m_view->caption(i));
+        QCOMPARE(caption->text(), unbroken(m_view->caption(i))); // no break inside "B/FLOP"
         if (!dir.isEmpty()) {
             QTest::qWait(100); // the chart lays out its legend and axes on the next turn
             QDir().mkpath(dir);
@@ -732,7 +910,7 @@ void TestAnalysis::showChartPages() {
         }
     }
     m_view->showChart(42);
-    QCOMPARE(m_view->currentChart(), 8);
+    QCOMPARE(m_view->currentChart(), AnalysisChartCount - 1);
     m_view->showChart(0);
     m_view->setFont(QFont());
 }

@@ -84,7 +84,7 @@ class TestGpuBenchView : public QObject {
     void init();
     void withoutGpuRunIsOffAndSaysWhy();
     void onAGpuRunsShowsSavesAndCancels();
-    void noSavedResultsSaysWhereTheyWouldBe();
+    void noSavedResultsShowTheShippedH200Run();
     void savedResultsAreDrawnAsMeasured();
     void jsonRoundTrip();
     void malformedFilesGiveMessages_data();
@@ -198,12 +198,45 @@ void TestGpuBenchView::onAGpuRunsShowsSavesAndCancels() {
     QFile::remove(view.resultsPath());
 }
 
-void TestGpuBenchView::noSavedResultsSaysWhereTheyWouldBe() {
+// Issue #14: the README promised the last saved results without a GPU, and a fresh install showed
+// "No saved results" beside three empty charts. Until a run of the user's own is saved, the page
+// shows the H200 measurement FlashViz ships, labelled with the GPU, the date and the program,
+// and says where the user's own results would go.
+void TestGpuBenchView::noSavedResultsShowTheShippedH200Run() {
     GpuBenchmarkView view;
-    QVERIFY(!view.shownRecord());
     QVERIFY(view.errorText().isEmpty());
-    if (!view.canRun()) QVERIFY(view.statusText().contains(gpuBenchResultsPath()));
-    QVERIFY(view.chart(GpuBenchmarkView::TimeChart)->series().isEmpty());
+    QVERIFY(view.shownRecord());
+    QVERIFY(view.showsShippedResults());
+    const QString status = view.statusText();
+    for (const char* part : {"results FlashViz ships", "NVIDIA H200", "2026-11-30 05:00 UTC",
+                             "FlashViz 0.1.0, commit 0c87131", "d = 64"})
+        QVERIFY2(status.contains(QString::fromUtf8(part)), qPrintable(status));
+    QVERIFY2(status.contains(gpuBenchResultsPath()), qPrintable(status));
+    QVERIFY(!status.contains(QStringLiteral("No saved results")));
+    // The charts draw the kept measurement's own numbers.
+    QFile kept(QStringLiteral(FLASHVIZ_SOURCE_DIR) +
+               QStringLiteral("/kernels/bench/latest/gpu-benchmark-h200.json"));
+    QVERIFY(kept.open(QIODevice::ReadOnly));
+    const GpuBenchRecord measured = gpuBenchRecordFromJson(kept.readAll());
+    for (const char* variant :
+         {kGpuBenchStandardFp32, kGpuBenchFlashFp32, kGpuBenchFlashFp16, kGpuBenchFlashBf16}) {
+        QLineSeries* series = seriesOf(view.chart(GpuBenchmarkView::ThroughputChart), variant);
+        QVERIFY2(series, variant);
+        int i = 0;
+        for (const GpuBenchPoint& p : measured.points)
+            if (p.variant == variant) {
+                QCOMPARE(series->at(i).x(), double(p.n));
+                QCOMPARE(series->at(i).y(), p.tflops);
+                ++i;
+            }
+        QCOMPARE(series->count(), i);
+    }
+    QVERIFY(!view.captionText().isEmpty());
+    // A run of the user's own, saved, replaces them the next time the page opens.
+    saveGpuBenchRecord(sampleRecord(), gpuBenchResultsPath());
+    GpuBenchmarkView again;
+    QVERIFY(again.shownRecord() && !again.showsShippedResults());
+    QVERIFY(!again.statusText().contains(QStringLiteral("FlashViz ships")));
 }
 
 void TestGpuBenchView::savedResultsAreDrawnAsMeasured() {
@@ -238,6 +271,18 @@ void TestGpuBenchView::savedResultsAreDrawnAsMeasured() {
     }
     // No bf16 in the file: no bf16 line.
     QVERIFY(!seriesOf(view.chart(GpuBenchmarkView::TimeChart), kGpuBenchFlashBf16));
+    // One legend above the three charts, wrapped rather than cut short in each of them: the
+    // methods drawn, each in its line's colour.
+    auto* legend = view.findChild<QLabel*>(QStringLiteral("gpuBenchLegend"));
+    QVERIFY(legend && legend->wordWrap());
+    for (int c = 0; c < GpuBenchmarkView::ChartCount; ++c)
+        QVERIFY(!view.chart(c)->legend()->isVisible());
+    for (const char* variant : variants) {
+        QLineSeries* series = seriesOf(view.chart(GpuBenchmarkView::TimeChart), variant);
+        QVERIFY2(legend->text().contains(series->name()), qPrintable(legend->text()));
+        QVERIFY2(legend->text().contains(series->pen().color().name()), qPrintable(legend->text()));
+    }
+    QVERIFY(!legend->text().contains(QStringLiteral("bf16")));
     // The caption reads the ratio from the data (n = 2048: 10.293 / 0.881 = 11.7) and says
     // which point was not measured.
     const QString caption = view.captionText();
@@ -282,6 +327,12 @@ void TestGpuBenchView::jsonRoundTrip() {
         QCOMPARE(b.points[i].note, a.points[i].note);
         QCOMPARE(b.points[i].kernel, a.points[i].kernel);
     }
+    // The program that measured a record goes through a file; files before it load without one.
+    GpuBenchRecord named = a;
+    named.program = QStringLiteral("FlashViz 0.1.0");
+    QCOMPARE(gpuBenchRecordFromJson(gpuBenchRecordToJson(named)).program, named.program);
+    QVERIFY(b.program.isEmpty());
+    QVERIFY(!gpuBenchRecordToJson(a).contains("\"program\""));
     // Files written before points named their kernel still load, with the kernel unknown.
     nlohmann::json old = nlohmann::json::parse(gpuBenchRecordToJson(a).toStdString());
     for (auto& point : old["points"])
@@ -327,7 +378,7 @@ void TestGpuBenchView::malformedFilesGiveMessages() {
     QFETCH(QString, expected);
     writeFile(gpuBenchResultsPath(), text);
     GpuBenchmarkView view;
-    QVERIFY(!view.shownRecord());
+    QVERIFY(view.showsShippedResults()); // in place of the file it could not read
     QVERIFY2(view.errorText().contains(QStringLiteral("could not be read")),
              qPrintable(view.errorText()));
     QVERIFY2(view.errorText().contains(expected), qPrintable(view.errorText()));
@@ -426,7 +477,7 @@ void TestGpuBenchView::hostileFilesGiveMessages() {
     }
     writeFile(gpuBenchResultsPath(), text);
     GpuBenchmarkView view;
-    QVERIFY(!view.shownRecord());
+    QVERIFY(view.showsShippedResults());
     QVERIFY2(view.errorText().contains(QStringLiteral("could not be read")),
              qPrintable(view.errorText()));
     for (const QString& part : expected)
@@ -444,7 +495,7 @@ void TestGpuBenchView::oversizedFileIsRefusedUnread() {
     timer.start();
     GpuBenchmarkView view;
     QVERIFY2(timer.elapsed() < 5000, qPrintable(QString::number(timer.elapsed())));
-    QVERIFY(!view.shownRecord());
+    QVERIFY(view.showsShippedResults());
     QVERIFY2(view.errorText().contains(QStringLiteral("bytes long")), qPrintable(view.errorText()));
     QVERIFY2(view.errorText().contains(QString::number((4 * 1024 * 1024))),
              qPrintable(view.errorText()));
@@ -467,6 +518,12 @@ void TestGpuBenchView::keptH200ResultsLoad() {
         const GpuBenchRecord record = gpuBenchRecordFromJson(file.readAll());
         QCOMPARE(record.device, QStringLiteral("NVIDIA H200"));
         QVERIFY(!record.points.empty());
+        // The compiled-in copy is this measurement, with the program that made it named.
+        const GpuBenchRecord shipped = shippedGpuBenchRecord();
+        QCOMPARE(shipped.program, QStringLiteral("FlashViz 0.1.0, commit 0c87131"));
+        GpuBenchRecord unnamed = shipped;
+        unnamed.program.clear();
+        QCOMPARE(gpuBenchRecordToJson(unnamed), gpuBenchRecordToJson(record));
     } catch (const EngineError& error) {
         QFAIL(error.what());
     }
@@ -687,15 +744,22 @@ void TestGpuBenchView::controlsMakeTheRequest() {
 void TestGpuBenchView::screenshot() {
     const QString shot = qEnvironmentVariable("FLASHVIZ_GPUBENCH_SHOT");
     if (shot.isEmpty()) QSKIP("set FLASHVIZ_GPUBENCH_SHOT=<file.png> to render the page");
-    GpuBenchmarkView view;
-    QVERIFY(view.loadResults(QStringLiteral(FLASHVIZ_SOURCE_DIR) +
-                             QStringLiteral("/kernels/bench/latest/gpu-benchmark-h200.json")));
+    GpuBenchmarkView view; // no saved results (init() removed them): the shipped H200 run
+    QVERIFY(view.showsShippedResults());
     QFont font = view.font();
     font.setPointSizeF(qEnvironmentVariableIntValue("FLASHVIZ_GPUBENCH_SHOT_PT") > 0
                            ? qEnvironmentVariableIntValue("FLASHVIZ_GPUBENCH_SHOT_PT")
                            : 11);
     view.setFont(font);
-    view.resize(1600, 900);
+    const QSize size = qEnvironmentVariableIsSet("FLASHVIZ_GPUBENCH_SHOT_SIZE")
+                           ? QSize(qEnvironmentVariable("FLASHVIZ_GPUBENCH_SHOT_SIZE")
+                                       .section(QLatin1Char('x'), 0, 0)
+                                       .toInt(),
+                                   qEnvironmentVariable("FLASHVIZ_GPUBENCH_SHOT_SIZE")
+                                       .section(QLatin1Char('x'), 1, 1)
+                                       .toInt())
+                           : QSize(1600, 900);
+    view.resize(size);
     view.show();
     QVERIFY(QTest::qWaitForWindowExposed(&view));
     QTest::qWait(100);

@@ -49,6 +49,10 @@ class TstAnalysis : public QObject {
     void demo7SameFlops();
     void demo8DebugCopy();
     void demo9Overflow();
+    void standardKernelsAddUpToTheCountingModel();
+    void rooflinePlacesEachKernel_data();
+    void rooflinePlacesEachKernel();
+    void verdictFollowsTheRidge();
 };
 
 void TstAnalysis::gaussianProblemIsTheToy() {
@@ -336,6 +340,113 @@ void TstAnalysis::demo9Overflow() {
     Vector small(3);
     small << 1.0, 2.0, 3.0;
     QCOMPARE(overflowDemo(small).nonFiniteNaive, 0);
+}
+
+// The three kernels split standard attention's counted traffic and FLOPs without loss; the flash
+// kernel's traffic is the counting model's.
+void TstAnalysis::standardKernelsAddUpToTheCountingModel() {
+    for (int n : {8, 1000, 4096})
+        for (int d : {4, 64, 128}) {
+            const Counters counted = standardCounts(n, n, d);
+            std::uint64_t values = 0, matmulFlops = 0;
+            const auto kernels = standardKernels(n, d);
+            QCOMPARE(int(kernels.size()), 3);
+            for (const KernelWork& k : kernels) {
+                values += k.valuesMoved;
+                if (k.name != "softmax") matmulFlops += k.flops;
+            }
+            QCOMPARE(values * kBytesPerElement, counted.hbmBytes());
+            QCOMPARE(matmulFlops, counted.flops);
+            QCOMPARE(kernels[1].flops, kSoftmaxOpsPerScore * std::uint64_t(n) * std::uint64_t(n));
+            FlashOptions tiles;
+            const KernelWork flash = flashKernel(n, d, tiles);
+            const Counters flashCounted = flashCounts(n, n, d, false, tiles);
+            QCOMPARE(flash.valuesMoved * kBytesPerElement, flashCounted.hbmBytes());
+            QCOMPARE(flash.flops, flashCounted.flops + kernels[1].flops);
+        }
+}
+
+void TstAnalysis::rooflinePlacesEachKernel_data() {
+    QTest::addColumn<QString>("profile");
+    QTest::addColumn<int>("arithmetic");
+    for (const HardwareProfile& p : hardwareProfiles())
+        for (Arithmetic a : kArithmetics)
+            QTest::newRow((p.id + " " + arithmeticName(a)).c_str())
+                << QString::fromStdString(p.id) << int(a);
+}
+
+// Every point sits on the roof: min(peak, intensity x bandwidth), memory-bound left of the ridge.
+// QKᵀ does 2 n² d FLOPs on n² + 2 n d values; the figures: on an A100's fp32 CUDA cores
+// (ridge 19.5 / 1.555 = 12.5) QKᵀ at n = 1024, d = 64 (28 FLOP/byte) is compute-bound.
+void TstAnalysis::rooflinePlacesEachKernel() {
+    QFETCH(QString, profile);
+    QFETCH(int, arithmetic);
+    const HardwareProfile& hw = findHardwareProfile(profile.toStdString());
+    const auto a = Arithmetic(arithmetic);
+    const int n = 1024, d = 64;
+    const Roofline roof = roofline(hw, a, n, d, FlashOptions{});
+    const double bytes = a == Arithmetic::Fp32CudaCores ? 4 : 2;
+    const double peak = a == Arithmetic::Fp32CudaCores ? hw.fp32FlopsPerSecond.value
+                                                       : hw.fp16TensorFlopsPerSecond.value;
+    QCOMPARE(roof.ridgeFlopsPerByte, peak / hw.hbmBandwidthBytesPerSecond.value);
+    const double N = n;
+    const double qk = 2 * N * N * d / ((N * N + 2 * N * d) * bytes);
+    QVERIFY(std::abs(roof.standard[0].intensity - qk) <= 1e-12 * qk);
+    QVERIFY(std::abs(roof.standard[1].intensity - 5.0 / (2 * bytes)) <= 1e-12);
+    double seconds = 0, boundSeconds = 0;
+    for (const RooflinePoint* p :
+         {&roof.standard[0], &roof.standard[1], &roof.standard[2], &roof.flash}) {
+        QCOMPARE(p->memoryBound, p->intensity < roof.ridgeFlopsPerByte);
+        const double roofAt = std::min(peak, p->intensity * hw.hbmBandwidthBytesPerSecond.value);
+        QVERIFY(std::abs(p->attainableFlopsPerSecond - roofAt) <= 1e-9 * roofAt);
+        if (p == &roof.flash) continue;
+        seconds += p->seconds;
+        if (p->memoryBound) boundSeconds += p->seconds;
+    }
+    QVERIFY(std::abs(roof.standardSeconds() - seconds) <= 1e-15);
+    QVERIFY(std::abs(roof.standardMemoryBoundShare() - boundSeconds / seconds) <= 1e-12);
+    // Softmax's 5 operations per 8 (fp32) or 4 (fp16) bytes are below every GPU's ridge.
+    QVERIFY(roof.standard[1].memoryBound);
+    if (profile == QLatin1String("a100-40gb") && a == Arithmetic::Fp32CudaCores) {
+        QVERIFY(!roof.standard[0].memoryBound);
+        QVERIFY(!roof.standard[2].memoryBound);
+    }
+    if (a == Arithmetic::Fp16TensorCores)
+        for (const RooflinePoint& p : roof.standard)
+            QVERIFY2(p.memoryBound, p.work.name.c_str());
+}
+
+// The sentence gives each kernel's intensity and, per arithmetic, the ridge and which kernels
+// wait on memory, all read from the rooflines.
+void TstAnalysis::verdictFollowsTheRidge() {
+    const HardwareProfile& a100 = findHardwareProfile("a100-40gb");
+    const std::string text = memoryBoundVerdict(a100, 8192, 64, FlashOptions{});
+    const Roofline fp32 = roofline(a100, Arithmetic::Fp32CudaCores, 8192, 64, FlashOptions{});
+    const Roofline fp16 = roofline(a100, Arithmetic::Fp16TensorCores, 8192, 64, FlashOptions{});
+    const std::string expected = "QKᵀ and PV do " + fmt("%.3g", fp32.standard[0].intensity) +
+                                 " FLOPs per fp32 byte, "
+                                 "softmax " +
+                                 fmt("%.3g", fp32.standard[1].intensity) + ". fp32 CUDA cores do " +
+                                 fmt("%.3g", fp32.ridgeFlopsPerByte) +
+                                 " FLOPs in the time a byte arrives, so only "
+                                 "softmax waits on memory (" +
+                                 fmt("%.0f", 100 * fp32.standardMemoryBoundShare()) +
+                                 "% of the time); fp16/bf16 tensor cores do " +
+                                 fmt("%.3g", fp16.ridgeFlopsPerByte) +
+                                 " on 2-byte values, so every kernel waits on memory.";
+    QCOMPARE(QString::fromStdString(text), QString::fromStdString(expected));
+    // The figures: 0.063 B/FLOP against the 0.080 an A100 feeds fp32 cores.
+    QVERIFY(fp32.ridgeFlopsPerByte > 12 && fp32.ridgeFlopsPerByte < 13);
+    QVERIFY(fp32.standard[0].intensity > fp32.ridgeFlopsPerByte);
+    // A GPU with slow arithmetic and no tensor cores: no kernel waits on memory.
+    HardwareProfile slow = a100;
+    slow.fp32FlopsPerSecond.value = 0.1e12;
+    slow.fp16TensorFlopsPerSecond.value = 0;
+    QCOMPARE(int(rooflines(slow, 1024, 64, FlashOptions{}).size()), 1);
+    QCOMPARE(int(rooflines(a100, 1024, 64, FlashOptions{}).size()), 2);
+    const std::string slowText = memoryBoundVerdict(slow, 1024, 64, FlashOptions{});
+    QVERIFY2(slowText.find("so no kernel waits on memory.") != std::string::npos, slowText.c_str());
+    QVERIFY2(slowText.find("tensor") == std::string::npos, slowText.c_str());
 }
 
 QTEST_APPLESS_MAIN(TstAnalysis)

@@ -51,6 +51,7 @@ class TstHardware : public QObject {
     void publishedFigures_data();
     void publishedFigures();
     void ordering();
+    void ridgePointPerArithmetic();
 };
 
 void TstHardware::everyProfileIsComplete() {
@@ -146,6 +147,24 @@ void TstHardware::ordering() {
     QVERIFY(h200->hbmBandwidthBytesPerSecond.value > h100->hbmBandwidthBytesPerSecond.value);
     QVERIFY(h200->hbmBytes.value > h100->hbmBytes.value);
     QVERIFY(h100->totalSramBytes() > a80->totalSramBytes());
+}
+
+// The ridge point is the arithmetic's peak over the HBM bandwidth; fp16/bf16 values are half as
+// wide as fp32's, and tensor cores put the ridge far to the right of the CUDA cores'.
+void TstHardware::ridgePointPerArithmetic() {
+    QCOMPARE(valueBytes(Arithmetic::Fp32CudaCores), 4.0);
+    QCOMPARE(valueBytes(Arithmetic::Fp16TensorCores), 2.0);
+    for (const HardwareProfile& p : hardwareProfiles()) {
+        const double bandwidth = p.hbmBandwidthBytesPerSecond.value;
+        QCOMPARE(ridgeFlopsPerByte(p, Arithmetic::Fp32CudaCores),
+                 p.fp32FlopsPerSecond.value / bandwidth);
+        QCOMPARE(ridgeFlopsPerByte(p, Arithmetic::Fp16TensorCores),
+                 p.fp16TensorFlopsPerSecond.value / bandwidth);
+        QVERIFY(ridgeFlopsPerByte(p, Arithmetic::Fp16TensorCores) >
+                10 * ridgeFlopsPerByte(p, Arithmetic::Fp32CudaCores));
+    }
+    QCOMPARE(QString::fromStdString(arithmeticName(Arithmetic::Fp16TensorCores)),
+             QStringLiteral("fp16/bf16 tensor cores"));
 }
 
 QTEST_APPLESS_MAIN(TstHardware)

@@ -5,6 +5,8 @@
 #include "style/format.h"
 #include "style/paint_util.h"
 
+#include "core/check.h"
+
 #include <QAreaSeries>
 #include <QBarCategoryAxis>
 #include <QBarSeries>
@@ -335,23 +337,74 @@ void legendInside(QChart* chart, Qt::Alignment corner, QLogValueAxis* makeRoomOn
 }
 
 // ---- 1. memory-bound ------------------------------------------------------------------------
+QString arithmeticLabel(Arithmetic arithmetic) {
+    return QString::fromStdString(arithmeticName(arithmetic));
+}
+
+// Short names for legends: "fp32 cores", "tensor cores"; "fp32", "fp16".
+QString unitsLabel(Arithmetic arithmetic) {
+    return arithmetic == Arithmetic::Fp32CudaCores ? QStringLiteral("fp32 cores")
+                                                   : QStringLiteral("tensor cores");
+}
+QString valuesLabel(Arithmetic arithmetic) {
+    return arithmetic == Arithmetic::Fp32CudaCores ? QStringLiteral("fp32")
+                                                   : QStringLiteral("fp16");
+}
+
+// Bytes per FLOP with three significant digits: 0.063, 0.0797, 0.00498.
+QString bytesPerFlop(double value) {
+    return QString::number(value, 'g', 3);
+}
+
+// The names of a roofline's standard kernels on one side of the ridge: "softmax", "QKᵀ and PV".
+QString kernelNames(const Roofline& roof, bool memoryBound) {
+    QStringList names;
+    for (const RooflinePoint& p : roof.standard)
+        if (p.memoryBound == memoryBound) names << QString::fromStdString(p.work.name);
+    return names.join(QStringLiteral(" and "));
+}
+
+// For one arithmetic: standard attention's bytes per FLOP in that value width against what the
+// memory feeds, and which kernels wait on it.
+QString balanceSentence(const Roofline& roof, double bytesPerFlopNeeded) {
+    const double fed = 1.0 / roof.ridgeFlopsPerByte;
+    const QString bound = kernelNames(roof, true);
+    const QString free = kernelNames(roof, false);
+    const QString feeds = QStringLiteral("%1 are fed %2 B/FLOP")
+                              .arg(arithmeticLabel(roof.arithmetic), bytesPerFlop(fed));
+    if (free.isEmpty())
+        return QStringLiteral("%1, less than the %2 needed: every kernel waits on memory.")
+            .arg(feeds, bytesPerFlop(bytesPerFlopNeeded));
+    if (bound.isEmpty())
+        return QStringLiteral("%1, enough for the %2 needed: every kernel is compute-bound.")
+            .arg(feeds, bytesPerFlop(bytesPerFlopNeeded));
+    return QStringLiteral("%1 (%2 the %3 needed), but %4 %5 on memory, %6 of the time.")
+        .arg(feeds,
+             bytesPerFlopNeeded <= fed ? QStringLiteral("enough on average for")
+                                       : QStringLiteral("less than"),
+             bytesPerFlop(bytesPerFlopNeeded), bound,
+             bound.contains(QLatin1Char(' ')) ? QStringLiteral("wait") : QStringLiteral("waits"),
+             number(100 * roof.standardMemoryBoundShare(), 0) + QLatin1Char('%'));
+}
+
 ChartPage memoryBoundChart(const AnalysisResults& r) {
     QChart* chart = newChart(QStringLiteral("Is attention memory-bound?"),
                              QStringLiteral("standard attention, d = %1, against the %2")
                                  .arg(r.headDim)
                                  .arg(hardwareName(r)));
     const auto& rows = r.memoryBound;
+    // The counting model moves fp32 values; tensor cores take fp16/bf16, half as many bytes.
+    auto inWidth = [](double fp32BytesPerFlop, Arithmetic arithmetic) {
+        return fp32BytesPerFlop * valueBytes(arithmetic) / double(kBytesPerElement);
+    };
     double lo = std::numeric_limits<double>::max(), hi = 0;
-    for (const TrafficRow& row : rows) {
-        lo = std::min(lo, row.bytesPerFlop);
-        hi = std::max(hi, row.bytesPerFlop);
-    }
-    for (double balance : {r.balanceFp32BytesPerFlop, r.balanceTensorBytesPerFlop}) {
-        if (balance > 0) {
-            lo = std::min(lo, balance);
-            hi = std::max(hi, balance);
-        }
-    }
+    for (const Roofline& roof : r.memoryBoundRooflines)
+        for (const TrafficRow& row : rows)
+            for (double v :
+                 {inWidth(row.bytesPerFlop, roof.arithmetic), 1.0 / roof.ridgeFlopsPerByte}) {
+                lo = std::min(lo, v);
+                hi = std::max(hi, v);
+            }
     const auto [ylo, yhi] = paddedLogRange(lo, hi);
     auto* x = sizeAxis(QStringLiteral("sequence length n (tokens)"), rows.front().n, rows.back().n);
     auto* y = logAxis(QStringLiteral("bytes moved per FLOP (log scale)"), 10, QStringLiteral("%g"),
@@ -360,31 +413,31 @@ ChartPage memoryBoundChart(const AnalysisResults& r) {
     chart->addAxis(y, Qt::AlignLeft);
 
     // Above a balance line the memory cannot deliver bytes as fast as that unit uses them.
-    const double fp32 = r.balanceFp32BytesPerFlop;
-    const double tensor = r.balanceTensorBytesPerFlop;
-    QLineSeries* fp32Line =
-        horizontal(QStringLiteral("balance-fp32"),
-                   QStringLiteral("fp32 balance: %1 B/FLOP").arg(number(fp32, 3)), kHardware,
-                   Qt::DashLine, fp32, x->min(), x->max());
-    attach(chart, fp32Line, x, y);
-    std::vector<std::pair<QPointF, QString>> labels{
-        {QPointF(x->max(), fp32), QStringLiteral("above this line fp32 cores wait on memory")}};
-    if (tensor > 0) {
-        attach(chart,
-               horizontal(QStringLiteral("balance-tensor"),
-                          QStringLiteral("tensor-core balance: %1").arg(number(tensor, 4)),
-                          kHardwareLight, Qt::DashDotLine, tensor, x->min(), x->max()),
-               x, y);
-        labels.emplace_back(QPointF(x->max(), tensor),
-                            QStringLiteral("above this line tensor cores wait on memory"));
+    std::vector<std::pair<QPointF, QString>> labels;
+    QLineSeries* firstBalance = nullptr;
+    for (const Roofline& roof : r.memoryBoundRooflines) {
+        const bool fp32 = roof.arithmetic == Arithmetic::Fp32CudaCores;
+        const double fed = 1.0 / roof.ridgeFlopsPerByte;
+        QLineSeries* balance = horizontal(
+            fp32 ? QStringLiteral("balance-fp32") : QStringLiteral("balance-tensor"),
+            QStringLiteral("%1 fed %2 B/FLOP").arg(unitsLabel(roof.arithmetic), bytesPerFlop(fed)),
+            fp32 ? kHardware : kHardwareLight, fp32 ? Qt::DashLine : Qt::DashDotLine, fed, x->min(),
+            x->max());
+        attach(chart, balance, x, y);
+        if (!firstBalance) firstBalance = balance;
+        labels.emplace_back(QPointF(x->max(), fed),
+                            QStringLiteral("above this line %1 wait on memory")
+                                .arg(arithmeticLabel(roof.arithmetic)));
+        QLineSeries* attention = makeLine(
+            fp32 ? QStringLiteral("standard-bytes-per-flop")
+                 : QStringLiteral("standard-bytes-per-flop-fp16"),
+            QStringLiteral("standard, %1 values").arg(valuesLabel(roof.arithmetic)),
+            fp32 ? kStandard : kStandard.lighter(140), fp32 ? Qt::SolidLine : Qt::DashLine);
+        for (const TrafficRow& row : rows)
+            attention->append(row.n, inWidth(row.bytesPerFlop, roof.arithmetic));
+        attach(chart, attention, x, y);
     }
-    pinTexts(chart, fp32Line, labels, kHardware, Anchor::Right);
-    QLineSeries* attention =
-        makeLine(QStringLiteral("standard-bytes-per-flop"),
-                 QStringLiteral("standard attention (d = %1)").arg(r.headDim), kStandard);
-    for (const TrafficRow& row : rows)
-        attention->append(row.n, row.bytesPerFlop);
-    attach(chart, attention, x, y);
+    if (firstBalance) pinTexts(chart, firstBalance, labels, kHardware, Anchor::Right);
 
     // The n x n share at the first size past 2048 (the script's talking point), or the largest.
     const TrafficRow* shareRow = &rows.back();
@@ -394,24 +447,54 @@ ChartPage memoryBoundChart(const AnalysisResults& r) {
             break;
         }
     const TrafficRow& last = rows.back();
-    const bool fp32Waits = last.bytesPerFlop > r.balanceFp32BytesPerFlop;
-    const bool tensorWaits =
-        r.balanceTensorBytesPerFlop > 0 && last.bytesPerFlop > r.balanceTensorBytesPerFlop;
-    QString verdict;
-    if (fp32Waits)
-        verdict = QStringLiteral("so even fp32 cores wait on memory");
-    else if (tensorWaits)
-        verdict = QStringLiteral("too much for tensor cores");
-    else
-        verdict = QStringLiteral("below both lines here");
-    return {chart, QStringLiteral("Attention settles at %1 B/FLOP as n grows, %2; by n = %4, %3% "
-                                  "of those bytes are n × n scores.")
-                       .arg(number(last.bytesPerFlop, 3), verdict,
-                            number(100.0 * shareRow->squareShare, 1))
-                       .arg(shareRow->n)};
+    const QString share =
+        shareRow == &last
+            ? QStringLiteral("%1% of its bytes are n × n scores")
+                  .arg(number(100.0 * last.squareShare, 1))
+            : QStringLiteral("from n = %1 on, %2% or more of its bytes are n × n scores")
+                  .arg(shareRow->n)
+                  .arg(number(100.0 * shareRow->squareShare, 1));
+    QStringList caption{
+        QStringLiteral("At n = %1 standard attention needs %2 B/FLOP with fp32 values; %3.")
+            .arg(last.n)
+            .arg(bytesPerFlop(last.bytesPerFlop), share)};
+    for (const Roofline& roof : r.memoryBoundRooflines)
+        caption << balanceSentence(roof, inWidth(last.bytesPerFlop, roof.arithmetic));
+    return {chart, caption.join(QLatin1Char(' '))};
 }
 
 // ---- 2. online softmax ------------------------------------------------------------------------
+// The smallest and largest broken / correct ratio over the weights both versions give.
+std::pair<double, double> brokenFactors(const OnlineSoftmaxDemo& s) {
+    double lo = std::numeric_limits<double>::max(), hi = 0;
+    for (int j = 0; j < static_cast<int>(s.scores.size()); ++j)
+        if (s.reference[j] > 0 && std::isfinite(s.broken[j])) {
+            lo = std::min(lo, s.broken[j] / s.reference[j]);
+            hi = std::max(hi, s.broken[j] / s.reference[j]);
+        }
+    return {lo, hi};
+}
+
+// Without the rescale the final weights are exp(s - m) over a sum gathered against older
+// maxima; the caption says what the points show: one factor for every weight, or a range.
+QString onlineSoftmaxCaption(const OnlineSoftmaxDemo& s) {
+    if (!(s.brokenMaxDiff > 0))
+        return QStringLiteral("With blocks of %1 the row arrives in one block, so the missing "
+                              "rescale never matters; make Bc smaller to see it bite.")
+            .arg(s.block);
+    const auto [lo, hi] = brokenFactors(s);
+    const QString exact = QStringLiteral("The circles sit on the green line: streaming is exact. ");
+    if (hi > 0 && number(lo, 3) == number(hi, 3))
+        return exact + QStringLiteral("Without the rescale ℓ adds terms against stale maxima, so "
+                                      "every weight is off by the same factor, ×%1 (the weights "
+                                      "sum to %2; error up to %3).")
+                           .arg(number(lo, 3), number(s.brokenSum, 3), number(s.brokenMaxDiff, 3));
+    return exact + QStringLiteral("Without the rescale the weights are off by factors from ×%1 to "
+                                  "×%2 (they sum to %3; error up to %4).")
+                       .arg(number(lo, 3), number(hi, 3), number(s.brokenSum, 3),
+                            number(s.brokenMaxDiff, 3));
+}
+
 ChartPage onlineSoftmaxChart(const AnalysisResults& r) {
     const OnlineSoftmaxDemo& s = r.softmax;
     const auto count = static_cast<int>(s.scores.size());
@@ -419,8 +502,8 @@ ChartPage onlineSoftmaxChart(const AnalysisResults& r) {
                              QStringLiteral("one row of %1 scores, streamed in blocks of Bc = %2")
                                  .arg(count)
                                  .arg(s.block));
-    // Log scale: without the rescale each block's weights are off by one factor, which shows as a
-    // step between blocks; on a linear scale the small weights would all sit on the floor.
+    // Log scale: the broken weights sit a factor below the right ones, a constant gap on a log
+    // axis; on a linear scale the small weights would all sit on the floor.
     double lo = std::numeric_limits<double>::max(), hi = 0;
     for (int j = 0; j < count; ++j)
         for (double v : {s.reference[j], s.online[j], s.broken[j]})
@@ -469,26 +552,58 @@ ChartPage onlineSoftmaxChart(const AnalysisResults& r) {
     attach(chart, broken, x, y);
     attach(chart, online, x, y);
 
-    QString caption;
-    if (s.brokenMaxDiff > 0)
-        caption =
-            QStringLiteral("The circles sit on the green line: streaming is exact. Without the "
-                           "rescale every block is off by its own factor (sum %1, error up to %2).")
-                .arg(number(s.brokenSum, 3), number(s.brokenMaxDiff, 3));
-    else
-        caption = QStringLiteral("With blocks of %1 the row arrives in one block, so the missing "
-                                 "rescale never matters; make Bc smaller to see it bite.")
-                      .arg(s.block);
-    return {chart, caption};
+    return {chart, onlineSoftmaxCaption(s)};
 }
 
 // ---- 3. tiled vs standard: traffic and memory against n ---------------------------------------
+// Flash's figure against standard's at each n, in words for a title: "less traffic", "more
+// traffic", "less traffic from n = 1024 on", "less traffic up to n = 512", "the same traffic".
+struct ByN {
+    int n;
+    double standard, flash;
+};
+QString comparedWords(const std::vector<ByN>& rows, const QString& what) {
+    auto less = [](const ByN& r) { return r.flash < r.standard; };
+    auto more = [](const ByN& r) { return r.flash > r.standard; };
+    if (std::all_of(rows.begin(), rows.end(), less)) return QStringLiteral("less ") + what;
+    if (std::all_of(rows.begin(), rows.end(), more)) return QStringLiteral("more ") + what;
+    if (std::none_of(rows.begin(), rows.end(), less) &&
+        std::none_of(rows.begin(), rows.end(), more))
+        return QStringLiteral("the same ") + what;
+    // Sorted by n: less from some n on (the usual crossing), or less only up to some n.
+    const auto firstLess = std::find_if(rows.begin(), rows.end(), less);
+    if (std::all_of(firstLess, rows.end(), less))
+        return QStringLiteral("less %1 from n = %2 on").arg(what).arg(firstLess->n);
+    const auto firstNotLess = std::find_if_not(rows.begin(), rows.end(), less);
+    if (firstNotLess != rows.begin() && std::none_of(firstNotLess, rows.end(), less))
+        return QStringLiteral("less %1 up to n = %2").arg(what).arg(std::prev(firstNotLess)->n);
+    return QStringLiteral("now less, now more ") + what;
+}
+
 ChartPage tiledChart(const AnalysisResults& r) {
-    QChart* chart = newChart(QStringLiteral("Same answer, less traffic, flat memory"),
-                             QStringLiteral("standard vs FlashAttention, d = %1, %2 × %2 tiles")
-                                 .arg(r.headDim)
-                                 .arg(r.block));
     const auto& rows = r.tiled;
+    std::vector<ByN> traffic, scratch;
+    double worstDiff = 0;
+    for (const TiledRow& row : rows) {
+        traffic.push_back({row.n, double(row.standard.hbmBytes()), double(row.flash.hbmBytes())});
+        scratch.push_back(
+            {row.n, double(row.standard.peakScratchBytes()), double(row.flash.peakScratchBytes())});
+        worstDiff = std::max(worstDiff, row.maxAbsDiff);
+    }
+    const TiledRow& first = rows.front();
+    const TiledRow& last = rows.back();
+    const bool sameAnswer = worstDiff <= defaultTolerance(Precision::Double);
+    const bool flatMemory = last.flash.peakScratchBytes() == first.flash.peakScratchBytes();
+    const QString trafficWords = comparedWords(traffic, QStringLiteral("traffic"));
+    QChart* chart = newChart(
+        QStringLiteral("%1, %2, %3")
+            .arg(sameAnswer ? QStringLiteral("Same answer") : QStringLiteral("Different answers"),
+                 trafficWords,
+                 flatMemory ? QStringLiteral("flat memory")
+                            : comparedWords(scratch, QStringLiteral("memory"))),
+        QStringLiteral("standard vs FlashAttention, d = %1, %2 × %2 tiles")
+            .arg(r.headDim)
+            .arg(r.block));
     double lo = std::numeric_limits<double>::max(), hi = 0;
     auto see = [&](double v) {
         if (v > 0) {
@@ -528,7 +643,6 @@ ChartPage tiledChart(const AnalysisResults& r) {
                  QStringLiteral("paper's model, flash: Θ(N²d²/M), M = %1 K floats")
                      .arg(number(r.sramElements / 1024.0, 0)),
                  kFlash.lighter(150), Qt::DotLine, 2.0, false);
-    double worstDiff = 0;
     for (std::size_t i = 0; i < rows.size(); ++i) {
         const TiledRow& row = rows[i];
         stdTraffic->append(row.n, toMB(row.standard.hbmBytes()));
@@ -537,32 +651,39 @@ ChartPage tiledChart(const AnalysisResults& r) {
         flashPeak->append(row.n, toMB(row.flash.peakScratchBytes()));
         paperStd->append(row.n, r.paperModel[i].standardAccesses * kBytesPerElement / kBytesPerMB);
         paperFlash->append(row.n, r.paperModel[i].flashAccesses * kBytesPerElement / kBytesPerMB);
-        worstDiff = std::max(worstDiff, row.maxAbsDiff);
     }
     for (QLineSeries* s : {stdTraffic, flashTraffic, stdPeak, flashPeak, paperStd, paperFlash})
         attach(chart, s, x, y);
     legendInside(chart, Qt::AlignTop | Qt::AlignLeft, y);
 
-    const TiledRow& first = rows.front();
-    const TiledRow& last = rows.back();
     QString memory =
-        last.flash.peakScratchBytes() == first.flash.peakScratchBytes()
+        flatMemory
             ? QStringLiteral("flash's stays at %1").arg(kb(last.flash.peakScratchBytes()))
             : QStringLiteral("flash's goes from %1 to %2")
                   .arg(kb(first.flash.peakScratchBytes()), kb(last.flash.peakScratchBytes()));
-    return {chart, QStringLiteral("Same output (largest difference %1). Standard's scratch grows "
-                                  "with n², %2; dotted: the paper's IO model, constants left out.")
-                       .arg(sci(worstDiff), memory)};
+    return {chart,
+            QStringLiteral("%1 (largest difference %2). Flash moves %3: %4 at n = %5 against "
+                           "standard's %6. Standard's scratch grows with n², %7; dotted: the "
+                           "paper's IO model, constants left out.")
+                .arg(sameAnswer ? QStringLiteral("Same output") : QStringLiteral("Outputs differ"),
+                     sci(worstDiff), trafficWords, mb(last.flash.hbmBytes()))
+                .arg(last.n)
+                .arg(mb(last.standard.hbmBytes()), memory)};
 }
 
 // ---- 4. block size against the SRAM budget ---------------------------------------------------
 ChartPage blockSizeChart(const AnalysisResults& r) {
     const BlockSweep& sweep = r.sweep;
-    QChart* chart = newChart(QStringLiteral("Who picks the block size: SRAM"),
-                             QStringLiteral("FlashAttention, n = %1, d = %2, %3")
-                                 .arg(sweep.n)
-                                 .arg(sweep.headDim)
-                                 .arg(hardwareName(r)));
+    const auto fitting = std::count_if(sweep.rows.begin(), sweep.rows.end(),
+                                       [](const BlockRow& row) { return row.fits; });
+    const QString headline = fitting == 0 ? QStringLiteral("Block size: no tile fits the SRAM")
+                             : fitting == static_cast<std::ptrdiff_t>(sweep.rows.size())
+                                 ? QStringLiteral("Block size: every tile fits the SRAM")
+                                 : QStringLiteral("Who picks the block size: SRAM");
+    QChart* chart = newChart(headline, QStringLiteral("FlashAttention, n = %1, d = %2, %3")
+                                           .arg(sweep.n)
+                                           .arg(sweep.headDim)
+                                           .arg(hardwareName(r)));
     double lo = std::numeric_limits<double>::max(), hi = 0;
     auto see = [&](double v) {
         lo = std::min(lo, v);
@@ -707,7 +828,8 @@ QChart* pairedBars(const BarPanel& panel) {
 
 ChartPage backwardChart(const AnalysisResults& r) {
     const auto& rows = r.backward;
-    BarPanel flops{QStringLiteral("Pay a few more FLOPs…"),
+    BarPanel flops{QStringLiteral("Pay %1% more FLOPs…")
+                       .arg(number(100.0 * rows.back().extraFlopsFraction, 0)),
                    QStringLiteral("backward pass, d = %1: flash recomputes S").arg(r.headDim),
                    QStringLiteral("GFLOP (log scale)"),
                    {},
@@ -715,7 +837,18 @@ ChartPage backwardChart(const AnalysisResults& r) {
                    QStringLiteral("flash-flops"),
                    {},
                    {}};
-    BarPanel memory{QStringLiteral("…to keep far less memory"),
+    double keptLo = std::numeric_limits<double>::max(), keptHi = 0; // standard ÷ flash kept
+    for (const BackwardRow& row : rows) {
+        const double ratio =
+            double(row.costs.standard.storedElements) / double(row.costs.flash.storedElements);
+        keptLo = std::min(keptLo, ratio);
+        keptHi = std::max(keptHi, ratio);
+    }
+    auto times = [](double v) { return number(v, v >= 10 ? 0 : 1); }; // "3.6", "585"
+    BarPanel memory{QStringLiteral("…to keep %1× less memory")
+                        .arg(times(keptLo) == times(keptHi)
+                                 ? times(keptLo)
+                                 : times(keptLo) + QStringLiteral("–") + times(keptHi)),
                     QStringLiteral("standard keeps P (n × n); flash, m and ℓ"),
                     QStringLiteral("MB kept for the backward pass (log scale)"),
                     {},
@@ -831,7 +964,11 @@ ChartPage flopsChart(const AnalysisResults& r) {
         QStringLiteral("flash-flops"),
         {},
         {}};
-    BarPanel traffic{QStringLiteral("…less traffic"),
+    std::vector<ByN> byN;
+    for (const FlopsRow& row : rows)
+        byN.push_back({row.n, double(row.standard.hbmBytes()), double(row.flash.hbmBytes())});
+    const QString trafficWords = comparedWords(byN, QStringLiteral("traffic"));
+    BarPanel traffic{QStringLiteral("…") + trafficWords,
                      QStringLiteral("bytes moved between HBM and the chip"),
                      QStringLiteral("HBM traffic, MB (log scale)"),
                      {},
@@ -840,6 +977,7 @@ ChartPage flopsChart(const AnalysisResults& r) {
                      {},
                      {}};
     bool sameFlops = true;
+    double flopsApart = 0; // the largest |flash - standard| / standard
     double cutLo = std::numeric_limits<double>::max(), cutHi = 0;
     for (const FlopsRow& row : rows) {
         const QString category = QString::number(row.n);
@@ -850,36 +988,52 @@ ChartPage flopsChart(const AnalysisResults& r) {
         traffic.stdValues.push_back(toMB(row.standard.hbmBytes()));
         traffic.flashValues.push_back(toMB(row.flash.hbmBytes()));
         sameFlops = sameFlops && row.standard.flops == row.flash.flops;
+        flopsApart =
+            std::max(flopsApart, std::abs(double(row.flash.flops) - double(row.standard.flops)) /
+                                     double(row.standard.flops));
         cutLo = std::min(cutLo, row.trafficCut);
         cutHi = std::max(cutHi, row.trafficCut);
     }
-    const QString cut =
-        number(cutLo, 1) == number(cutHi, 1)
-            ? number(cutLo, 1) + QStringLiteral("×")
-            : number(cutLo, 1) + QStringLiteral("–") + number(cutHi, 1) + QStringLiteral("×");
-    const QString flopWords = sameFlops
-                                  ? QStringLiteral("Every multiply is still done (identical FLOPs)")
-                                  : QStringLiteral("The FLOPs barely differ");
+    // A factor range, "2.0×" or "7.2–7.9×".
+    auto factors = [](double lo, double hi) {
+        return number(lo, 1) == number(hi, 1)
+                   ? number(lo, 1) + QStringLiteral("×")
+                   : number(lo, 1) + QStringLiteral("–") + number(hi, 1) + QStringLiteral("×");
+    };
+    const QString flopWords =
+        sameFlops
+            ? QStringLiteral("Every multiply is still done (identical FLOPs)")
+            : QStringLiteral("The FLOPs differ by up to %1%").arg(number(100 * flopsApart, 1));
+    if (!sameFlops) flops.headline = QStringLiteral("FLOPs…");
     ChartPage page;
     page.chart = pairedBars(flops);
     page.second = pairedBars(traffic);
-    page.caption =
-        cutLo >= 1
-            ? QStringLiteral(
-                  "%1; only the traffic falls, %2 less. The gain is in bytes, not arithmetic.")
-                  .arg(flopWords, cut)
-            : QStringLiteral("%1, but %2 × %2 tiles move more bytes than standard (standard ÷ "
-                             "flash = %3): use bigger tiles.")
-                  .arg(flopWords)
-                  .arg(r.block)
-                  .arg(cut);
+    if (cutLo > 1)
+        page.caption = QStringLiteral("%1; only the traffic falls, %2 less. The gain is in bytes, "
+                                      "not arithmetic.")
+                           .arg(flopWords, factors(cutLo, cutHi));
+    else if (cutHi < 1)
+        page.caption = QStringLiteral("%1, and with %2 × %2 tiles flash moves %3 the bytes of "
+                                      "standard attention: bigger query tiles read K and V fewer "
+                                      "times.")
+                           .arg(flopWords)
+                           .arg(r.block)
+                           .arg(factors(1 / cutHi, 1 / cutLo));
+    else
+        page.caption = QStringLiteral("%1; with %2 × %2 tiles flash moves %3 (standard ÷ flash = "
+                                      "%4): bigger query tiles read K and V fewer times.")
+                           .arg(flopWords)
+                           .arg(r.block)
+                           .arg(trafficWords, factors(cutLo, cutHi));
     return page;
 }
 
 // ---- 8. debug copy of S ----------------------------------------------------------------------
 ChartPage debugCopyChart(const AnalysisResults& r) {
     const DebugCopyDemo& demo = r.debugCopy;
-    QChart* chart = newChart(QStringLiteral("A debug copy of S undoes the tiling"),
+    const bool undoes = number(demo.peakRatio, 0) != QStringLiteral("1");
+    QChart* chart = newChart(undoes ? QStringLiteral("A debug copy of S undoes the tiling")
+                                    : QStringLiteral("A debug copy of S costs traffic"),
                              QStringLiteral("FlashAttention, n = %1, d = %2, %3 × %3 tiles")
                                  .arg(demo.n)
                                  .arg(demo.headDim)
@@ -913,6 +1067,14 @@ ChartPage debugCopyChart(const AnalysisResults& r) {
     chart->addAxis(x, Qt::AlignBottom);
     chart->addAxis(y, Qt::AlignLeft);
     attach(chart, bars, x, y);
+    // With tiles as large as S, the clean run already holds the whole score matrix.
+    if (!undoes)
+        return {chart,
+                QStringLiteral("With %1 × %1 tiles one tile already holds all of S, so the copy "
+                               "adds no peak memory (%2 → %3); traffic goes from %4 to %5.")
+                    .arg(demo.block)
+                    .arg(kb(demo.clean.peakScratchBytes()), kb(demo.withCopy.peakScratchBytes()),
+                         mb(demo.clean.hbmBytes()), mb(demo.withCopy.hbmBytes()))};
     return {chart, QStringLiteral("One debugging line undoes the tiling: the peak goes from %1 to "
                                   "%2 (%3× worse) and traffic from %4 to %5.")
                        .arg(kb(demo.clean.peakScratchBytes()), kb(demo.withCopy.peakScratchBytes()))
@@ -991,6 +1153,124 @@ ChartPage overflowChart(const AnalysisResults& r) {
     return {chart, caption};
 }
 
+// ---- 10. roofline -----------------------------------------------------------------------------
+// The roof of one arithmetic: rising with the bandwidth up to the ridge, flat at the peak.
+QLineSeries* roofSeries(const Roofline& roof, double x0, double x1, const QColor& color,
+                        Qt::PenStyle style) {
+    const bool fp32 = roof.arithmetic == Arithmetic::Fp32CudaCores;
+    QLineSeries* line =
+        makeLine(fp32 ? QStringLiteral("roof-fp32") : QStringLiteral("roof-tensor"),
+                 QStringLiteral("%1: %2").arg(unitsLabel(roof.arithmetic),
+                                              formatFlopRate(roof.peakFlopsPerSecond)),
+                 color, style, 2.5, false);
+    const double tera = 1e12;
+    line->append(x0, x0 * roof.bandwidthBytesPerSecond / tera);
+    line->append(roof.ridgeFlopsPerByte, roof.peakFlopsPerSecond / tera);
+    line->append(x1, roof.peakFlopsPerSecond / tera);
+    return line;
+}
+
+// The kernels' points, with one label for points that would sit on top of each other.
+void addKernelPoints(QChart* chart, const Roofline& roof, QAbstractAxis* x, QAbstractAxis* y) {
+    const bool fp32 = roof.arithmetic == Arithmetic::Fp32CudaCores;
+    const QString width = valuesLabel(roof.arithmetic);
+    const auto shape =
+        fp32 ? QScatterSeries::MarkerShapeCircle : QScatterSeries::MarkerShapeRectangle;
+    QScatterSeries* standard = makeScatter(
+        fp32 ? QStringLiteral("standard-kernels-fp32") : QStringLiteral("standard-kernels-tensor"),
+        QStringLiteral("standard, %1").arg(width), fp32 ? kStandard : kStandard.lighter(140),
+        kStandard.darker(140), 14, shape);
+    QScatterSeries* flash = makeScatter(
+        fp32 ? QStringLiteral("flash-kernel-fp32") : QStringLiteral("flash-kernel-tensor"),
+        QStringLiteral("flash, %1").arg(width), fp32 ? kFlash : kFlash.lighter(150),
+        kFlash.darker(140), 14, shape);
+    std::vector<std::pair<QPointF, QString>> labels;
+    auto add = [&](QScatterSeries* series, const RooflinePoint& p) {
+        const QPointF at(p.intensity, p.attainableFlopsPerSecond / 1e12);
+        series->append(at);
+        const QString name = QString::fromStdString(p.work.name);
+        // Within a quarter of each other on both log axes the labels would overlap.
+        for (auto& [where, text] : labels)
+            if (std::abs(std::log10(where.x() / at.x())) < 0.25 &&
+                std::abs(std::log10(where.y() / at.y())) < 0.25) {
+                if (!text.contains(name)) text += QStringLiteral(", ") + name;
+                return;
+            }
+        labels.emplace_back(at, name);
+    };
+    for (const RooflinePoint& p : roof.standard)
+        add(standard, p);
+    add(flash, roof.flash);
+    attach(chart, standard, x, y);
+    attach(chart, flash, x, y);
+    // fp32's labels to the right of their points, fp16's to the left: the two sets sit a factor
+    // of two apart on both axes, close enough for their labels to collide on one side.
+    pinTexts(chart, standard, labels, fp32 ? kHardware : kHardwareLight.darker(130),
+             fp32 ? Anchor::Left : Anchor::Right);
+}
+
+// Which side of the ridge the flash kernel is on, for each arithmetic.
+QString flashSentence(const std::vector<Roofline>& rooflines) {
+    QStringList parts;
+    for (const Roofline& roof : rooflines)
+        parts << QStringLiteral("%1 FLOP/byte on %2 (%3)")
+                     .arg(QString::number(roof.flash.intensity, 'g', 3),
+                          arithmeticLabel(roof.arithmetic),
+                          roof.flash.memoryBound ? QStringLiteral("memory-bound")
+                                                 : QStringLiteral("compute-bound"));
+    return QStringLiteral("The flash kernel does %1.").arg(parts.join(QStringLiteral(", ")));
+}
+
+ChartPage rooflineChart(const AnalysisResults& r) {
+    const auto& rooflines = r.rooflines;
+    const Roofline& any = rooflines.front();
+    QChart* chart = newChart(QStringLiteral("Roofline: which kernels wait on memory"),
+                             QStringLiteral("n = %1, d = %2, %3 × %4 tiles, %5")
+                                 .arg(any.n)
+                                 .arg(any.headDim)
+                                 .arg(r.inputs.options.blockRows)
+                                 .arg(r.inputs.options.blockCols)
+                                 .arg(hardwareName(r)));
+    double lo = std::numeric_limits<double>::max(), hi = 0, top = 0;
+    double bottom = std::numeric_limits<double>::max();
+    for (const Roofline& roof : rooflines) {
+        for (const RooflinePoint* p :
+             {&roof.standard[0], &roof.standard[1], &roof.standard[2], &roof.flash}) {
+            lo = std::min(lo, p->intensity);
+            hi = std::max(hi, p->intensity);
+            bottom = std::min(bottom, p->attainableFlopsPerSecond / 1e12);
+        }
+        lo = std::min(lo, roof.ridgeFlopsPerByte);
+        hi = std::max(hi, roof.ridgeFlopsPerByte);
+        top = std::max(top, roof.peakFlopsPerSecond / 1e12);
+    }
+    const auto [xlo, xhi] = decadeRange(lo / 2, hi * 4);
+    const auto [ylo, yhi] = decadeRange(bottom / 2, top * 3);
+    auto* x = logAxis(QStringLiteral("FLOPs per HBM byte (log scale)"), 10, QStringLiteral("%g"),
+                      xlo, xhi);
+    auto* y = logAxis(QStringLiteral("attainable TFLOP/s (log scale)"), 10, QStringLiteral("%g"),
+                      ylo, yhi);
+    chart->addAxis(x, Qt::AlignBottom);
+    chart->addAxis(y, Qt::AlignLeft);
+    for (const Roofline& roof : rooflines) {
+        const bool fp32 = roof.arithmetic == Arithmetic::Fp32CudaCores;
+        QLineSeries* line = roofSeries(roof, xlo, xhi, fp32 ? kHardware : kHardwareLight,
+                                       fp32 ? Qt::SolidLine : Qt::DashLine);
+        attach(chart, line, x, y);
+        pinTexts(
+            chart, line,
+            {{QPointF(roof.ridgeFlopsPerByte, roof.peakFlopsPerSecond / 1e12),
+              QStringLiteral("ridge %1").arg(QString::number(roof.ridgeFlopsPerByte, 'g', 3))}},
+            fp32 ? kHardware : kHardwareLight.darker(130), Anchor::Right);
+    }
+    for (const Roofline& roof : rooflines)
+        addKernelPoints(chart, roof, x, y);
+    // The same sentences as the CLI's demo 1 and the lecture.
+    return {chart, QString::fromStdString(memoryBoundVerdict(r.inputs.hardware, any.n, any.headDim,
+                                                             r.inputs.options)) +
+                       QLatin1Char(' ') + flashSentence(rooflines)};
+}
+
 // Long legends go to the right, where they can stack instead of being cut off.
 void placeLegend(QChart* chart) {
     if (!chart->legend()->isAttachedToChart()) return;
@@ -1007,18 +1287,19 @@ void placeLegend(QChart* chart) {
 } // namespace
 
 QStringList analysisChartTitles() {
-    return {QStringLiteral("1 · Memory-bound"),        QStringLiteral("2 · Online softmax"),
-            QStringLiteral("3 · Traffic and memory"),  QStringLiteral("4 · Block size vs SRAM"),
-            QStringLiteral("5 · Backward pass"),       QStringLiteral("6 · Exact, not approximate"),
-            QStringLiteral("7 · Same FLOPs"),          QStringLiteral("8 · Debug copy of S"),
-            QStringLiteral("9 · Overflow without max")};
+    return {
+        QStringLiteral("1 · Memory-bound"),         QStringLiteral("2 · Online softmax"),
+        QStringLiteral("3 · Traffic and memory"),   QStringLiteral("4 · Block size vs SRAM"),
+        QStringLiteral("5 · Backward pass"),        QStringLiteral("6 · Exact, not approximate"),
+        QStringLiteral("7 · Same FLOPs"),           QStringLiteral("8 · Debug copy of S"),
+        QStringLiteral("9 · Overflow without max"), QStringLiteral("10 · Roofline")};
 }
 
 ChartPage buildAnalysisChart(const AnalysisResults& results, int index) {
     using Builder = ChartPage (*)(const AnalysisResults&);
     static constexpr Builder builders[AnalysisChartCount] = {
         memoryBoundChart, onlineSoftmaxChart, tiledChart,     blockSizeChart, backwardChart,
-        exactnessChart,   flopsChart,         debugCopyChart, overflowChart};
+        exactnessChart,   flopsChart,         debugCopyChart, overflowChart,  rooflineChart};
     if (index < 0 || index >= AnalysisChartCount) return {};
     ChartPage page = builders[index](results);
     placeLegend(page.chart);

@@ -22,7 +22,7 @@ struct ChartPage {
     QChart* second = nullptr; // a right-hand panel where two quantities need two axes
 };
 
-// Short names, in the order of the explainer's demonstrations.
+// Short names, in the order of the explainer's demonstrations, then the roofline.
 QStringList analysisChartTitles();
 
 // Index of each chart in analysisChartTitles() and buildAnalysisCharts().
@@ -36,6 +36,7 @@ enum AnalysisChart : int {
     FlopsChart,
     DebugCopyChart,
     OverflowChart,
+    RooflineChart,
     AnalysisChartCount
 };
 

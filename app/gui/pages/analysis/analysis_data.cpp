@@ -83,11 +83,8 @@ AnalysisOutcome computeAnalysis(const AnalysisInputs& inputs, const AnalysisProg
 
         // Closed forms first: they take microseconds.
         r.memoryBound = memoryBoundTable(d, plan.memoryBoundNs);
-        r.balanceFp32BytesPerFlop =
-            hw.hbmBandwidthBytesPerSecond.value / hw.fp32FlopsPerSecond.value;
-        if (hw.fp16TensorFlopsPerSecond.value > 0)
-            r.balanceTensorBytesPerFlop =
-                hw.hbmBandwidthBytesPerSecond.value / hw.fp16TensorFlopsPerSecond.value;
+        r.memoryBoundRooflines = rooflines(hw, plan.memoryBoundNs.back(), d, inputs.options);
+        r.rooflines = rooflines(hw, plan.rooflineN, d, inputs.options);
         step();
         r.softmax = onlineSoftmaxDemo(scriptSoftmaxRow(), inputs.options.blockCols);
         step();

@@ -40,6 +40,7 @@ struct AnalysisPlan {
     int scriptHalfWidth = 64; // the window the script uses, picked out in the chart
     std::vector<int> flopsNs{512, 1024, 2048, 4096};
     int debugCopyN = 1024;
+    int rooflineN = 1024; // the lecture's traffic chapter: n = 1024
 };
 
 struct AnalysisResults {
@@ -48,10 +49,9 @@ struct AnalysisResults {
     int headDim = 0;
     int block = 0; // the square tile the single-block demonstrations use: B = Br
 
-    // 1. memory-bound
+    // 1. memory-bound, judged at the largest n by the rooflines there
     std::vector<TrafficRow> memoryBound;
-    double balanceFp32BytesPerFlop = 0;   // HBM bandwidth / fp32 FLOP rate of the profile
-    double balanceTensorBytesPerFlop = 0; // HBM bandwidth / fp16 tensor-core FLOP rate
+    std::vector<Roofline> memoryBoundRooflines; // one per arithmetic the profile has
     // 2. online softmax
     OnlineSoftmaxDemo softmax;
     // 3. tiled vs standard, with the paper's IO model at the same sizes
@@ -70,6 +70,8 @@ struct AnalysisResults {
     DebugCopyDemo debugCopy;
     // 9. overflow without the running max
     OverflowDemo overflow;
+    // 10. the roofline at plan.rooflineN, one per arithmetic the profile has
+    std::vector<Roofline> rooflines;
 };
 
 struct AnalysisOutcome {

@@ -2,6 +2,7 @@
 
 #include "pages/analysis/analysis_charts.h"
 #include "pages/analysis/analysis_data.h"
+#include "style/format.h"
 
 #include "core/errors.h"
 
@@ -220,7 +221,8 @@ void AnalysisView::ensurePage(int index) const {
 
 void AnalysisView::updateCaption() {
     const int index = currentChart();
-    m_caption->setText(index >= 0 && index < m_captions.size() ? m_captions[index] : QString());
+    m_caption->setText(index >= 0 && index < m_captions.size() ? unbroken(m_captions[index])
+                                                               : QString());
 }
 
 QStringList AnalysisView::chartTitles() const {

@@ -3,6 +3,7 @@
 #include "core/errors.h"
 #include "core/problem.h"
 
+#include <QCoreApplication>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -53,13 +54,13 @@ QByteArray gpuBenchRecordToJson(const GpuBenchRecord& record) {
                           {"scratchBytes", p.scratchBytes},
                           {"note", p.note},
                           {"kernel", p.kernel}});
-    const nlohmann::json doc = {
-        {"format", kFormat},
-        {"version", kVersion},
-        {"device", record.device.toStdString()},
-        {"measured", record.measured.toUTC().toString(Qt::ISODate).toStdString()},
-        {"request", request},
-        {"points", points}};
+    nlohmann::json doc = {{"format", kFormat},
+                          {"version", kVersion},
+                          {"device", record.device.toStdString()},
+                          {"measured", record.measured.toUTC().toString(Qt::ISODate).toStdString()},
+                          {"request", request},
+                          {"points", points}};
+    if (!record.program.isEmpty()) doc["program"] = record.program.toStdString();
     return QByteArray::fromStdString(doc.dump(2) + "\n");
 }
 
@@ -191,7 +192,7 @@ const json& object(const json& parent, const std::string& name) {
 // Bounds of what a saved record may hold: far beyond what a run measures, small enough that
 // nothing drawn from them overflows or takes long to lay out.
 constexpr std::size_t kMaxDeviceChars = 200;
-constexpr std::size_t kMaxNameChars = 64; // variant names, dates
+constexpr std::size_t kMaxNameChars = 64; // variant names, dates, the program
 constexpr std::size_t kMaxKernelChars = 200;
 constexpr std::size_t kMaxNoteChars = 1000;
 constexpr std::size_t kMaxSizes = 64;
@@ -217,6 +218,7 @@ GpuBenchRecord readRecord(const nlohmann::json& doc) {
     record.measured = QDateTime::fromString(
         QString::fromStdString(field::string(doc, "measured", kMaxNameChars)), Qt::ISODate);
     if (!record.measured.isValid()) refuse("its \"measured\" date is not an ISO 8601 date");
+    record.program = QString::fromStdString(field::optionalString(doc, "program", kMaxNameChars));
 
     const nlohmann::json& r = field::object(doc, "request");
     const nlohmann::json& sizes = field::array(r, "request.sizes", kMaxSizes);
@@ -338,6 +340,22 @@ void saveGpuBenchRecord(const GpuBenchRecord& record, const QString& path) {
         throw EngineError(ErrorKind::InvalidArgument,
                           "The GPU benchmark results could not be saved to " + path.toStdString() +
                               ": " + file.errorString().toStdString() + ".");
+}
+
+GpuBenchRecord shippedGpuBenchRecord() {
+    const QString path = QStringLiteral(":/flashviz/gpu-benchmark-h200.json");
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        throw EngineError(ErrorKind::InvalidArgument,
+                          "The GPU benchmark results compiled into FlashViz (" +
+                              path.toStdString() + ") could not be opened.");
+    return gpuBenchRecordFromJson(file.read(kGpuBenchMaxFileBytes + 1));
+}
+
+QString gpuBenchProgramName() {
+    const QString version = QCoreApplication::applicationVersion();
+    return version.isEmpty() ? QStringLiteral("FlashViz")
+                             : QStringLiteral("FlashViz %1").arg(version);
 }
 
 double gpuBenchWorkingBytes(const GpuBenchRequest& request, const GpuBenchPoint& point) {

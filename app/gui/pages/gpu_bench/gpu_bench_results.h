@@ -13,6 +13,7 @@ namespace flashviz::gui {
 struct GpuBenchRecord {
     QString device;     // "NVIDIA H200"
     QDateTime measured; // UTC
+    QString program;    // what measured it, "FlashViz 0.1.0"; empty in files before 2026-12-01
     GpuBenchRequest request;
     std::vector<GpuBenchPoint> points;
 };
@@ -33,6 +34,14 @@ GpuBenchRecord gpuBenchRecordFromJson(const QByteArray& text);
 // Reading and writing files; EngineError naming the file when it cannot be read or written.
 GpuBenchRecord loadGpuBenchRecord(const QString& path);
 void saveGpuBenchRecord(const GpuBenchRecord& record, const QString& path);
+
+// The H200 measurement FlashViz ships (resources/gpu-benchmark-h200.json, a copy of
+// kernels/bench/latest/gpu-benchmark-h200.json), shown until the user's own run is saved.
+// Throws EngineError if the compiled-in file cannot be read.
+GpuBenchRecord shippedGpuBenchRecord();
+
+// "FlashViz 0.1.0": the program field of a record this build measures.
+QString gpuBenchProgramName();
 
 // Device memory a point's method works in: Q, K, V, O in the method's element type plus its
 // scratch (the n x n scores for standard attention, m and l for the fp32 flash kernel).

@@ -213,7 +213,7 @@ QLogValueAxis* sizeAxis(GpuBenchmarkView::Chart chart, const GpuBenchRecord& rec
     axis->setLabelFormat(QStringLiteral("%g"));
     setLogAxisRange(axis, xMin / 1.25, xMax * 1.25);
     axis->setMinorTickCount(0);
-    axis->setTitleText(QObject::tr("sequence length n (log scale)"));
+    axis->setTitleText(QObject::tr("n (log scale)"));
     return axis;
 }
 
@@ -258,7 +258,7 @@ QAbstractAxis* timeAxis(double yMin, double yMax) {
                         std::pow(10.0, std::ceil(std::log10(yMax) + std::log10(1.2))));
     else
         setLogAxisRange(axis, 0.1, 10);
-    axis->setTitleText(QObject::tr("median time (ms, log scale)"));
+    axis->setTitleText(QObject::tr("median ms (log scale)"));
     return axis;
 }
 
@@ -271,9 +271,27 @@ QAbstractAxis* linearAxis(GpuBenchmarkView::Chart chart, double yMax) {
     axis->setLabelFormat(top < 1e6 ? QStringLiteral("%.0f") : QStringLiteral("%.3g"));
     if (top < 1e6) axis->applyNiceNumbers();
     axis->setTitleText(chart == GpuBenchmarkView::ThroughputChart
-                           ? QObject::tr("TFLOP/s (4·n²·d·batch·heads / time)")
-                           : QObject::tr("GiB in use: Q, K, V, O + scratch"));
+                           ? QObject::tr("TFLOP/s (4·n²·d·B·H / time)")
+                           : QObject::tr("GiB: Q, K, V, O, scratch"));
     return axis;
+}
+
+// One legend for the three charts, above them: wrapped by the label instead of cut short in
+// each chart at a laptop's width. Only the methods the record drew are listed.
+QString legendText(const GpuBenchRecord& record) {
+    QStringList entries;
+    for (const VariantStyle& style : variantStyles()) {
+        const bool drawn =
+            std::any_of(record.points.begin(), record.points.end(), [&](const GpuBenchPoint& p) {
+                return p.variant == style.id && p.measured();
+            });
+        if (!drawn) continue;
+        entries << QStringLiteral("<span style=\"color:%1\">%2</span>&nbsp;%3")
+                       .arg(style.color.name(),
+                            style.pen == Qt::DashLine ? QStringLiteral("╍╍") : QStringLiteral("━━"),
+                            QString::fromUtf8(style.shortLabel).toHtmlEscaped());
+    }
+    return entries.join(QStringLiteral(" &nbsp;&nbsp; "));
 }
 
 // The record's points on one chart, with axes made from what is drawn.
@@ -306,6 +324,10 @@ GpuBenchmarkView::GpuBenchmarkView(QWidget* parent)
     QLayout* controls = makeRequestControls();
     QLayout* runRow = makeRunRow();
     QLayout* charts = makeCharts();
+    m_legend = new QLabel(this);
+    m_legend->setObjectName(QStringLiteral("gpuBenchLegend"));
+    m_legend->setWordWrap(true);
+    m_legend->setTextFormat(Qt::RichText);
     m_caption = new QLabel(this);
     m_caption->setObjectName(QStringLiteral("gpuBenchCaption"));
     m_caption->setWordWrap(true);
@@ -316,11 +338,12 @@ GpuBenchmarkView::GpuBenchmarkView(QWidget* parent)
     layout->addWidget(messageLine());
     layout->addLayout(controls);
     layout->addLayout(runRow);
+    layout->addWidget(m_legend);
     layout->addLayout(charts, 1);
     layout->addWidget(m_caption);
 
     setRequest(GpuBenchRequest{});
-    if (QFile::exists(m_resultsPath)) loadResults(m_resultsPath);
+    if (!QFile::exists(m_resultsPath) || !loadResults(m_resultsPath)) showShippedRecord();
     setBusy(false);
     rebuildCharts();
     updateStatus();
@@ -456,8 +479,21 @@ bool GpuBenchmarkView::loadResults(const QString& path) {
 }
 
 void GpuBenchmarkView::showRecord(const GpuBenchRecord& record) {
-    m_shown = record;
     clearMessage();
+    present(record, false);
+}
+
+void GpuBenchmarkView::showShippedRecord() {
+    try {
+        present(shippedGpuBenchRecord(), true);
+    } catch (const EngineError& error) {
+        fail(QString::fromUtf8(error.what()));
+    }
+}
+
+void GpuBenchmarkView::present(const GpuBenchRecord& record, bool shipped) {
+    m_shown = record;
+    m_shownIsShipped = shipped;
     rebuildCharts();
     updateStatus();
     emit resultsShown();
@@ -543,6 +579,7 @@ void GpuBenchmarkView::finished(const Outcome& outcome) {
     GpuBenchRecord record;
     record.device = QString::fromStdString(m_availability.deviceName);
     record.measured = QDateTime::currentDateTimeUtc();
+    record.program = gpuBenchProgramName();
     record.request = outcome.request;
     record.points = outcome.points;
     showRecord(record);
@@ -554,40 +591,51 @@ void GpuBenchmarkView::finished(const Outcome& outcome) {
 }
 
 void GpuBenchmarkView::rebuildCharts() {
-    const QStringList titles{tr("Median time per forward pass"), tr("Throughput"),
-                             tr("Device memory")};
+    const QStringList titles{tr("Time per forward pass"), tr("Throughput"), tr("Device memory")};
     for (int i = 0; i < ChartCount; ++i) {
         auto* chart = new QChart;
         chart->setTitle(titles[i]);
-        chart->legend()->setAlignment(Qt::AlignBottom);
+        chart->legend()->hide(); // one legend for all three: m_legend
         chart->setMargins(QMargins(4, 4, 4, 4));
         if (m_shown) plotRecord(chart, *m_shown, Chart(i));
         setChart(m_views[i], chart);
     }
-    m_caption->setText(m_shown ? captionFor(*m_shown) : QString());
+    m_caption->setText(m_shown ? unbroken(captionFor(*m_shown)) : QString());
+    m_legend->setText(m_shown ? legendText(*m_shown) : QString());
+    m_legend->setVisible(m_shown.has_value());
+}
+
+// Which results are on screen: the GPU, the date, the program that measured them and the shape,
+// and whether they are the user's own or the ones FlashViz ships.
+QString GpuBenchmarkView::shownText() const {
+    const GpuBenchRecord& r = *m_shown;
+    const QString device = r.device.isEmpty() ? tr("an unnamed GPU")
+                           // A long name (a file allows 200 characters) is cut: a 10 MB one held
+                           // the window for 33 s while the label wrapped it.
+                           : r.device.size() > 200 ? r.device.left(200) + QChar(0x2026)
+                                                   : r.device;
+    const QString when = r.measured.toUTC().toString(QStringLiteral("yyyy-MM-dd HH:mm 'UTC'"));
+    const QString by = r.program.isEmpty() ? QString() : tr(" by %1").arg(r.program);
+    if (m_shownIsShipped)
+        return tr("Showing the results FlashViz ships, measured on %1 on %2%3 (%4), until a run "
+                  "of your own is saved to %5.")
+            .arg(device, when, by, shapeText(r.request), m_resultsPath);
+    return tr("Showing the results measured on %1 on %2%3 (%4).")
+        .arg(device, when, by, shapeText(r.request));
 }
 
 void GpuBenchmarkView::updateStatus() {
+    const QString shown = m_shown ? shownText() : QString();
     QString text;
-    if (m_shown)
-        text =
-            tr("Showing the results measured on %1 on %2 (%3).")
-                .arg(m_shown->device.isEmpty() ? tr("an unnamed GPU")
-                     // A long name (a file allows 200 characters) is cut: a 10 MB one held the
-                     // window for 33 s while the label wrapped it.
-                     : m_shown->device.size() > 200 ? m_shown->device.left(200) + QChar(0x2026)
-                                                    : m_shown->device)
-                .arg(m_shown->measured.toUTC().toString(QStringLiteral("yyyy-MM-dd HH:mm 'UTC'")))
-                .arg(shapeText(m_shown->request));
     if (canRun()) {
         const QString gpu = tr("GPU: %1.").arg(QString::fromStdString(m_availability.deviceName));
         text = m_shown
-                   ? gpu + QLatin1Char(' ') + text
+                   ? gpu + QLatin1Char(' ') + shown
                    : gpu + QLatin1Char(' ') + tr("Choose a range of n and the methods, then Run.");
     } else {
         const QString why = tr("No GPU benchmark on this machine: %1.")
                                 .arg(QString::fromStdString(m_availability.reason));
-        text = m_shown ? why + QLatin1Char(' ') + text
+        text = m_shown ? why + QLatin1Char(' ') + shown
                        : why + QLatin1Char(' ') +
                              tr("No saved results to show (a run on a machine with an NVIDIA GPU "
                                 "saves them to %1).")
@@ -610,6 +658,7 @@ void GpuBenchmarkView::applyLabelFonts() {
     const QFont base = font();
     m_status->setFont(scaledFont(base, 1.1));
     m_caption->setFont(scaledFont(base, 1.1));
+    m_legend->setFont(scaledFont(base, 1.1));
 }
 
 } // namespace flashviz::gui

@@ -3,7 +3,8 @@
 // GPU for a chosen range of n, drawn as time, throughput and device memory against n. The
 // measurement runs on a worker thread with progress and a Cancel button; each finished run is
 // saved (gpu_bench_results.h) and shown again the next time the page opens. Without a usable GPU
-// the Run button is off, a line says why, and the last saved results are shown if there are any.
+// the Run button is off and a line says why. Until the user's own results exist (or when their
+// file cannot be read) the page shows the H200 measurement FlashViz ships, labelled as such.
 #include "pages/gpu_bench/gpu_bench_results.h"
 #include "pages/page.h"
 
@@ -50,6 +51,7 @@ class GpuBenchmarkView : public Page {
     QString captionText() const;
     QChart* chart(int index) const;
     const std::optional<GpuBenchRecord>& shownRecord() const { return m_shown; }
+    bool showsShippedResults() const { return m_shown && m_shownIsShipped; }
 
   public slots:
     void run();             // validates the controls' request and measures it on the worker thread
@@ -69,12 +71,16 @@ class GpuBenchmarkView : public Page {
     QLayout* makeRunRow();          // Run, Cancel and the progress bar
     QLayout* makeCharts();
     void finished(const Outcome& outcome);
+    void showShippedRecord(); // keeps any message on screen (why the user's file was not shown)
+    void present(const GpuBenchRecord& record, bool shipped);
     void rebuildCharts();
     void updateStatus();
+    QString shownText() const;
 
     GpuBenchAvailability m_availability;
     QString m_resultsPath;
     std::optional<GpuBenchRecord> m_shown;
+    bool m_shownIsShipped = false;
 
     QLabel* m_status = nullptr;
     QComboBox* m_from = nullptr;
@@ -85,6 +91,7 @@ class GpuBenchmarkView : public Page {
     QSpinBox* m_repeats = nullptr;
     QPushButton* m_runButton = nullptr;
     QList<QChartView*> m_views;
+    QLabel* m_legend = nullptr; // the methods' colours, for the three charts
     QLabel* m_caption = nullptr;
 };
 
