@@ -9,6 +9,8 @@
 #include <QSignalSpy>
 #include <QtTest>
 
+#include <set>
+
 using namespace flashviz;
 using namespace flashviz::gui;
 using flashviz::test::sameState;
@@ -53,6 +55,8 @@ class TestController : public QObject {
     void refusesInvalidSettings();
     void largeSceneBuildsOnAWorker();
     void cancelKeepsThePreviousScene();
+    void progressMovesWithinTheLongStages();
+    void jumpToTheFirstWrongStep();
     void newerBuildReplacesTheOlder();
     void framesOnAWorkerShowTheLatestStep();
     void presetSteps();
@@ -183,7 +187,7 @@ void TestController::bugFailsAndRecovers() {
     QCOMPARE(c.step(), 12);
     QVERIFY(c.frame()->correct.has_value());
     QVERIFY(!sameValues(c.frame()->state.accNew, c.frame()->correct->accNew));
-    c.jumpToFirstRescaleStep();
+    c.jumpToFirstWrongStep();
     QCOMPARE(c.step(), *scene->firstRescaleStep);
     c.toggleBug();
     QVERIFY(c.waitUntilIdle());
@@ -427,6 +431,62 @@ void TestController::stepExpressionsDoNotOverflow() {
     QVERIFY(c.apply(scene->settings, spec));
     QVERIFY(c.waitUntilIdle(20000));
     if (want) QCOMPARE(c.step(), *want);
+}
+
+// The core's run reports only when a stage begins, and ordinary attention and the run are nearly
+// all of a large build: the bar sat at one figure through each (the window showed "1%" through an
+// 8 s build). Within them it now moves, and only forward.
+void TestController::progressMovesWithinTheLongStages() {
+    Controller c;
+    QVERIFY(c.apply(toySettings()));
+    std::vector<std::pair<int, QString>> reports;
+    connect(&c, &Controller::progress, &c,
+            [&](int percent, const QString& stage) { reports.emplace_back(percent, stage); });
+    QVERIFY(c.apply(largeSettings(6144)));
+    QVERIFY(c.isBusy());
+    QVERIFY(c.waitUntilIdle());
+    QCOMPARE(c.scene()->settings.spec.queries, 6144);
+    std::set<int> withinReference, withinRun;
+    for (std::size_t i = 1; i < reports.size(); ++i) {
+        QVERIFY2(
+            reports[i].first >= reports[i - 1].first,
+            qPrintable(
+                QStringLiteral("%1 after %2").arg(reports[i].first).arg(reports[i - 1].first)));
+        if (reports[i].second.startsWith(QStringLiteral("Ordinary attention")))
+            withinReference.insert(reports[i].first);
+        if (reports[i].second.startsWith(QStringLiteral("FlashAttention")))
+            withinRun.insert(reports[i].first);
+    }
+    QVERIFY2(withinReference.size() >= 3 && withinRun.size() >= 3,
+             qPrintable(QStringLiteral("%1 figures in the reference, %2 in the run")
+                            .arg(withinReference.size())
+                            .arg(withinRun.size())));
+    QCOMPARE(reports.back().first, 100);
+}
+
+// G goes to the first wrong step only where there is one: with the rescale in place (or where it
+// never bites) the step stays and a notice says why (it jumped to the first rescale, silently).
+void TestController::jumpToTheFirstWrongStep() {
+    Controller c;
+    QVERIFY(c.apply(withPattern(InputPattern::LateMaximum)));
+    QVERIFY(c.scene()->firstRescaleStep);
+    QVERIFY(!c.firstWrongStep());
+    QSignalSpy notices(&c, &Controller::notice);
+    c.setStep(2);
+    c.jumpToFirstWrongStep();
+    QCOMPARE(c.step(), 2);
+    QCOMPARE(notices.size(), 1);
+    QVERIFY(notices.at(0).at(0).toString().contains(QStringLiteral("rescale")));
+    c.setBug(true);
+    QVERIFY(c.waitUntilIdle());
+    QCOMPARE(c.firstWrongStep(), c.scene()->firstRescaleStep);
+    c.jumpToFirstWrongStep();
+    QCOMPARE(c.step(), *c.scene()->firstRescaleStep);
+    QCOMPARE(notices.size(), 1);
+    QVERIFY(c.applyPreset(QStringLiteral("bug-hides")));
+    c.jumpToFirstWrongStep();
+    QCOMPARE(notices.size(), 2);
+    QVERIFY(notices.at(1).at(0).toString().contains(QStringLiteral("first key block")));
 }
 
 QTEST_MAIN(TestController)

@@ -1,8 +1,13 @@
 // Lecture mode: the chapters and their narrative, clicker keys moving through steps and chapters,
 // B toggling the bug, fixed seeds replaying identically, Esc leaving with the user's settings back.
 #include "lecture/lecture.h"
+#include "core/analysis.h"
+#include "core/hardware.h"
 #include "session/controller.h"
+#include "session/resources.h"
+#include "session/step_why.h"
 #include "shell/main_window.h"
+#include "style/format.h"
 #include "views/frame_view.h"
 #include "views/tile_detail.h"
 #include "window_support.h"
@@ -29,6 +34,10 @@ class TestLecture : public QObject {
     void escapeLeavesAndRestores();
     void typeFollowsTheWindowSize();
     void viewOptionsReachTheLecture();
+    void bugNarrativeFollowsTheCheck();
+    void lectureUsesTheWindowsGpu();
+    void narrativesQuoteTheWhyList();
+    void memoryBoundChapterFollowsTheGpu();
 };
 
 void TestLecture::initTestCase() {
@@ -209,6 +218,128 @@ void TestLecture::viewOptionsReachTheLecture() {
     const auto fromCommandLine = freshWindow({1366, 768}, start);
     QVERIFY(shownTile(*fromCommandLine));
     QVERIFY(shownTile(*fromCommandLine)->viewOptions().showBackendValues);
+}
+
+// Chapter 6, B pressed: the narrative said "The check fails by 9e-16 in 0 rows; the first wrong
+// value appears at step 11" beside a PASS banner. It says what the check says now.
+void TestLecture::bugNarrativeFollowsTheCheck() {
+    const auto window = freshWindow();
+    MainWindow& w = *window;
+    w.enterLecture(5);
+    QVERIFY(w.waitUntilIdle());
+    const auto broken = w.controller()->scene();
+    QVERIFY(!broken->check.passed());
+    const QString failing = w.lecture()->narrativeText();
+    QVERIFY2(failing.contains(QStringLiteral("The check fails")) &&
+                 failing.contains(QStringLiteral("%1 of %2 rows")
+                                      .arg(broken->check.wrongRows.size())
+                                      .arg(broken->settings.spec.queries)) &&
+                 failing.contains(QStringLiteral("step %1").arg(*broken->firstRescaleStep)) &&
+                 failing.contains(QStringLiteral("put the factor back")),
+             qPrintable(failing));
+    QTest::keyClick(&w, Qt::Key_B);
+    QVERIFY(w.waitUntilIdle());
+    QVERIFY(w.controller()->scene()->check.passed());
+    const QString passing = w.lecture()->narrativeText();
+    QVERIFY2(passing.contains(QStringLiteral("The check passes")) &&
+                 !passing.contains(QStringLiteral("fails")) &&
+                 !passing.contains(QStringLiteral("first wrong")) &&
+                 passing.contains(QStringLiteral("take the factor out again")),
+             qPrintable(passing));
+}
+
+// H200 chosen in the window, the lecture showed the A100 (its chapters' default).
+void TestLecture::lectureUsesTheWindowsGpu() {
+    const auto window = freshWindow();
+    MainWindow& w = *window;
+    VizSettings mine = toySettings();
+    QVERIFY(mine.hardwareId != "h200");
+    mine.hardwareId = "h200";
+    QVERIFY(w.controller()->apply(mine));
+    QVERIFY(w.waitUntilIdle());
+    const QString gpu = QString::fromStdString(w.controller()->scene()->hardware.name);
+    w.enterLecture(0);
+    QVERIFY(w.waitUntilIdle());
+    QCOMPARE(w.controller()->settings().hardwareId, std::string("h200"));
+    QVERIFY2(w.lecture()->narrativeText().contains(gpu), qPrintable(w.lecture()->narrativeText()));
+    QTest::keyClick(&w, Qt::Key_Down);
+    QVERIFY(w.waitUntilIdle());
+    QCOMPARE(w.controller()->settings().hardwareId, std::string("h200"));
+    QTest::keyClick(&w, Qt::Key_Escape);
+    QVERIFY(w.waitUntilIdle());
+    QVERIFY(w.controller()->settings() == mine);
+}
+
+// The "why" sentences are read once, from the file the chapters are in: a narrative quotes one by
+// its id, an id the list lacks skips the chapter naming it, and a bad entry of the list is skipped
+// with a message naming the field.
+void TestLecture::narrativesQuoteTheWhyList() {
+    const QByteArray file = R"({
+      "chapters": [
+        {"id": "a", "title": "A", "narrative": "Before. {why:rescale} After.", "beats": ["0"],
+         "views": ["tile"]},
+        {"id": "b", "title": "B", "narrative": "{why:nothing}", "beats": ["0"], "views": ["tile"]}
+      ],
+      "why": [
+        {"id": "rescale", "steps": ["update-sum"], "text": "Because the maximum rose."},
+        {"id": "bad", "steps": ["update-summ"], "text": "Never read."}
+      ]
+    })";
+    const LectureParse chapters = parseLectureChapters(file, QStringLiteral("test.json"));
+    QCOMPARE(int(chapters.chapters.size()), 1);
+    QCOMPARE(chapters.chapters[0].narrative,
+             QStringLiteral("Before. Because the maximum rose. After."));
+    QCOMPARE(chapters.errors.size(), 1);
+    QVERIFY2(chapters.errors[0].contains(QStringLiteral("{why:nothing}")) &&
+                 chapters.errors[0].contains(QStringLiteral("rescale")),
+             qPrintable(chapters.errors[0]));
+    const StepWhyParse whys = parseStepWhys(file, QStringLiteral("test.json"));
+    QCOMPARE(int(whys.entries.size()), 1);
+    QCOMPARE(whys.entries[0].steps, std::vector<StepKind>{StepKind::UpdateSum});
+    QCOMPARE(whys.errors.size(), 1);
+    QVERIFY2(whys.errors[0].contains(QStringLiteral("'bad'")) &&
+                 whys.errors[0].contains(QStringLiteral("update-summ")),
+             qPrintable(whys.errors[0]));
+    // The shipped file: every entry reads, and the step view and the lecture share the words.
+    const StepWhyParse shipped = parseResource(QStringLiteral("lecture.json"), parseStepWhys);
+    QVERIFY2(shipped.errors.isEmpty(), qPrintable(shipped.errors.join(QLatin1Char('\n'))));
+    QCOMPARE(shipped.entries.size(), stepWhys().size());
+    const auto rescale =
+        std::find_if(shipped.entries.begin(), shipped.entries.end(),
+                     [](const StepWhy& why) { return why.id == QLatin1String("rescale"); });
+    QVERIFY(rescale != shipped.entries.end());
+    QCOMPARE(whyOfStep(StepKind::UpdateSum, FlashOptions{}), rescale->text);
+    FlashOptions bug;
+    bug.rescale = false;
+    QCOMPARE(whyOfStep(StepKind::UpdateOutput, bug), rescale->withoutRescale);
+}
+
+// Chapter 5 said attention is memory-bound whatever the GPU's figures; it now quotes the engine's
+// verdict for the chapter's problem on the window's GPU, and the verdict changes with the GPU.
+void TestLecture::memoryBoundChapterFollowsTheGpu() {
+    const auto window = freshWindow();
+    MainWindow& w = *window;
+    QStringList verdicts;
+    for (const char* gpu : {"a100-40gb", "h200"}) {
+        VizSettings mine = toySettings();
+        mine.hardwareId = gpu;
+        QVERIFY(w.controller()->apply(mine));
+        QVERIFY(w.waitUntilIdle());
+        w.enterLecture(4);
+        QVERIFY(w.waitUntilIdle());
+        const Scene& scene = *w.controller()->scene();
+        const ProblemSpec& spec = scene.settings.spec;
+        const QString verdict = QString::fromStdString(
+            memoryBoundVerdict(findHardwareProfile(gpu), spec.queries, spec.headDim,
+                               scene.settings.options));
+        QVERIFY(!verdict.isEmpty());
+        QVERIFY2(w.lecture()->narrativeText().simplified().contains(unbroken(verdict).simplified()),
+                 qPrintable(w.lecture()->narrativeText()));
+        verdicts << verdict;
+        QTest::keyClick(&w, Qt::Key_Escape);
+        QVERIFY(w.waitUntilIdle());
+    }
+    QVERIFY(verdicts[0] != verdicts[1]);
 }
 
 QTEST_MAIN(TestLecture)

@@ -1,7 +1,9 @@
 // The main window: what it opens on, its keys, its controls refusing bad input, the bug switch
 // turning the check to a failure and back, screenshots and saved settings.
+#include "core/setup.h"
 #include "lecture/lecture.h"
 #include "session/controller.h"
+#include "session/step_why.h"
 #include "shell/main_window.h"
 #include "style/paint_util.h"
 #include "views/check_panel.h"
@@ -17,6 +19,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPushButton>
 #include <QScreen>
 #include <QSettings>
@@ -55,7 +58,17 @@ class TestWindow : public QObject {
     void settingsPersist();
     void hiddenViewsCatchUpWhenShown();
     void codeListingRefitsWhenItChanges();
+    void seedsPastThirtyTwoBitsSurviveTheField();
+    void stepCaptionNeverRunsOff();
     void largeProblemStaysResponsive();
+    void returnInAFieldGivesTheKeysBack();
+    void presetNoteNeverMovesTheFields();
+    void nonIntegerIsRefusedAndTheValueKept();
+    void switchesExplainThemselves();
+    void jumpWithoutAWrongStepSaysSo();
+    void cancelledBuildLeavesNoStageBehind();
+    void stepViewSaysWhyInTheLecturesWords();
+    void leavingTheLectureKeepsTheWindowMaximised();
 };
 
 void TestWindow::initTestCase() {
@@ -343,9 +356,10 @@ void TestWindow::tableHeaderFallsBackToCompactTitles() {
     QVERIFY(std::abs(sum(narrow.widths) - (whole - 2)) < 1e-9);
 }
 
-// In a short view (a 1280 x 800 screen, the bug's extra line per row, the backend's column) the
-// tile table lists only the rows that fit, instead of running off the bottom; a tall view lists
-// the whole 4-row tile.
+// On a 1280 x 800 projector, with the bug's extra line per row and the backend's column, the toy's
+// whole 4-row tile is listed (the grids' cells flatten to leave the rows their room). In a view
+// shorter still the table lists only the rows that fit, instead of running off the bottom; a
+// tall view lists the whole tile again.
 void TestWindow::tileTableFitsItsView() {
     const auto window = freshWindow({1280, 800});
     MainWindow& w = *window;
@@ -355,7 +369,10 @@ void TestWindow::tileTableFitsItsView() {
     QVERIFY(w.waitUntilIdle());
     control<QCheckBox>(w, "backendValues")->setChecked(true);
     QCoreApplication::processEvents();
-    const TileDetailView* tile = w.tileDetail();
+    TileDetailView* tile = w.tileDetail();
+    QCOMPARE(tile->listedRows(), 4);
+    QVERIFY(tile->tableRect().bottom() <= tile->height());
+    tile->resize(tile->width(), tile->width() / 2); // not wide enough to set the table beside
     QVERIFY2(tile->listedRows() >= 1 && tile->listedRows() < 4,
              qPrintable(QString::number(tile->listedRows())));
     QVERIFY(tile->tableRect().bottom() <= tile->height());
@@ -559,6 +576,250 @@ void TestWindow::codeListingRefitsWhenItChanges() {
         w.controller()->setStep(w.controller()->stepCount() - 1);
         QVERIFY(w.waitUntilIdle());
         QVERIFY(everyLineFits(300));
+    }
+}
+
+// After Return in a settings field the playback keys work again: they moved the text cursor
+// (Right, End), did nothing (Space) or changed the field (Up rebuilt n_k). A click on any pane
+// of the step view takes the keys back too.
+void TestWindow::returnInAFieldGivesTheKeysBack() {
+    const auto window = freshWindow();
+    MainWindow& w = *window;
+    Controller* c = w.controller();
+    auto* keys = control<QSpinBox>(w, "keys");
+    keys->setFocus();
+    keys->selectAll();
+    QTest::keyClicks(keys, QStringLiteral("12"));
+    QTest::keyClick(keys, Qt::Key_Return);
+    QVERIFY(w.waitUntilIdle());
+    QCOMPARE(c->settings().spec.keys, 12);
+    QVERIFY(!keys->hasFocus());
+    QCOMPARE(QApplication::focusWidget(), static_cast<QWidget*>(w.memoryStage()));
+    QTest::keyClick(QApplication::focusWidget(), Qt::Key_Right);
+    QCOMPARE(c->step(), 1);
+    QTest::keyClick(QApplication::focusWidget(), Qt::Key_Up); // n_k stays
+    QVERIFY(w.waitUntilIdle());
+    QCOMPARE(c->settings().spec.keys, 12);
+    QTest::keyClick(QApplication::focusWidget(), Qt::Key_End);
+    QCOMPARE(c->step(), c->stepCount() - 1);
+    QTest::keyClick(QApplication::focusWidget(), Qt::Key_Space);
+    QVERIFY(c->isPlaying());
+    c->pause();
+
+    keys->setFocus();
+    QTest::mouseClick(w.tileDetail(), Qt::LeftButton);
+    QVERIFY(!keys->hasFocus());
+    QTest::keyClick(QApplication::focusWidget(), Qt::Key_Home);
+    QCOMPARE(c->step(), 0);
+}
+
+// The summary under the preset box keeps its height whatever its text (it wrapped to one to
+// three lines and moved every field under the mouse); what does not fit is in its tooltip.
+void TestWindow::presetNoteNeverMovesTheFields() {
+    const auto window = freshWindow();
+    MainWindow& w = *window;
+    auto* note = w.controls()->findChild<QLabel*>(QStringLiteral("presetNote"));
+    QVERIFY(note);
+    auto* queries = control<QSpinBox>(w, "queries");
+    const int top = queries->mapTo(w.controls(), QPoint()).y();
+    const int height = note->height();
+    QString longest;
+    for (const Preset& p : presets()) {
+        QVERIFY(w.controller()->applyPreset(p.id));
+        QVERIFY(w.waitUntilIdle());
+        QApplication::processEvents();
+        QCOMPARE(note->height(), height);
+        QCOMPARE(queries->mapTo(w.controls(), QPoint()).y(), top);
+        QCOMPARE(w.controls()->presetNoteText(), p.description);
+        if (p.description.size() > longest.size()) longest = p.description;
+    }
+    // The longest note does not fit two lines of the dock: it is elided, and whole in the tooltip.
+    QVERIFY(w.controller()->applyPreset(
+        std::find_if(presets().begin(), presets().end(), [&](const Preset& p) {
+            return p.description == longest;
+        })->id));
+    QVERIFY(w.waitUntilIdle());
+    QVERIFY2(note->text().contains(QChar(0x2026)) && note->toolTip() == longest,
+             qPrintable(note->text() + QStringLiteral(" | ") + note->toolTip()));
+}
+
+// "3.5" typed into n gave n = 35 (QSpinBox dropped the '.'): it is refused, saying why, and n
+// keeps its value.
+void TestWindow::nonIntegerIsRefusedAndTheValueKept() {
+    const auto window = freshWindow();
+    MainWindow& w = *window;
+    const VizSettings before = w.controller()->settings();
+    auto* queries = control<QSpinBox>(w, "queries");
+    queries->setFocus();
+    queries->selectAll();
+    QTest::keyClicks(queries, QStringLiteral("3.5"));
+    QTest::keyClick(queries, Qt::Key_Return);
+    QVERIFY(w.waitUntilIdle());
+    QVERIFY(w.controller()->settings() == before);
+    QCOMPARE(queries->value(), before.spec.queries);
+    QVERIFY2(w.controls()->refusalText().contains(QStringLiteral("whole number")) &&
+                 w.controls()->refusalText().contains(QStringLiteral("3.5")),
+             qPrintable(w.controls()->refusalText()));
+    QVERIFY(w.statusBar()->currentMessage().contains(QStringLiteral("3.5")));
+    // A number past the field's own range is refused the same way, naming the range.
+    queries->setFocus();
+    queries->selectAll();
+    QTest::keyClicks(queries, QStringLiteral("99999999"));
+    QTest::keyClick(queries, Qt::Key_Return);
+    QVERIFY(w.waitUntilIdle());
+    QCOMPARE(queries->value(), before.spec.queries);
+    QVERIFY2(
+        w.controls()->refusalText().contains(QStringLiteral("0 to %1").arg(queries->maximum())),
+        qPrintable(w.controls()->refusalText()));
+}
+
+void TestWindow::switchesExplainThemselves() {
+    const auto window = freshWindow();
+    for (const char* name : {"bug", "keepFullScores", "noRunningMax", "causal", "backendValues"})
+        QVERIFY2(!control<QCheckBox>(*window, name)->toolTip().isEmpty(), name);
+    for (const char* name : {"algorithm", "loopOrder", "hardware", "backend", "precision"})
+        QVERIFY2(!control<QComboBox>(*window, name)->toolTip().isEmpty(), name);
+}
+
+// G with the rescale in place: no step is wrong, so the step stays and the status bar says so
+// (it jumped to the step where the rescale first bites, silently).
+void TestWindow::jumpWithoutAWrongStepSaysSo() {
+    const auto window = freshWindow();
+    MainWindow& w = *window;
+    QVERIFY(w.controller()->settings().options.rescale);
+    QVERIFY(w.controller()->scene()->firstRescaleStep);
+    w.controller()->setStep(3);
+    QTest::keyClick(&w, Qt::Key_G);
+    QCOMPARE(w.controller()->step(), 3);
+    QVERIFY2(w.statusBar()->currentMessage().contains(QStringLiteral("No step is wrong")),
+             qPrintable(w.statusBar()->currentMessage()));
+    QTest::keyClick(&w, Qt::Key_B);
+    QVERIFY(w.waitUntilIdle());
+    QTest::keyClick(&w, Qt::Key_G);
+    QCOMPARE(w.controller()->step(), *w.controller()->scene()->firstRescaleStep);
+}
+
+// Cancel ends the build and the status line names the scene still shown, not the stage the
+// build had reached ("Making Q, K and V" stayed).
+void TestWindow::cancelledBuildLeavesNoStageBehind() {
+    const auto window = freshWindow();
+    MainWindow& w = *window;
+    VizSettings large = toySettings();
+    large.spec.queries = large.spec.keys = 4096;
+    large.spec.headDim = 64;
+    large.options.blockRows = large.options.blockCols = 64;
+    QVERIFY(w.controller()->apply(large));
+    QVERIFY(w.controller()->isBusy());
+    auto* status = w.findChild<QLabel*>(QStringLiteral("status"));
+    QTRY_VERIFY(!status->text().isEmpty() && status->text() != QStringLiteral("Starting"));
+    w.findChild<QPushButton*>(QStringLiteral("cancel"))->click();
+    QVERIFY(!w.controller()->isBusy());
+    QApplication::processEvents();
+    QVERIFY2(status->text().startsWith(QStringLiteral("Build cancelled")) &&
+                 status->text().contains(describeSettings(toySettings())),
+             qPrintable(status->text()));
+}
+
+// The step view says why the current step is taken, in the sentence the lecture quotes
+// (resources/lecture.json's "why" list): exp(m_old − m_new) was explained only in chapter 3.
+void TestWindow::stepViewSaysWhyInTheLecturesWords() {
+    const auto window = freshWindow();
+    MainWindow& w = *window;
+    Controller* c = w.controller();
+    const auto& whys = stepWhys();
+    const auto rescale = std::find_if(whys.begin(), whys.end(),
+                                      [](const StepWhy& why) { return why.id == "rescale"; });
+    QVERIFY(rescale != whys.end());
+    QVERIFY(rescale->text.contains(QStringLiteral("e^(m_old − m_new)")));
+    const LectureChapter& online = lectureChapters()[2];
+    QVERIFY(online.narrative.contains(rescale->text));
+    int update = -1;
+    for (int s = 0; s < c->stepCount() && update < 0; ++s)
+        if (c->scene()->engine->info(s).kind == StepKind::UpdateOutput) update = s;
+    QVERIFY(update > 0);
+    c->setStep(update);
+    QVERIFY(w.waitUntilIdle());
+    QCOMPARE(w.playback()->why(), rescale->text);
+    c->setBug(true);
+    QVERIFY(w.waitUntilIdle());
+    QCOMPARE(w.playback()->why(), rescale->withoutRescale);
+}
+
+// Esc from lecture mode put a maximised window back to its normal size.
+void TestWindow::leavingTheLectureKeepsTheWindowMaximised() {
+    StartOptions options = freshOptions();
+    options.fullScreen = true;
+    MainWindow w(options);
+    w.showMaximized();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(w.isMaximized());
+    w.enterLecture(0);
+    QVERIFY(w.isFullScreen());
+    w.leaveLecture();
+    QVERIFY(w.waitUntilIdle());
+    QVERIFY(w.isMaximized());
+    QVERIFY(!w.isFullScreen());
+}
+
+// The seed field was a QSpinBox: it showed 2^31 - 1 for a larger seed (from the command line, a
+// preset or saved settings) and wrote that back on the next edit of any field. It takes the
+// engine's whole range now, and refuses what is past it.
+void TestWindow::seedsPastThirtyTwoBitsSurviveTheField() {
+    const auto window = freshWindow();
+    MainWindow& w = *window;
+    VizSettings large = toySettings();
+    large.spec.seed = kMaxSeed;
+    QVERIFY(w.controller()->apply(large));
+    QVERIFY(w.waitUntilIdle());
+    auto* queries = control<QSpinBox>(w, "queries");
+    queries->setValue(12);
+    QVERIFY(w.waitUntilIdle());
+    QCOMPARE(w.controller()->settings().spec.queries, 12);
+    QCOMPARE(w.controller()->settings().spec.seed, kMaxSeed);
+    auto* seed = control<QLineEdit>(w, "seed");
+    for (const char* typed : {"-1", "9223372036854775808", "1e3"}) {
+        seed->setFocus();
+        seed->selectAll();
+        QTest::keyClicks(seed, QLatin1String(typed));
+        QTest::keyClick(seed, Qt::Key_Return);
+        QVERIFY(w.waitUntilIdle());
+        QCOMPARE(w.controller()->settings().spec.seed, kMaxSeed);
+        QCOMPARE(seed->text(), QString::number(kMaxSeed));
+        QVERIFY2(w.controls()->refusalText().contains(QLatin1String(typed)),
+                 qPrintable(w.controls()->refusalText()));
+    }
+    seed->setFocus();
+    seed->selectAll();
+    QTest::keyClicks(seed, QStringLiteral("5000000000"));
+    QTest::keyClick(seed, Qt::Key_Return);
+    QVERIFY(w.waitUntilIdle());
+    QCOMPARE(w.controller()->settings().spec.seed, std::uint64_t(5000000000));
+}
+
+// The caption under the playback bar ran off its right edge at 1280 x 800 with the bug on
+// ("… skipped (the bug)  [query block 0 (rows 0–3), key bl"): it drops the blocks first, then
+// elides, and the tooltip has the whole line.
+void TestWindow::stepCaptionNeverRunsOff() {
+    for (const QSize size : {QSize(1920, 1080), QSize(1366, 768), QSize(1280, 800)}) {
+        const auto window = freshWindow(size);
+        MainWindow& w = *window;
+        VizSettings bug = toySettings();
+        bug.spec.pattern = InputPattern::LateMaximum;
+        bug.options.rescale = false;
+        QVERIFY(w.controller()->apply(bug, QStringLiteral("12")));
+        QVERIFY(w.waitUntilIdle());
+        const auto* caption = w.findChild<QLabel*>(QStringLiteral("caption"));
+        QVERIFY(caption);
+        const QString shown = caption->text();
+        QVERIFY2(QFontMetricsF(caption->font()).horizontalAdvance(shown) <= caption->width(),
+                 qPrintable(shown));
+        QVERIFY(shown.startsWith(QStringLiteral("Step 12:")));
+        const QString whole = shown.contains(QStringLiteral("key block 1"))
+                                  ? shown
+                                  : caption->toolTip();
+        QVERIFY2(whole.contains(QStringLiteral("key block 1")) &&
+                     whole.contains(QStringLiteral("skipped (the bug)")),
+                 qPrintable(whole));
     }
 }
 

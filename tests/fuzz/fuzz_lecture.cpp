@@ -1,6 +1,8 @@
-// The lecture chapters file (app/gui/lecture/lecture.cpp parseLectureChapters): any bytes give chapters
-// and messages, never a crash or an exception.
+// The lecture chapters file (app/gui/lecture/lecture.cpp parseLectureChapters, and its "why" list,
+// session/step_why.cpp parseStepWhys): any bytes give entries and messages, never a crash or an
+// exception.
 #include "lecture/lecture.h"
+#include "session/step_why.h"
 
 #include <QByteArray>
 
@@ -15,5 +17,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (c.beats.isEmpty() || c.views.isEmpty() ||
             (!c.weights.isEmpty() && c.weights.size() != c.views.size()))
             __builtin_trap();
+    const flashviz::gui::StepWhyParse whys =
+        flashviz::gui::parseStepWhys(bytes, QStringLiteral("lecture.json"));
+    for (const flashviz::gui::StepWhy& why : whys.entries)
+        if (why.id.isEmpty() || why.text.trimmed().isEmpty() || why.steps.empty()) __builtin_trap();
     return 0;
 }

@@ -1,19 +1,21 @@
 #include "lecture/lecture.h"
 
+#include "session/controller.h"
+#include "session/resources.h"
+#include "session/step_why.h"
+#include "style/format.h"
 #include "views/check_panel.h"
 #include "views/code_panel.h"
 #include "views/comparison_view.h"
 #include "views/frame_feed.h"
-#include "session/controller.h"
-#include "session/resources.h"
-#include "style/format.h"
 #include "views/matrices_view.h"
 #include "views/memory_stage.h"
 #include "views/tile_detail.h"
 
+#include "core/analysis.h"
 #include "core/counters.h"
-#include "core/steps.h"
 #include "core/errors.h"
+#include "core/steps.h"
 
 #include <QFile>
 #include <QHBoxLayout>
@@ -69,7 +71,10 @@ const QStringList& placeholderNames() {
                                    QStringLiteral("check"),
                                    QStringLiteral("maxDiff"),
                                    QStringLiteral("wrongRows"),
-                                   QStringLiteral("firstRescale")};
+                                   QStringLiteral("firstRescale"),
+                                   QStringLiteral("memoryBound"),
+                                   QStringLiteral("verdict"),
+                                   QStringLiteral("bugSwitch")};
     return names;
 }
 
@@ -89,7 +94,28 @@ const QJsonArray& jsonList(const QJsonObject& entry, const char* key, qsizetype 
     return storage;
 }
 
-LectureChapter readChapter(const QJsonObject& o, const std::vector<LectureChapter>& earlier) {
+// {why:<id>} replaced by that sentence of the file's "why" list (step_why.h): the step view
+// shows the same words.
+QString quoteWhys(const QString& narrative, const std::vector<StepWhy>& whys) {
+    static const QRegularExpression quote(QStringLiteral("\\{why:([^{}]*)\\}"));
+    QString text = narrative;
+    for (const auto& match : quote.globalMatch(narrative)) {
+        const auto it = std::find_if(whys.begin(), whys.end(),
+                                     [&](const StepWhy& w) { return w.id == match.captured(1); });
+        if (it == whys.end()) {
+            QStringList ids;
+            for (const StepWhy& w : whys)
+                ids << w.id;
+            refuse(QStringLiteral("narrative: {why:%1} names no entry of the why list (%2)")
+                       .arg(match.captured(1).left(40), ids.join(QStringLiteral(", "))));
+        }
+        text.replace(match.captured(0), it->text);
+    }
+    return text;
+}
+
+LectureChapter readChapter(const QJsonObject& o, const std::vector<LectureChapter>& earlier,
+                           const std::vector<StepWhy>& whys) {
     static const QStringList known{QStringLiteral("id"),        QStringLiteral("title"),
                                    QStringLiteral("narrative"), QStringLiteral("settings"),
                                    QStringLiteral("beats"),     QStringLiteral("views"),
@@ -101,7 +127,7 @@ LectureChapter readChapter(const QJsonObject& o, const std::vector<LectureChapte
         if (other.id == c.id)
             refuse(QStringLiteral("id '%1' is taken by an earlier chapter").arg(c.id));
     c.title = jsonText(o, "title", true, 200);
-    c.narrative = jsonText(o, "narrative", true, 20000);
+    c.narrative = quoteWhys(jsonText(o, "narrative", true, 20000), whys);
     static const QRegularExpression placeholder(QStringLiteral("\\{([^{}]*)\\}"));
     for (const auto& match : placeholder.globalMatch(c.narrative))
         if (!placeholderNames().contains(match.captured(1)))
@@ -169,6 +195,7 @@ LectureParse parseLectureChapters(const QByteArray& bytes, const QString& source
     LectureParse out;
     const auto list = jsonEntries(bytes, source, "chapters", out.errors);
     if (!list) return out;
+    const std::vector<StepWhy> whys = parseStepWhys(bytes, source).entries;
     for (int i = 0; i < list->size(); ++i) {
         const QJsonValue item = list->at(i);
         const QJsonObject o = item.toObject();
@@ -176,7 +203,7 @@ LectureParse parseLectureChapters(const QByteArray& bytes, const QString& source
             if (!item.isObject())
                 refuse(
                     QStringLiteral("a chapter must be an object, not %1").arg(jsonExcerpt(item)));
-            out.chapters.push_back(readChapter(o, out.chapters));
+            out.chapters.push_back(readChapter(o, out.chapters, whys));
         } catch (const EngineError& error) {
             out.errors << QStringLiteral("%1: chapter %2 skipped: %3")
                               .arg(source, jsonEntryName(o, i), QString::fromUtf8(error.what()));
@@ -211,6 +238,22 @@ std::vector<int> resolveBeats(const LectureChapter& chapter, const Scene& scene)
     return {steps.begin(), steps.end()};
 }
 
+QString checkVerdict(const Scene& scene) {
+    const CheckReport& check = scene.check;
+    const QString diff = formatValue(check.maxAbsDiff, 2);
+    if (check.passed())
+        return QObject::tr("The check passes: the output differs from ordinary attention by at "
+                           "most %1, rounding.")
+            .arg(diff);
+    QString text = QObject::tr("The check fails: the output is off by up to %1 in %2 of %3 rows")
+                       .arg(diff)
+                       .arg(check.wrongRows.size())
+                       .arg(scene.settings.spec.queries);
+    if (const auto step = firstWrongStep(scene))
+        text += QObject::tr(", and the first wrong value appears at step %1").arg(*step);
+    return text + QLatin1Char('.');
+}
+
 QString fillNarrative(const QString& narrative, const Scene& scene) {
     const HardwareProfile& hw = scene.hardware;
     const auto& spec = scene.settings.spec;
@@ -218,7 +261,7 @@ QString fillNarrative(const QString& narrative, const Scene& scene) {
     const Counters flash = scene.flashTotals();
     QString text = narrative;
     auto put = [&](const char* key, const QString& value) {
-        text.replace(QLatin1Char('{') + QLatin1String(key) + QLatin1Char('}'), value);
+        text.replace(QLatin1Char('{') + QLatin1String(key) + QLatin1Char('}'), unbroken(value));
     };
     put("gpu", QString::fromStdString(hw.name));
     put("hbm", formatMemorySize(hw.hbmBytes.value));
@@ -247,6 +290,12 @@ QString fillNarrative(const QString& narrative, const Scene& scene) {
     put("wrongRows", QString::number(scene.check.wrongRows.size()));
     put("firstRescale",
         scene.firstRescaleStep ? QString::number(*scene.firstRescaleStep) : QObject::tr("(none)"));
+    put("memoryBound", QString::fromStdString(memoryBoundVerdict(hw, spec.queries, spec.headDim,
+                                                                 scene.settings.options)));
+    put("verdict", checkVerdict(scene));
+    put("bugSwitch", scene.settings.options.rescale
+                         ? QObject::tr("Press B to take the factor out again.")
+                         : QObject::tr("Press B to put the factor back."));
     return text;
 }
 
@@ -380,6 +429,16 @@ void LectureView::start(int chapter) {
     goToChapter(chapter, false);
 }
 
+void LectureView::useHardware(const std::string& hardwareId) {
+    m_hardwareId = hardwareId;
+}
+
+VizSettings LectureView::chapterSettings(const LectureChapter& chapter) const {
+    VizSettings settings = chapter.settings;
+    if (!m_hardwareId.empty()) settings.hardwareId = m_hardwareId;
+    return settings;
+}
+
 void LectureView::setActive(bool active) {
     m_active = active;
     if (!active) m_beats.clear();
@@ -395,12 +454,13 @@ void LectureView::goToChapter(int chapter, bool atEnd) {
     m_title->setText(tr("%1 / %2   %3").arg(m_chapter + 1).arg(chapters.size()).arg(c.title));
     layoutViews();
     emit chapterChanged(m_chapter);
+    const VizSettings settings = chapterSettings(c);
     const auto scene = m_controller->scene();
-    if (scene && scene->settings == c.settings) {
+    if (scene && scene->settings == settings) {
         onSceneChanged(); // already showing these settings: only the step moves
         return;
     }
-    m_controller->apply(c.settings);
+    m_controller->apply(settings);
 }
 
 void LectureView::onSceneChanged() {
@@ -425,7 +485,8 @@ void LectureView::updateCaption() {
     m_caption->setText(
         QStringLiteral("%1   ·   %2")
             .arg(beat, QString::fromStdString(
-                           describe(frame->state.info.kind, frame->scene->settings.options))));
+                           describe(frame->state.info.kind, frame->scene->settings.options,
+                                    frame->scene->settings.algorithm))));
 }
 
 void LectureView::nextBeat() {

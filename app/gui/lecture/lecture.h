@@ -52,8 +52,12 @@ LectureParse parseLectureChapters(const QByteArray& bytes, const QString& source
 const std::vector<LectureChapter>& lectureChapters();
 // The steps a chapter's beats name, for a built scene (sorted, unique).
 std::vector<int> resolveBeats(const LectureChapter& chapter, const Scene& scene);
-// The narrative with {placeholders} replaced by the scene's figures.
+// The narrative with {placeholders} replaced by the scene's figures, and the sentences that
+// depend on the state ({verdict}, {bugSwitch}) as the scene has it now.
 QString fillNarrative(const QString& narrative, const Scene& scene);
+// The check as it stands, in a sentence (the {verdict}): passes, or fails by how much, in how
+// many rows, and from which step.
+QString checkVerdict(const Scene& scene);
 
 class LectureView : public QWidget {
     Q_OBJECT
@@ -63,6 +67,11 @@ class LectureView : public QWidget {
     LectureView(Controller* controller, FrameFeed* feed, QWidget* parent = nullptr);
 
     void start(int chapter);     // applies the chapter's settings and goes to its first beat
+    // The GPU the chapters are drawn on: the window's choice (hardware profile id), not the
+    // chapters' default; every chapter's settings take it.
+    void useHardware(const std::string& hardwareId);
+    // A chapter's settings as the lecture applies them: on the GPU of useHardware().
+    VizSettings chapterSettings(const LectureChapter& chapter) const;
     void setActive(bool active); // inactive: scene changes made elsewhere are ignored
     bool isActive() const { return m_active; }
     int chapter() const { return m_chapter; }
@@ -98,6 +107,7 @@ class LectureView : public QWidget {
 
     Controller* m_controller;
     int m_chapter = 0;
+    std::string m_hardwareId; // empty: the chapters' own
     bool m_active = false;
     bool m_pendingEnd = false;
     std::vector<int> m_beats;

@@ -373,8 +373,27 @@ void Controller::toggleBug() {
     setBug(m_requested.options.rescale);
 }
 
-void Controller::jumpToFirstRescaleStep() {
-    if (m_scene && m_scene->firstRescaleStep) setStep(*m_scene->firstRescaleStep);
+std::optional<int> firstWrongStep(const Scene& scene) {
+    if (scene.settings.options.rescale) return std::nullopt;
+    return scene.firstRescaleStep;
+}
+
+std::optional<int> Controller::firstWrongStep() const {
+    return m_scene ? gui::firstWrongStep(*m_scene) : std::nullopt;
+}
+
+void Controller::jumpToFirstWrongStep() {
+    if (const auto step = firstWrongStep()) {
+        setStep(*step);
+        return;
+    }
+    if (!m_scene) return;
+    if (m_scene->settings.options.rescale)
+        emit notice(tr("No step is wrong: the rescale e^(m_old − m_new) is in place (B removes "
+                       "it)"));
+    else
+        emit notice(tr("No step is wrong: the rescale never changes a value here, since every "
+                       "row's maximum is in its first key block"));
 }
 
 } // namespace flashviz::gui

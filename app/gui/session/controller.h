@@ -38,6 +38,8 @@ class Controller : public QObject {
     bool isBusy() const { return m_jobs.isRunning(BuildJob); }
     bool isIdle() const; // no build or frame pending, and the frame on hand is the current step
     QString lastRefusal() const { return m_lastRefusal; }
+    // firstWrongStep() of the scene on screen.
+    std::optional<int> firstWrongStep() const;
 
     // Checks the settings and builds their scene: inline when small, otherwise on a worker.
     // Returns false (and emits refused) when the engine refuses; the current scene stays.
@@ -69,9 +71,8 @@ class Controller : public QObject {
     void setSpeed(double stepsPerSecond);
     void setBug(bool on);
     void toggleBug();
-    // To Scene::firstRescaleStep, the step where the rescale bug first changes a value (what the
-    // window calls "the first wrong step"; "first-rescale" in a step spec).
-    void jumpToFirstRescaleStep();
+    // To firstWrongStep(); where there is none, the step stays and `notice` says why.
+    void jumpToFirstWrongStep();
     void cancelBuild();
 
   signals:
@@ -83,6 +84,8 @@ class Controller : public QObject {
     void busyChanged(bool busy);
     void progress(int percent, const QString& stage);
     void refused(const QString& message);
+    // What was asked and did not happen, and why (not a refusal of settings).
+    void notice(const QString& message);
     void settingsChanged();
 
   private:
@@ -137,5 +140,9 @@ class Controller : public QObject {
 // "first-rescale", "first-rescale+K", "end-K"), clamped to its steps; std::nullopt for "", for
 // text that is not a step expression, and for "first-rescale" where the rescale never bites.
 std::optional<int> resolveStep(const Scene& scene, const QString& stepSpec);
+
+// Where the rescale bug first changes a value (Scene::firstRescaleStep) while the rescale is
+// switched off; std::nullopt with it on (nothing is wrong) and where it never bites.
+std::optional<int> firstWrongStep(const Scene& scene);
 
 } // namespace flashviz::gui

@@ -4,6 +4,7 @@
 #include "style/format.h"
 #include "style/heatmap.h"
 
+#include "core/attention.h"
 #include "core/errors.h"
 #include "core/run.h"
 #include "core/tiling.h"
@@ -13,10 +14,15 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <functional>
 #include <future>
 #include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
 
 namespace flashviz::gui {
 
@@ -38,6 +44,108 @@ void step(BuildProgress* progress, int percent, const QString& stage) {
     if (!progress) return;
     if (progress->cancelled()) throw BuildCancelled{};
     progress->report(percent, stage);
+}
+
+// The core's run says only when each of its stages begins, and two of them (ordinary attention,
+// then the run itself) are nearly all of a large build: 6.0 s and 4.5 s of 10.7 s at n = 16384,
+// d = 64, 128 x 128 tiles, with the bar held at one figure for each. Within such a stage a thread
+// reports how far it has got by the time spent against the stage's expected time: its
+// multiply-adds at the rate this machine computed ordinary attention at on a few of the same rows
+// before the build, then at the rate the finished stages ran at. It stops at 95 % of the stage's
+// share, so it never claims a stage done before the core says so.
+class PacedProgress final : public BuildProgress {
+  public:
+    explicit PacedProgress(BuildProgress* progress) : m_progress(progress) {
+        m_clock.start();
+        m_thread = std::thread([this] { pace(); });
+    }
+    ~PacedProgress() override {
+        {
+            std::lock_guard lock(m_mutex);
+            m_stop = true;
+        }
+        m_wake.notify_all();
+        m_thread.join();
+    }
+    PacedProgress(const PacedProgress&) = delete;
+    PacedProgress& operator=(const PacedProgress&) = delete;
+
+    // A stage reported at once, without pacing.
+    void report(int percent, const QString& stage) override {
+        std::lock_guard lock(m_mutex);
+        finishStage();
+        m_progress->report(percent, stage);
+    }
+    bool cancelled() const override { return m_progress->cancelled(); }
+
+    void calibrate(double flops, double seconds) {
+        if (flops > 0 && seconds > 0) m_flopsPerSecond = flops / seconds;
+    }
+    // A stage of `flops` multiply-adds from `from` to `to` percent, paced.
+    void beginStage(int from, int to, double flops, const QString& stage) {
+        {
+            std::lock_guard lock(m_mutex);
+            finishStage();
+            m_progress->report(from, stage);
+            m_stage = stage;
+            m_from = from;
+            m_to = to;
+            m_flops = flops;
+            m_stageStart = m_clock.nsecsElapsed();
+        }
+        m_wake.notify_all();
+    }
+
+  private:
+    // Under m_mutex: the stage in flight ended; its time calibrates the next.
+    void finishStage() {
+        if (m_to <= m_from) return;
+        calibrate(m_flops, double(m_clock.nsecsElapsed() - m_stageStart) * 1e-9);
+        m_to = m_from;
+    }
+    void pace() {
+        std::unique_lock lock(m_mutex);
+        int shown = -1;
+        while (!m_stop) {
+            m_wake.wait_for(lock, std::chrono::milliseconds(100));
+            if (m_stop || m_to <= m_from || !(m_flopsPerSecond > 0)) continue;
+            const double expected = m_flops / m_flopsPerSecond;
+            const double spent = double(m_clock.nsecsElapsed() - m_stageStart) * 1e-9;
+            const double share = std::min(0.95, spent / std::max(expected, 1e-9));
+            const int percent = m_from + int(share * (m_to - m_from));
+            if (percent > shown && percent > m_from) m_progress->report(percent, m_stage);
+            shown = percent;
+        }
+    }
+
+    BuildProgress* m_progress;
+    QElapsedTimer m_clock;
+    std::mutex m_mutex;
+    std::condition_variable m_wake;
+    bool m_stop = false;
+    QString m_stage;
+    int m_from = 0, m_to = 0;
+    double m_flops = 0;
+    qint64 m_stageStart = 0;
+    double m_flopsPerSecond = 0;
+    std::thread m_thread;
+};
+
+// Multiply-adds of one pass of attention over these sizes: Q Kᵀ and P V.
+double attentionFlops(const ProblemSpec& spec, int queries) {
+    return 4.0 * queries * double(spec.keys) * spec.headDim;
+}
+
+// Times ordinary attention on a few of the problem's rows (about 0.5 % of the reference's work):
+// the rate the pacer starts from.
+void calibrate(PacedProgress& paced, const Problem& problem) {
+    const int rows = std::clamp(problem.spec.queries / 200, 1, 64);
+    QElapsedTimer timer;
+    timer.start();
+    const Matrix sample = referenceAttention<double>(problem.q.topRows(rows), problem.k, problem.v,
+                                                     problem.scale(), false);
+    paced.calibrate(attentionFlops(problem.spec, int(sample.rows())),
+                    double(timer.nsecsElapsed()) * 1e-9);
 }
 
 // A job started on a pool thread when one is free at once. The caller, once its own share of the
@@ -184,7 +292,7 @@ namespace {
 // finds it once.
 HardwareProfile checkForWindow(const VizSettings& s) {
     validate(s.spec);
-    validate(s.options);
+    validate(s.spec, s.options);
     const auto& spec = s.spec;
     for (auto [value, name] :
          {std::pair{spec.queries, "n_q (queries)"}, std::pair{spec.keys, "n_k (keys)"}})
@@ -216,7 +324,7 @@ HardwareProfile checkForWindow(const VizSettings& s) {
 // The step engine, and with a bug switched on the same run without it, to compare against.
 void layOutSteps(Scene& scene, const Problem& problem, BuildProgress* progress) {
     const VizSettings& s = scene.settings;
-    step(progress, 5, QStringLiteral("Laying out the steps"));
+    step(progress, 2, QStringLiteral("Laying out the steps"));
     scene.engine = std::make_shared<StepEngine>(problem, s.algorithm, s.options);
     if (s.hasBug() && s.algorithm == Algorithm::Flash)
         scene.correctEngine =
@@ -249,19 +357,28 @@ struct StoredMatrices {
     Matrix scores, weights;
 };
 
-// What each stage of the core's run is called in the build's progress.
-std::function<void(RunStage)> stageReporter(const Scene& scene, BuildProgress* progress) {
-    return [&scene, progress](RunStage stage) {
+// What each stage of the core's run is called in the build's progress, and its share of the bar:
+// each stage is one pass of attention over the problem, from 3 % to 93 %.
+std::function<void(RunStage)> stageReporter(const Scene& scene, PacedProgress* paced) {
+    return [&scene, paced](RunStage stage) {
+        if (!paced) return;
+        if (paced->cancelled()) throw BuildCancelled{};
         const QString& name = scene.backendName;
         const bool flash = scene.isFlash();
+        const int stages = scene.settings.backend == BackendKind::Cpu ? 2 : 3;
+        const int span = 90 / stages;
+        const double flops = attentionFlops(scene.settings.spec, scene.settings.spec.queries);
         if (stage == RunStage::Reference)
-            step(progress, 10, QStringLiteral("Ordinary attention, for the check"));
+            paced->beginStage(3, 3 + span, flops,
+                              QStringLiteral("Ordinary attention, for the check"));
         else if (stage == RunStage::Run)
-            step(progress, 40, flash ? QStringLiteral("FlashAttention on the %1").arg(name)
-                                     : QStringLiteral("Standard attention: S and P in full"));
+            paced->beginStage(3 + span, 3 + 2 * span, flops,
+                              flash ? QStringLiteral("FlashAttention on the %1").arg(name)
+                                    : QStringLiteral("Standard attention: S and P in full"));
         else
-            step(progress, 55, flash ? QStringLiteral("The CPU's run, beside the %1's").arg(name)
-                                     : QStringLiteral("Standard attention on the %1").arg(name));
+            paced->beginStage(3 + 2 * span, 3 + 3 * span, flops,
+                              flash ? QStringLiteral("The CPU's run, beside the %1's").arg(name)
+                                    : QStringLiteral("Standard attention on the %1").arg(name));
     };
 }
 
@@ -284,13 +401,13 @@ StoredMatrices keepRun(Scene& scene, RunResult run) {
 
 // The core's run-and-check on the backend. A GPU that refuses (a d its kernels do not take, too
 // little memory) hands the work to the CPU, which then stands in as `backend`.
-StoredMatrices runOnBackend(Scene& scene, const Problem& problem,
-                            std::unique_ptr<Backend>& backend, BuildProgress* progress) {
+StoredMatrices runOnBackend(Scene& scene, const Problem& problem, std::unique_ptr<Backend>& backend,
+                            PacedProgress* paced) {
     RunRequest request;
     request.algorithm = scene.settings.algorithm;
     request.options = scene.settings.options;
     request.cpuAlongside = true; // the window shows another backend's values beside the CPU's
-    request.onStage = stageReporter(scene, progress);
+    request.onStage = stageReporter(scene, paced);
     RunResult run = runAndCheck(problem, *backend, request);
     if (!run.cpuStoodIn.empty()) {
         scene.backendNote = refusedNote(scene.backendName, run.cpuStoodIn);
@@ -302,7 +419,7 @@ StoredMatrices runOnBackend(Scene& scene, const Problem& problem,
 
 // Q, K, V and the output as images, with their colour scales.
 void drawInputsAndOutput(Scene& scene, const Problem& problem, BuildProgress* progress) {
-    step(progress, 65, QStringLiteral("Drawing the matrices"));
+    step(progress, 94, QStringLiteral("Drawing the matrices"));
     scene.qScale = finiteAbsMax(problem.q);
     scene.kScale = finiteAbsMax(problem.k);
     scene.vScale = finiteAbsMax(problem.v);
@@ -316,12 +433,12 @@ void drawInputsAndOutput(Scene& scene, const Problem& problem, BuildProgress* pr
 // The stored n x n matrices as images, averaged down; the numbers are freed when drawn.
 void drawStored(Scene& scene, StoredMatrices stored, BuildProgress* progress) {
     if (stored.scores.size() > 0) {
-        step(progress, 72, QStringLiteral("Drawing the n × n scores"));
+        step(progress, 95, QStringLiteral("Drawing the n × n scores"));
         scene.scoresImage = heatmapImage(stored.scores, Colouring::Diverging,
                                          finiteAbsMax(stored.scores), kLargeImageSide);
     }
     if (stored.weights.size() > 0) {
-        step(progress, 78, QStringLiteral("Drawing the n × n weights"));
+        step(progress, 96, QStringLiteral("Drawing the n × n weights"));
         scene.weightsImage = heatmapImage(stored.weights, Colouring::Sequential,
                                           finiteAbsMax(stored.weights), kLargeImageSide);
     }
@@ -345,7 +462,7 @@ QString traceRefusal(const VizSettings& s) {
 void recordTrace(Scene& scene, const Problem& problem, Backend& backend, BuildProgress* progress) {
     scene.traceNote = traceRefusal(scene.settings);
     if (!scene.traceNote.isEmpty()) return;
-    step(progress, 82, QStringLiteral("Recording the %1's per-tile values").arg(scene.backendName));
+    step(progress, 97, QStringLiteral("Recording the %1's per-tile values").arg(scene.backendName));
     try {
         scene.trace = std::make_shared<FlashTrace>(backend.trace(problem, scene.settings.options));
     } catch (const EngineError& e) {
@@ -365,7 +482,7 @@ void findWriteSteps(Scene& scene) {
 
 // What the views look up by step: where rows are final, the chapters, the run's totals.
 void indexSteps(Scene& scene, BuildProgress* progress) {
-    step(progress, 92, QStringLiteral("Indexing the steps"));
+    step(progress, 99, QStringLiteral("Indexing the steps"));
     scene.blockDoneStep = doneSteps(*scene.engine, progress);
     scene.chapters = chaptersOf(*scene.engine);
     if (!scene.isFlash()) findWriteSteps(scene);
@@ -402,16 +519,20 @@ std::shared_ptr<const Scene> buildScene(const CheckedSettings& checked, BuildPro
     scene->settings = settings;
     scene->hardware = checked.hardware();
 
+    std::optional<PacedProgress> paced; // what the build reports goes through it
+    if (progress) paced.emplace(progress);
+    progress = paced ? &*paced : nullptr;
     step(progress, 1, QStringLiteral("Making Q, K and V"));
     const Problem problem = makeProblem(settings.spec);
+    if (paced) calibrate(*paced, problem);
     layOutSteps(*scene, problem, progress);
     std::unique_ptr<Backend> backend = chooseBackend(*scene);
-    StoredMatrices stored = runOnBackend(*scene, problem, backend, progress);
+    StoredMatrices stored = runOnBackend(*scene, problem, backend, paced ? &*paced : nullptr);
     drawInputsAndOutput(*scene, problem, progress);
     drawStored(*scene, std::move(stored), progress);
     if (scene->isFlash()) {
         recordTrace(*scene, problem, *backend, progress);
-        step(progress, 88, QStringLiteral("Finding where the rescale first matters"));
+        step(progress, 98, QStringLiteral("Finding where the rescale first matters"));
         scene->firstRescaleStep = scene->engine->firstRescaleStep();
     }
     indexSteps(*scene, progress);

@@ -62,6 +62,8 @@ MainWindow::MainWindow(const StartOptions& options, QWidget* parent)
 
     connect(m_controller, &Controller::sceneChanged, this, &MainWindow::onSceneChanged);
     connect(m_controller, &Controller::refused, this, &MainWindow::onRefused);
+    connect(m_controller, &Controller::notice, this,
+            [this](const QString& message) { statusBar()->showMessage(message, 10000); });
     connect(m_controller, &Controller::busyChanged, this, &MainWindow::onBusyChanged);
     connect(m_controller, &Controller::progress, this, [this](int percent, const QString& stage) {
         m_progress->setValue(percent);
@@ -75,6 +77,12 @@ MainWindow::MainWindow(const StartOptions& options, QWidget* parent)
     connect(m_controls, &ControlsPanel::presetRequested, m_controller,
             [this](const QString& id) { m_controller->applyPreset(id); });
     connect(m_controls, &ControlsPanel::viewOptionsRequested, m_feed, &FrameFeed::setViewOptions);
+    // Return in a field hands the keys back to playback: they moved the text cursor, and Up
+    // changed n_k.
+    connect(m_controls, &ControlsPanel::fieldCommitted, this, &MainWindow::focusStage);
+    connect(m_controls, &ControlsPanel::inputRefused, this, [this](const QString& message) {
+        statusBar()->showMessage(tr("Refused: %1").arg(message), 10000);
+    });
     connect(m_feed, &FrameFeed::viewOptionsChanged, m_controls, &ControlsPanel::setViewOptions);
     if (options.transition) m_feed->holdTransition(*options.transition);
     connect(m_check, &CheckPanel::jumpRequested, m_controller, &Controller::setStep);
@@ -101,6 +109,11 @@ MainWindow::MainWindow(const StartOptions& options, QWidget* parent)
         } else {
             m_controller->applyPreset(options.preset); // refuses, naming the presets
         }
+    }
+    if (options.problem) {
+        start.spec = options.problem->spec;
+        start.options = options.problem->options;
+        start.algorithm = options.problem->algorithm;
     }
     if (options.bug) start.options.rescale = false;
     if (options.backend) start.backend = *options.backend;
@@ -175,6 +188,9 @@ void MainWindow::buildStepView(const Theme& theme) {
         v->setTheme(theme);
         m_feed->attach(v);
     }
+    // A click anywhere on the step view takes the keys back from a settings field.
+    for (FrameView* v : std::initializer_list<FrameView*>{m_tile, m_matrices, m_code, m_check})
+        if (v->focusPolicy() == Qt::NoFocus) v->setFocusPolicy(Qt::ClickFocus);
 
     m_top = new QSplitter(Qt::Horizontal);
     m_top->addWidget(m_memory);
@@ -246,7 +262,7 @@ void MainWindow::buildStatusBar() {
     m_cancel = new QPushButton(tr("Cancel"));
     m_cancel->setObjectName(QStringLiteral("cancel"));
     m_cancel->hide();
-    connect(m_cancel, &QPushButton::clicked, m_controller, &Controller::cancelBuild);
+    connect(m_cancel, &QPushButton::clicked, this, &MainWindow::cancelBuild);
     statusBar()->addWidget(m_status, 1);
     // A temporary message (a refusal) takes the status line's place. Qt hides the line only if
     // it is already visible, so a refusal made before the window is shown would be drawn over
@@ -298,7 +314,7 @@ void MainWindow::buildActions() {
                                  });
     play->addSeparator();
     add(play, tr("Go to the first wrong step"), QKeySequence(Qt::Key_G),
-        [this] { m_controller->jumpToFirstRescaleStep(); });
+        [this] { m_controller->jumpToFirstWrongStep(); });
     QAction* bug = add(play, tr("Rescale bug on / off"), QKeySequence(Qt::Key_B),
                        [this] { m_controller->toggleBug(); });
 
@@ -372,15 +388,35 @@ void MainWindow::onSceneChanged() {
     const auto scene = m_controller->scene();
     if (!scene) return;
     if (m_controller->lastRefusal().isEmpty()) m_controls->showRefusal(QString());
-    m_status->setText(tr("%1 · %2 steps · built in %3 ms")
-                          .arg(describeSettings(scene->settings))
-                          .arg(scene->stepCount())
-                          .arg(scene->buildSeconds * 1000, 0, 'f', 1));
+    m_status->setText(sceneSummary());
     if (scene->settings.backend != BackendKind::Cpu) showBackendValues(true);
     // The chosen backend refused and the CPU stood in: if that backend cannot run any more (a
     // lost GPU context), the list now says so.
     if (!scene->backendNote.isEmpty()) m_controls->refreshBackends();
     updateAnalysisSettings();
+}
+
+QString MainWindow::sceneSummary() const {
+    const auto scene = m_controller->scene();
+    if (!scene) return {};
+    return tr("%1 · %2 steps · built in %3 ms")
+        .arg(describeSettings(scene->settings))
+        .arg(scene->stepCount())
+        .arg(scene->buildSeconds * 1000, 0, 'f', 1);
+}
+
+// The build's stage ("Making Q, K and V") stayed in the status line after it was cancelled.
+void MainWindow::cancelBuild() {
+    if (!m_controller->isBusy()) return;
+    m_controller->cancelBuild();
+    m_status->setText(tr("Build cancelled; still showing %1").arg(sceneSummary()));
+}
+
+void MainWindow::focusStage() {
+    if (isLectureMode())
+        m_lecture->setFocus(Qt::OtherFocusReason);
+    else
+        m_memory->setFocus(Qt::OtherFocusReason);
 }
 
 void MainWindow::showBackendValues(bool show) {
@@ -405,7 +441,10 @@ void MainWindow::onRefused(const QString& message) {
 void MainWindow::onBusyChanged(bool busy) {
     m_progress->setVisible(busy);
     m_cancel->setVisible(busy);
-    if (busy) m_progress->setValue(0);
+    if (busy)
+        m_progress->setValue(0);
+    else
+        m_status->setText(sceneSummary()); // not the stage the build had reached
 }
 
 void MainWindow::toggleLecture() {
@@ -427,11 +466,12 @@ void MainWindow::enterLecture(int chapter) {
     m_dock->hide();
     for (QAction* a : m_lectureOnly)
         a->setEnabled(true);
+    m_lecture->useHardware(m_beforeLecture.hardwareId); // the GPU chosen in the window
     m_lecture->start(chapter);
     m_feed->showCurrentFrame();
     m_lecture->setFocus();
     if (m_options.fullScreen) {
-        m_wasFullScreen = isFullScreen();
+        m_windowStateBeforeLecture = windowState();
         showFullScreen();
     }
 }
@@ -447,7 +487,8 @@ void MainWindow::leaveLecture() {
     m_dock->show();
     for (QAction* a : m_lectureOnly)
         a->setEnabled(false);
-    if (m_options.fullScreen && !m_wasFullScreen) showNormal();
+    // As it was: maximised stays maximised (showNormal() un-maximised it).
+    if (m_options.fullScreen) setWindowState(m_windowStateBeforeLecture);
     m_controller->apply(m_beforeLecture, QString::number(m_stepBeforeLecture));
     m_feed->showCurrentFrame();
     m_memory->setFocus();

@@ -48,6 +48,7 @@ struct StartOptions {
     bool backendValues = false;         // show the backend's recorded per-tile values
     bool play = false;                  // start playing once shown
     std::optional<BackendKind> backend; // compute on this backend (else the preset's or saved one)
+    std::optional<RunSetup> problem;    // --n, --br, ...: the problem, over the preset or the toy
 };
 
 class MainWindow : public QMainWindow {
@@ -100,6 +101,9 @@ class MainWindow : public QMainWindow {
     void restoreState();
     void restoreDockLayout(const QByteArray& state);
     void onSceneChanged();
+    QString sceneSummary() const; // the status line for the scene on screen
+    void cancelBuild();
+    void focusStage(); // the keys to playback, as after a click on the step view
     void onRefused(const QString& message);
     void onBusyChanged(bool busy);
     void updateAnalysisSettings();
@@ -132,7 +136,7 @@ class MainWindow : public QMainWindow {
     std::vector<QAction*> m_lectureOnly;
     VizSettings m_beforeLecture;
     int m_stepBeforeLecture = 0;
-    bool m_wasFullScreen = false;
+    Qt::WindowStates m_windowStateBeforeLecture; // maximised, say: leaving restores it
     QStringList m_restoreProblems;
 };
 

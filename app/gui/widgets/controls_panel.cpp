@@ -4,33 +4,70 @@
 #include "style/theme.h"
 
 #include "core/hardware.h"
+#include "core/setup.h"
 
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFormLayout>
 #include <QGroupBox>
+#include <QKeyEvent>
 #include <QLabel>
+#include <QLineEdit>
+#include <QRegularExpression>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QStandardItemModel>
+#include <QTextLayout>
 #include <QVBoxLayout>
 
 #include <algorithm>
 #include <climits>
+#include <functional>
 
 namespace flashviz::gui {
 
 namespace {
 
-QSpinBox* spin(QWidget* parent, int min, int max, const char* name, const QString& tip) {
-    auto* s = new QSpinBox(parent);
-    // Wide ranges on purpose: the engine, not the spin box, decides what is valid, and says why.
-    s->setRange(min, max);
-    s->setKeyboardTracking(false);
-    s->setObjectName(QLatin1String(name));
-    s->setToolTip(tip);
-    s->setAccelerated(true);
-    return s;
+// A spin box that refuses what is not a whole number, with a message, where QSpinBox dropped the
+// characters it does not take as they were typed ("3.5" became 35). Anything typed stays in the
+// field until Return or leaving it; then text that is not a number in range is refused and the
+// previous value shown again.
+class WholeNumberField final : public QSpinBox {
+  public:
+    WholeNumberField(QWidget* parent, QString label, std::function<void(const QString&)> refuse)
+        : QSpinBox(parent), m_label(std::move(label)), m_refuse(std::move(refuse)) {}
+
+    QValidator::State validate(QString& text, int& pos) const override {
+        const QValidator::State state = QSpinBox::validate(text, pos);
+        return state == QValidator::Invalid ? QValidator::Intermediate : state;
+    }
+
+    void fixup(QString& text) const override {
+        const QString typed = text.trimmed();
+        if (typed.isEmpty()) return;
+        static const QRegularExpression digits(QStringLiteral("^[+-]?[0-9]+$"));
+        // The field's range is wider than the engine's on purpose (the engine names its own
+        // limits when it refuses a value); only a number past the field's own is refused here.
+        if (digits.match(typed).hasMatch())
+            m_refuse(ControlsPanel::tr("%1 takes %2 to %3; %4 is out of range")
+                         .arg(m_label)
+                         .arg(minimum())
+                         .arg(maximum())
+                         .arg(typed));
+        else
+            m_refuse(ControlsPanel::tr("%1 takes a whole number; \"%2\" is not one")
+                         .arg(m_label, typed));
+    }
+
+  private:
+    QString m_label;
+    std::function<void(const QString&)> m_refuse;
+};
+
+bool isReturn(const QEvent* event) {
+    if (event->type() != QEvent::KeyPress) return false;
+    const int key = static_cast<const QKeyEvent*>(event)->key();
+    return key == Qt::Key_Return || key == Qt::Key_Enter;
 }
 
 template <typename T> void selectData(QComboBox* box, T value) {
@@ -39,6 +76,124 @@ template <typename T> void selectData(QComboBox* box, T value) {
 }
 
 } // namespace
+
+// The seed, 0 to kMaxSeed (2^63 - 1) as on every other face. Like the whole-number fields, what is
+// typed is read when Return commits it or the field is left; text that is not a seed in range is
+// refused with a message and the seed in force shown again.
+class SeedField final : public QLineEdit {
+  public:
+    SeedField(QWidget* parent, std::function<void()> changed,
+              std::function<void(const QString&)> refuse)
+        : QLineEdit(parent), m_changed(std::move(changed)), m_refuse(std::move(refuse)) {
+        connect(this, &QLineEdit::editingFinished, this, [this] { commit(); });
+    }
+    void setSeed(std::uint64_t seed) {
+        m_seed = seed;
+        setText(QString::number(seed));
+    }
+    std::uint64_t seed() const { return m_seed; }
+
+  private:
+    void commit() {
+        const QString typed = text().trimmed();
+        static const QRegularExpression digits(QStringLiteral("^[0-9]+$"));
+        bool ok = digits.match(typed).hasMatch();
+        const qulonglong value = ok ? typed.toULongLong(&ok) : 0;
+        if (!ok || value > kMaxSeed) {
+            m_refuse(ControlsPanel::tr("seed takes a whole number from 0 to %1; \"%2\" is not one")
+                         .arg(kMaxSeed)
+                         .arg(typed));
+            setSeed(m_seed);
+            return;
+        }
+        if (value == m_seed) return;
+        setSeed(value);
+        m_changed();
+    }
+
+    std::uint64_t m_seed = 0;
+    std::function<void()> m_changed;
+    std::function<void(const QString&)> m_refuse;
+};
+
+// The preset's note (or the settings in words) in a fixed two lines, the rest elided and the
+// whole text in the tooltip: wrapped to its length it took one to three lines and moved every
+// field below it under the mouse.
+class NoteLabel final : public QLabel {
+  public:
+    static constexpr int kLines = 2;
+    explicit NoteLabel(QWidget* parent) : QLabel(parent) {
+        setTextFormat(Qt::PlainText);
+        setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
+        fitHeight();
+    }
+    void setFullText(const QString& text) {
+        m_full = text;
+        elide();
+    }
+    QString fullText() const { return m_full; }
+
+  protected:
+    void resizeEvent(QResizeEvent* event) override {
+        QLabel::resizeEvent(event);
+        elide();
+    }
+    void changeEvent(QEvent* event) override {
+        QLabel::changeEvent(event);
+        if (event->type() == QEvent::FontChange) {
+            fitHeight();
+            elide();
+        }
+    }
+
+  private:
+    void fitHeight() { setFixedHeight(fontMetrics().lineSpacing() * kLines + 2); }
+    void elide() {
+        const QString flat = m_full.simplified();
+        const int width = std::max(1, contentsRect().width());
+        QTextLayout layout(flat, font());
+        layout.beginLayout();
+        QStringList lines;
+        for (int start = 0; start < flat.size() && lines.size() < kLines;) {
+            QTextLine line = layout.createLine();
+            if (!line.isValid()) break;
+            line.setLineWidth(width);
+            const bool last = lines.size() + 1 == kLines;
+            const QString piece = last ? flat.mid(start) : flat.mid(start, line.textLength());
+            lines << fontMetrics().elidedText(piece.trimmed(), Qt::ElideRight, width);
+            start += line.textLength();
+        }
+        layout.endLayout();
+        const QString shown = lines.join(QLatin1Char('\n'));
+        setText(shown);
+        setToolTip(shown.simplified() == flat ? QString() : m_full);
+    }
+
+    QString m_full;
+};
+
+QSpinBox* ControlsPanel::wholeNumberField(QWidget* parent, int min, int max, const QString& label,
+                                          const char* name, const QString& tip) {
+    auto* s = new WholeNumberField(parent, label, [this](const QString& why) {
+        showRefusal(why);
+        emit inputRefused(why);
+    });
+    // Wide ranges on purpose: the engine, not the spin box, decides what is valid, and says why.
+    s->setRange(min, max);
+    s->setKeyboardTracking(false);
+    s->setObjectName(QLatin1String(name));
+    s->setToolTip(tip);
+    s->setAccelerated(true);
+    s->installEventFilter(this);
+    return s;
+}
+
+bool ControlsPanel::eventFilter(QObject* watched, QEvent* event) {
+    // After the field has taken the Return (and proposed its value).
+    if (isReturn(event) && (qobject_cast<QSpinBox*>(watched) || watched == m_seed))
+        QMetaObject::invokeMethod(this, &ControlsPanel::fieldCommitted, Qt::QueuedConnection);
+    return QWidget::eventFilter(watched, event);
+}
 
 ControlsPanel::ControlsPanel(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
@@ -73,8 +228,7 @@ void ControlsPanel::addPresets(QVBoxLayout* layout) {
         m_preset->addItem(p.title, p.id);
         m_preset->setItemData(m_preset->count() - 1, p.description, Qt::ToolTipRole);
     }
-    m_presetNote = new QLabel(this);
-    m_presetNote->setWordWrap(true);
+    m_presetNote = new NoteLabel(this);
     m_presetNote->setObjectName(QStringLiteral("presetNote"));
     layout->addWidget(m_preset);
     layout->addWidget(m_presetNote);
@@ -83,12 +237,23 @@ void ControlsPanel::addPresets(QVBoxLayout* layout) {
 QGroupBox* ControlsPanel::makeProblemGroup() {
     auto* problem = new QGroupBox(tr("Problem"), this);
     auto* pf = new QFormLayout(problem);
-    m_queries = spin(problem, 0, 1 << 22, "queries",
-                     tr("n_q: query rows (the window animates up to 16384)"));
-    m_keys = spin(problem, 0, 1 << 22, "keys", tr("n_k: keys and values"));
-    m_headDim = spin(problem, 0, 1 << 14, "headDim", tr("d: the head dimension"));
-    m_seed = spin(problem, 0, INT_MAX, "seed",
-                  tr("The generator's seed: same seed, same inputs on every machine"));
+    const QString queries = tr("n (queries)"), keys = tr("n_k (keys)"), headDim = tr("d"),
+                  seed = tr("seed");
+    m_queries = wholeNumberField(problem, 0, 1 << 22, queries, "queries",
+                                 tr("n_q: query rows (the window animates up to 16384)"));
+    m_keys = wholeNumberField(problem, 0, 1 << 22, keys, "keys", tr("n_k: keys and values"));
+    m_headDim =
+        wholeNumberField(problem, 0, 1 << 14, headDim, "headDim", tr("d: the head dimension"));
+    m_seed = new SeedField(
+        problem, [this] { propose(); },
+        [this](const QString& why) {
+            showRefusal(why);
+            emit inputRefused(why);
+        });
+    m_seed->setObjectName(QStringLiteral("seed"));
+    m_seed->setToolTip(tr("The generator's seed, 0 to %1: same seed, same inputs on every machine")
+                           .arg(kMaxSeed));
+    m_seed->installEventFilter(this);
     m_pattern = new QComboBox(problem);
     m_pattern->setObjectName(QStringLiteral("pattern"));
     for (InputPattern pattern : allInputPatterns()) {
@@ -102,10 +267,12 @@ QGroupBox* ControlsPanel::makeProblemGroup() {
     m_precision->addItem(tr("float (fp32)"), int(Precision::Float));
     m_causal = new QCheckBox(tr("causal mask"), problem);
     m_causal->setObjectName(QStringLiteral("causal"));
-    pf->addRow(tr("n (queries)"), m_queries);
-    pf->addRow(tr("n_k (keys)"), m_keys);
-    pf->addRow(tr("d"), m_headDim);
-    pf->addRow(tr("seed"), m_seed);
+    m_causal->setToolTip(tr("Each query sees only the keys up to its own position: tiles wholly "
+                            "above the diagonal are skipped."));
+    pf->addRow(queries, m_queries);
+    pf->addRow(keys, m_keys);
+    pf->addRow(headDim, m_headDim);
+    pf->addRow(seed, m_seed);
     pf->addRow(tr("inputs"), m_pattern);
     // The CPU engine's arithmetic; the memory view counts fp32 bytes, as the GPU drawn moves them.
     m_precision->setToolTip(tr("The CPU engine's arithmetic. The memory view's bytes and times are "
@@ -122,14 +289,26 @@ QGroupBox* ControlsPanel::makeAlgorithmGroup() {
     m_algorithm->setObjectName(QStringLiteral("algorithm"));
     m_algorithm->addItem(tr("FlashAttention (tiled)"), int(Algorithm::Flash));
     m_algorithm->addItem(tr("Standard (S, P in HBM)"), int(Algorithm::Standard));
-    m_blockRows = spin(algo, 0, 1 << 22, "blockRows", tr("Br: query rows per tile"));
-    m_blockCols = spin(algo, 0, 1 << 22, "blockCols", tr("Bc: keys per tile"));
+    m_algorithm->setToolTip(tr("FlashAttention keeps each score tile on the chip; standard "
+                               "attention writes the n × n scores S and weights P to HBM and "
+                               "reads them back."));
+    const QString blockRows = tr("Br (rows/tile)"), blockCols = tr("Bc (keys/tile)");
+    m_blockRows =
+        wholeNumberField(algo, 0, 1 << 22, blockRows, "blockRows", tr("Br: query rows per tile"));
+    m_blockCols =
+        wholeNumberField(algo, 0, 1 << 22, blockCols, "blockCols", tr("Bc: keys per tile"));
     m_loopOrder = new QComboBox(algo);
     m_loopOrder->setObjectName(QStringLiteral("loopOrder"));
     m_loopOrder->addItem(tr("query blocks outer"), int(LoopOrder::QueryOuter));
     m_loopOrder->addItem(tr("K/V blocks outer (paper)"), int(LoopOrder::KeyValueOuter));
+    m_loopOrder->setToolTip(tr("Query blocks outer: a block of Q stays on chip while K and V "
+                               "stream past. K/V blocks outer (the paper's Algorithm 1): a block "
+                               "of K and V stays while O, m and ℓ of every query block are read "
+                               "and written back each time."));
     m_hardware = new QComboBox(algo);
     m_hardware->setObjectName(QStringLiteral("hardware"));
+    m_hardware->setToolTip(tr("The GPU whose HBM, SRAM and bandwidths the memory view draws "
+                              "(and the lecture uses)"));
     for (const HardwareProfile& h : availableHardware()) {
         m_hardware->addItem(QString::fromStdString(h.name), QString::fromStdString(h.id));
         m_hardware->setItemData(
@@ -146,10 +325,12 @@ QGroupBox* ControlsPanel::makeAlgorithmGroup() {
     m_backend = new QComboBox(algo);
     m_backend->setObjectName(QStringLiteral("backend"));
     m_backend->setModel(new QStandardItemModel(m_backend));
+    m_backend->setToolTip(tr("Where the output is computed; the steps shown are always the CPU "
+                             "step engine's, with another backend's values beside them."));
     refreshBackends();
     af->addRow(tr("algorithm"), m_algorithm);
-    af->addRow(tr("Br (rows/tile)"), m_blockRows);
-    af->addRow(tr("Bc (keys/tile)"), m_blockCols);
+    af->addRow(blockRows, m_blockRows);
+    af->addRow(blockCols, m_blockCols);
     af->addRow(tr("loop order"), m_loopOrder);
     af->addRow(tr("GPU drawn"), m_hardware);
     af->addRow(tr("backend"), m_backend);
@@ -162,10 +343,20 @@ QGroupBox* ControlsPanel::makeSwitchesGroup() {
     auto* bl = new QVBoxLayout(breakIt);
     m_bug = new QCheckBox(tr("Remove the rescale e^(m_old − m_new)   [B]"), breakIt);
     m_bug->setObjectName(QStringLiteral("bug"));
+    m_bug->setToolTip(tr("Skips the factor e^(m_old − m_new) that brings the sums gathered so far "
+                         "to a raised maximum. Nothing crashes; rows whose maximum rises after "
+                         "their first key block come out wrong, and the check says from which "
+                         "step."));
     m_keepScores = new QCheckBox(tr("Keep the full S \"for debugging\""), breakIt);
     m_keepScores->setObjectName(QStringLiteral("keepFullScores"));
+    m_keepScores->setToolTip(tr("Also writes every score tile to an n × n copy of S in HBM: the "
+                                "answer stays right, but the traffic and the memory grow with n² "
+                                "again, as in standard attention."));
     m_noMax = new QCheckBox(tr("No running max (exp may overflow)"), breakIt);
     m_noMax->setObjectName(QStringLiteral("noRunningMax"));
+    m_noMax->setToolTip(tr("Takes exp of the raw scores instead of exp(score − running max): "
+                           "exact while the scores are small, but exp overflows to infinity once "
+                           "a score passes about 88 (fp32) or 709 (fp64)."));
     bl->addWidget(m_bug);
     bl->addWidget(m_keepScores);
     bl->addWidget(m_noMax);
@@ -173,12 +364,18 @@ QGroupBox* ControlsPanel::makeSwitchesGroup() {
 }
 
 void ControlsPanel::connectControls() {
-    for (QSpinBox* s : {m_queries, m_keys, m_headDim, m_seed, m_blockRows, m_blockCols})
+    for (QSpinBox* s : {m_queries, m_keys, m_headDim, m_blockRows, m_blockCols})
         connect(s, &QSpinBox::valueChanged, this, &ControlsPanel::propose);
     for (QComboBox* c : {m_pattern, m_precision, m_algorithm, m_loopOrder, m_hardware, m_backend})
         connect(c, &QComboBox::activated, this, &ControlsPanel::propose);
     for (QCheckBox* c : {m_causal, m_bug, m_keepScores, m_noMax})
         connect(c, &QCheckBox::toggled, this, &ControlsPanel::propose);
+    // A choice made: the keys go back to playback (a list kept them: End chose its last entry).
+    for (QComboBox* c :
+         {m_preset, m_pattern, m_precision, m_algorithm, m_loopOrder, m_hardware, m_backend})
+        connect(c, &QComboBox::activated, this, &ControlsPanel::fieldCommitted);
+    for (QCheckBox* c : {m_causal, m_bug, m_keepScores, m_noMax, m_backendValues})
+        connect(c, &QCheckBox::clicked, this, &ControlsPanel::fieldCommitted);
     connect(m_backendValues, &QCheckBox::toggled, this,
             [this] { emit viewOptionsRequested(viewOptions()); });
     connect(m_preset, &QComboBox::activated, this, [this](int index) {
@@ -198,7 +395,7 @@ void ControlsPanel::applyTheme(const Theme& theme) {
 }
 
 QString ControlsPanel::presetNoteText() const {
-    return m_presetNote->text();
+    return m_presetNote->fullText();
 }
 
 void ControlsPanel::setViewOptions(const ViewOptions& options) {
@@ -242,7 +439,7 @@ void ControlsPanel::setSettings(const VizSettings& s, const QString& presetId) {
     m_queries->setValue(s.spec.queries);
     m_keys->setValue(s.spec.keys);
     m_headDim->setValue(s.spec.headDim);
-    m_seed->setValue(int(std::min<std::uint64_t>(s.spec.seed, INT_MAX)));
+    m_seed->setSeed(s.spec.seed);
     selectData(m_pattern, s.spec.pattern);
     selectData(m_precision, s.spec.precision);
     m_causal->setChecked(s.spec.causal);
@@ -322,12 +519,12 @@ void ControlsPanel::showPreset(const VizSettings& s, const QString& presetId) {
                                          : p->title);
     m_preset->setCurrentIndex(index);
     if (!shown)
-        m_presetNote->setText(describeSettings(s));
+        m_presetNote->setFullText(describeSettings(s));
     else if (changes.isEmpty())
-        m_presetNote->setText(shown->description);
+        m_presetNote->setFullText(shown->description);
     else
-        m_presetNote->setText(tr("%1\nChanged here: %2.")
-                                  .arg(shown->description, changes.join(QStringLiteral(", "))));
+        m_presetNote->setFullText(tr("%1\nChanged here: %2.")
+                                      .arg(shown->description, changes.join(QStringLiteral(", "))));
 }
 
 VizSettings ControlsPanel::proposed() const {
@@ -335,7 +532,7 @@ VizSettings ControlsPanel::proposed() const {
     s.spec.queries = m_queries->value();
     s.spec.keys = m_keys->value();
     s.spec.headDim = m_headDim->value();
-    s.spec.seed = std::uint64_t(m_seed->value());
+    s.spec.seed = m_seed->seed();
     s.spec.pattern = InputPattern(m_pattern->currentData().toInt());
     s.spec.precision = Precision(m_precision->currentData().toInt());
     s.spec.causal = m_causal->isChecked();

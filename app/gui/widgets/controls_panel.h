@@ -4,7 +4,9 @@
 // that break things, and presets. It only proposes settings; the controller accepts or refuses
 // them, and on a refusal the panel shows the engine's message and the settings still in force.
 // Every control has an object name (its setting's: "queries", "blockRows", "bug", "preset",
-// "backend", "backendValues", …).
+// "backend", "backendValues", …). A field is done with once Return commits it (or a choice is made
+// in a list or a switch): the panel says so (fieldCommitted) so that the window can hand the keys
+// back to playback.
 #include "session/settings.h"
 #include "session/view_options.h"
 
@@ -20,6 +22,8 @@ class QVBoxLayout;
 namespace flashviz::gui {
 
 struct Theme;
+class NoteLabel;
+class SeedField;
 
 class ControlsPanel : public QWidget {
     Q_OBJECT
@@ -45,10 +49,21 @@ class ControlsPanel : public QWidget {
 
   signals:
     void settingsRequested(const flashviz::gui::VizSettings& settings);
+    // Return was pressed in a field, a list's entry chosen or a switch clicked.
+    void fieldCommitted();
+    // A field's text was refused before any settings were proposed ("3.5" for n); the field
+    // shows its previous value again.
+    void inputRefused(const QString& message);
     void presetRequested(const QString& id);
     void viewOptionsRequested(const flashviz::gui::ViewOptions& options);
 
+  protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
   private:
+    // A spin box for a setting; `label` is its row's label, which its refusals name.
+    QSpinBox* wholeNumberField(QWidget* parent, int min, int max, const QString& label,
+                               const char* name, const QString& tip);
     void addPresets(QVBoxLayout* layout);
     QGroupBox* makeProblemGroup();
     QGroupBox* makeAlgorithmGroup();
@@ -59,11 +74,11 @@ class ControlsPanel : public QWidget {
 
     VizSettings m_base; // fields the panel does not edit (scale) come from here
     QComboBox* m_preset;
-    QLabel* m_presetNote;
+    NoteLabel* m_presetNote; // a fixed two lines: its text never moves the fields under the mouse
     QSpinBox* m_queries;
     QSpinBox* m_keys;
     QSpinBox* m_headDim;
-    QSpinBox* m_seed;
+    SeedField* m_seed; // 64 bits: a QSpinBox stops at 2^31 - 1, the engine's seeds do not
     QComboBox* m_pattern;
     QComboBox* m_precision;
     QCheckBox* m_causal;

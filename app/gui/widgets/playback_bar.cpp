@@ -1,6 +1,7 @@
 #include "widgets/playback_bar.h"
 
 #include "session/controller.h"
+#include "session/step_why.h"
 #include "style/theme.h"
 
 #include <QComboBox>
@@ -49,6 +50,10 @@ PlaybackBar::PlaybackBar(Controller* controller, QWidget* parent)
     m_caption->setTextFormat(Qt::PlainText);
     m_caption->setSizePolicy(QSizePolicy::Ignored,
                              QSizePolicy::Preferred); // long captions never widen the window
+    m_why = new QLabel(this);
+    m_why->setObjectName(QStringLiteral("why"));
+    m_why->setTextFormat(Qt::PlainText);
+    m_why->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
     m_speed = new QComboBox(this);
     m_speed->setObjectName(QStringLiteral("speed"));
     m_speed->setFocusPolicy(Qt::NoFocus);
@@ -75,6 +80,7 @@ PlaybackBar::PlaybackBar(Controller* controller, QWidget* parent)
     column->setSpacing(2);
     column->addLayout(row);
     column->addWidget(m_caption);
+    column->addWidget(m_why);
 
     connect(m_start, &QToolButton::clicked, controller, &Controller::goToStart);
     connect(m_back, &QToolButton::clicked, controller, &Controller::stepBackward);
@@ -111,6 +117,10 @@ void PlaybackBar::applyTheme(const Theme& theme) {
     for (QToolButton* b : {m_start, m_back, m_play, m_forward, m_end})
         b->setIconSize(QSize(icon, icon));
     m_caption->setFont(theme.font(10.5, true));
+    m_why->setFont(theme.font(10));
+    m_why->setStyleSheet(QStringLiteral("color: %1").arg(theme.muted.name()));
+    // Always one line high, empty or not: the views above never move from step to step.
+    m_why->setFixedHeight(QFontMetrics(m_why->font()).lineSpacing() + 2);
 }
 
 QString PlaybackBar::caption() const {
@@ -159,24 +169,33 @@ void PlaybackBar::onFrameChanged() {
     const auto frame = m_controller->frame();
     if (!frame) return;
     const StepInfo& info = frame->state.info;
-    QString where;
-    if (info.queryBlock >= 0 && info.keyBlock >= 0)
-        where = tr("  [tile %1, %2]").arg(info.queryBlock).arg(info.keyBlock);
-    else if (info.queryBlock >= 0)
-        where = tr("  [query block %1]").arg(info.queryBlock);
-    else if (info.keyBlock >= 0)
-        where = tr("  [key block %1]").arg(info.keyBlock);
-    QString text = tr("Step %1: %2%3")
-                       .arg(frame->step)
-                       .arg(QString::fromStdString(
-                                describe(info.kind, frame->scene->settings.options)),
-                            where);
+    const Algorithm algorithm = frame->scene->settings.algorithm;
+    const QString where =
+        QStringLiteral("  [%1]").arg(QString::fromStdString(describeBlocks(info, algorithm)));
+    const QString sentence =
+        tr("Step %1: %2")
+            .arg(frame->step)
+            .arg(QString::fromStdString(
+                describe(info.kind, frame->scene->settings.options, algorithm)));
+    // One line that never runs off: the blocks go first when it is short (the tile's heading
+    // names them too), then the sentence is elided, whole in the tooltip.
+    const QFontMetricsF fm(m_caption->font());
+    const auto fits = [&](const QString& t) { return fm.horizontalAdvance(t) <= m_caption->width(); };
+    QString text = fits(sentence + where) ? sentence + where : sentence;
+    if (!fits(text))
+        text = fm.elidedText(sentence, Qt::ElideRight, std::max(1, m_caption->width()));
     // The keys hint at step 0, where there is room for all of it (cut, it read "B breaks the re").
     const QString hint = m_keysHint.isEmpty() ? QString() : tr("     (%1)").arg(m_keysHint);
-    if (frame->step == 0 && !m_controller->isPlaying() &&
-        QFontMetricsF(m_caption->font()).horizontalAdvance(text + hint) <= m_caption->width())
-        text += hint;
+    if (frame->step == 0 && !m_controller->isPlaying() && fits(text + hint)) text += hint;
     m_caption->setText(text);
+    m_caption->setToolTip(text.startsWith(sentence + where) ? QString() : sentence + where);
+
+    m_whyText = whyOfStep(info.kind, frame->scene->settings.options);
+    const QString why = m_whyText.isEmpty() ? QString() : tr("Why: %1").arg(m_whyText);
+    const QString shown =
+        QFontMetrics(m_why->font()).elidedText(why, Qt::ElideRight, std::max(1, m_why->width()));
+    m_why->setText(shown);
+    m_why->setToolTip(shown == why ? QString() : m_whyText);
 }
 
 } // namespace flashviz::gui

@@ -1,6 +1,7 @@
 #pragma once
 // Playback: to the start, step back, play/pause, step forward, to the end, a scrub slider, the
-// speed, the chapters, and what the current step does in words.
+// speed, the chapters, what the current step does in words and, under it, why (step_why.h: the
+// sentences the lecture quotes).
 #include <QWidget>
 
 class QComboBox;
@@ -23,6 +24,7 @@ class PlaybackBar : public QWidget {
     QComboBox* chapters() const { return m_chapters; }
     QComboBox* speeds() const { return m_speed; }
     QString caption() const;
+    QString why() const { return m_whyText; } // the current step's "why", in full; may be empty
     // The keys hint the caption adds at step 0 ("Space plays, …"), from the window's actions.
     void setKeysHint(const QString& keys);
 
@@ -45,6 +47,8 @@ class PlaybackBar : public QWidget {
     QSlider* m_slider;
     QLabel* m_position;
     QLabel* m_caption;
+    QLabel* m_why; // one line, elided to its width with the whole sentence as its tooltip
+    QString m_whyText;
     QComboBox* m_speed;
     QComboBox* m_chapters;
 };
