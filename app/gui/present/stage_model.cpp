@@ -305,8 +305,11 @@ CounterReadout StageModel::counters(double progress) const {
                    bus.writing};
     out.flops = {
         tr("FLOPs"), formatFlops(flops),
-        tr("of %1 (standard: %2)")
-            .arg(formatFlops(double(totals.flops)), formatFlops(double(standardTotals.flops))),
+        // Short enough for its cell at 1280 px (it read "of 1.02 kFLOP (standard: 1.02 …").
+        totals.flops == standardTotals.flops
+            ? tr("of %1, as standard").arg(formatFlops(double(totals.flops)))
+            : tr("of %1; standard %2")
+                  .arg(formatFlops(double(totals.flops)), formatFlops(double(standardTotals.flops))),
         now.flops > before.flops};
     out.time = {tr("time at %1 / %2").arg(formatRate(hbmBandwidth), formatFlopRate(flopRate)),
                 QStringLiteral("%1 / %2").arg(formatSeconds((read + written) / hbmBandwidth),
