@@ -286,7 +286,9 @@ std::string memoryBoundVerdict(const HardwareProfile& hardware, int n, int headD
         text += (i == 0 ? " " : "; ") + arithmeticName(roof.arithmetic) + " do " +
                 perByte(roof.ridgeFlopsPerByte) +
                 (i == 0 ? " FLOPs in the time a byte arrives" : "") +
-                (fewerBytes ? " on " + printf1("%.0f", valueBytes(roof.arithmetic)) + "-byte values"
+                // Its own intensities: on fewer bytes per value the same kernels do more per byte.
+                (fewerBytes ? " on " + printf1("%.0f", valueBytes(roof.arithmetic)) +
+                                  "-byte values, where " + intensities(roof)
                             : std::string()) +
                 ", so " + waiting(roof);
     }

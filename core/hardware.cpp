@@ -45,8 +45,9 @@ std::vector<HardwareProfile> makeProfiles() {
          "NVIDIA H200 141 GB (SXM)",
          {132, "measured: PyTorch reports 132 multiprocessors (2026-10-28)"},
          {228 * KB, kHopperArch},
-         {141 * GiB, "NVIDIA H200 datasheet's 141 GB, a binary figure as the A100's 40 GB is; CUDA "
-                     "reports 139.8 GiB on our H200 (kernels/bench/latest/fp32-causal.log)"},
+         {141 * GiB, "NVIDIA H200 datasheet: 141 GB, read as binary units as NVIDIA's memory "
+                     "sizes are (the A100's 40 GB is 40 GiB); of it CUDA lets a program allocate "
+                     "139.8 GiB on our H200 (kernels/bench/latest/fp32-causal.log)"},
          {4.8 * TB, "NVIDIA H200 datasheet; a device-to-device copy measured 4.2-4.3 TB/s"},
          {132 * 128 * 1.98e9, std::string(kSramDerived) + " (1.98 GHz, measured under load)"},
          {67 * TB, "NVIDIA H200 datasheet (same chip as H100); fp32 matmul measured 50.7 TFLOP/s"},

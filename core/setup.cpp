@@ -123,6 +123,9 @@ long long readWholeNumber(const std::string& name, const std::string& text, long
     long long value = 0;
     const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
     // Digits past long long read as out of range, not as garbage.
+    if (error == std::errc::result_out_of_range && start == 1)
+        refuse(option + what + " must be at least " + std::to_string(lowest) + " " +
+               allowed(lowest, highest));
     if (error == std::errc::result_out_of_range || value > highest)
         throw EngineError(ErrorKind::LimitExceeded, option + what + " is past the limit of " +
                                                         std::to_string(highest) + " " +
@@ -133,6 +136,13 @@ long long readWholeNumber(const std::string& name, const std::string& text, long
         refuse(option + what + " must be at least " + std::to_string(lowest) + " " +
                allowed(lowest, highest));
     return value;
+}
+
+FlashOptions withBlocksWithin(FlashOptions options, const ProblemSpec& spec, bool rowsSet,
+                              bool colsSet) {
+    if (!rowsSet) options.blockRows = std::min(options.blockRows, spec.queries);
+    if (!colsSet) options.blockCols = std::min(options.blockCols, spec.keys);
+    return options;
 }
 
 RunSetup readProblemOptions(const GivenOptions& given, RunSetup base) {
@@ -148,11 +158,8 @@ RunSetup readProblemOptions(const GivenOptions& given, RunSetup base) {
     spec.keys = find(given, "n") && !find(given, "nk") ? spec.queries : spec.keys;
     spec.keys = readSize(given, "nk", spec.keys, kMaxSequenceLength, "n_k (keys)");
     spec.headDim = readSize(given, "d", spec.headDim, kMaxHeadDim, "d (head dimension)");
-    // A block size not given follows a shorter sequence: `--n 2` alone is a valid toy.
-    options.blockRows =
-        find(given, "br") ? options.blockRows : std::min(options.blockRows, spec.queries);
-    options.blockCols =
-        find(given, "bc") ? options.blockCols : std::min(options.blockCols, spec.keys);
+    options = withBlocksWithin(options, spec, find(given, "br") != nullptr,
+                               find(given, "bc") != nullptr);
     options.blockRows =
         readSize(given, "br", options.blockRows, kMaxSequenceLength, "Br (query block size)");
     options.blockCols =
@@ -186,8 +193,9 @@ int resolveStepOption(const std::string& text, std::int64_t stepCount,
     const auto step = resolveStepExpression(expression, stepCount, rescale);
     if (!step)
         refuse("--step '" + text +
-               "': the rescale never changes a value in this run (every row's maximum is in its "
-               "first visible block, or the running maximum is off); this run has steps 0 to " +
+               "': no step of this run rescales (standard attention has no rescale; in "
+               "FlashAttention every row's maximum is then in its first visible block, or the "
+               "running maximum is off); this run has steps 0 to " +
                std::to_string(stepCount - 1));
     if (*step < 0 || *step >= stepCount)
         refuse("--step '" + text + "' names step " + std::to_string(*step) +

@@ -52,6 +52,11 @@ const std::vector<ProblemOption>& problemOptions();
 // The problem options given on a command line: name (without "--") -> text ("" for a switch).
 using GivenOptions = std::map<std::string, std::string>;
 
+// A block size not set explicitly follows a shorter sequence (`--n 2` alone is a valid toy, and
+// so is n = 2 typed into the window's field): Br <= n_q and Bc <= n_k where not set.
+FlashOptions withBlocksWithin(FlashOptions options, const ProblemSpec& spec, bool rowsSet,
+                              bool colsSet);
+
 // Reads the given options over `base` (the toy, a preset, saved settings). --n sets n_k too
 // unless --nk is given; a block size not given shrinks to a shorter sequence. Every value is
 // read strictly and checked as the engine would take it (sizes, the blocks against the sequence,

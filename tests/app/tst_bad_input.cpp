@@ -112,7 +112,7 @@ void TestBadInput::refused_data() {
     cli("step empty", {"steps", "--step", ""}, "empty");
     cli("no first rescale",
         {"steps", "--n", "16", "--pattern", "early-max", "--step", "first-rescale"},
-        "never changes a value");
+        "no step of this run rescales");
     // The benchmark: refused before any timing.
     cli("bench br 0", {"bench", "--br", "0"}, "--br '0'");
     cli("bench repeats 0", {"bench", "--repeats", "0"}, "(allowed: 1 to 100)");
@@ -146,7 +146,7 @@ void TestBadInput::refused_data() {
     gui("step end+1", {"--step", "end+1", "--screenshot", "/tmp/flashviz-bad-input.png"},
         "this run has steps 0 to 29");
     gui("no first rescale", {"--pattern", "early-max", "--n", "16", "--step", "first-rescale"},
-        "never changes a value");
+        "no step of this run rescales");
     gui("unknown preset", {"--preset", "nope"}, "Unknown preset 'nope'");
     gui("unknown backend", {"--backend", "tpu"}, "--backend 'tpu': use cpu or cuda");
     gui("step offset past int", {"--step", "first-rescale+2147483647"},

@@ -141,6 +141,17 @@ void TestCommandLine::stepPastTheRunFailsTheProcess() {
     QCOMPARE(process.exitCode(), kExitRefused);
     QVERIFY(process.readAllStandardError().contains("this run has steps 0 to"));
     QVERIFY(!QFile::exists(file)); // nothing written for a step the run does not have
+    // Without --screenshot the window opens at once (a large start shows its build's progress
+    // and Cancel) and the step is checked once the run is built: refused the same way.
+    QProcess window;
+    window.start(QStringLiteral(FLASHVIZ_EXECUTABLE),
+                 {QStringLiteral("--no-restore"), QStringLiteral("--step"),
+                  QStringLiteral("first-rescale"), QStringLiteral("--preset"),
+                  QStringLiteral("bug-hides"), QStringLiteral("-platform"),
+                  QStringLiteral("offscreen")});
+    QVERIFY(window.waitForFinished(60000));
+    QCOMPARE(window.exitCode(), kExitRefused);
+    QVERIFY(window.readAllStandardError().contains("no step of this run rescales"));
 }
 
 void TestCommandLine::parses_data() {

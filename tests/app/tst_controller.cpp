@@ -6,6 +6,7 @@
 #include "core/steps.h"
 #include "tests/core/test_support.h"
 
+#include <QElapsedTimer>
 #include <QSignalSpy>
 #include <QtTest>
 
@@ -439,29 +440,51 @@ void TestController::stepExpressionsDoNotOverflow() {
 void TestController::progressMovesWithinTheLongStages() {
     Controller c;
     QVERIFY(c.apply(toySettings()));
-    std::vector<std::pair<int, QString>> reports;
-    connect(&c, &Controller::progress, &c,
-            [&](int percent, const QString& stage) { reports.emplace_back(percent, stage); });
+    struct Report {
+        int percent;
+        QString stage;
+        qint64 ms;
+    };
+    std::vector<Report> reports;
+    QElapsedTimer clock;
+    clock.start();
+    connect(&c, &Controller::progress, &c, [&](int percent, const QString& stage) {
+        reports.push_back({percent, stage, clock.elapsed()});
+    });
     QVERIFY(c.apply(largeSettings(6144)));
     QVERIFY(c.isBusy());
     QVERIFY(c.waitUntilIdle());
     QCOMPARE(c.scene()->settings.spec.queries, 6144);
-    std::set<int> withinReference, withinRun;
-    for (std::size_t i = 1; i < reports.size(); ++i) {
-        QVERIFY2(
-            reports[i].first >= reports[i - 1].first,
-            qPrintable(
-                QStringLiteral("%1 after %2").arg(reports[i].first).arg(reports[i - 1].first)));
-        if (reports[i].second.startsWith(QStringLiteral("Ordinary attention")))
-            withinReference.insert(reports[i].first);
-        if (reports[i].second.startsWith(QStringLiteral("FlashAttention")))
-            withinRun.insert(reports[i].first);
+    for (std::size_t i = 1; i < reports.size(); ++i)
+        QVERIFY2(reports[i].percent >= reports[i - 1].percent,
+                 qPrintable(QStringLiteral("%1 after %2")
+                                .arg(reports[i].percent)
+                                .arg(reports[i - 1].percent)));
+    // The pacer reports every 100 ms, until the stage's expected time (from the rate measured
+    // before) has passed: a stage of 200 ms shows a figure besides its first, one of 400 ms two.
+    // (No more is asked: a stage slower than expected holds at 95 % of its share.)
+    int paced = 0;
+    for (const QString& prefix : {QStringLiteral("Ordinary attention"), QStringLiteral("FlashAttention")}) {
+        std::set<int> figures;
+        qint64 first = -1, last = -1;
+        for (const Report& r : reports)
+            if (r.stage.startsWith(prefix)) {
+                figures.insert(r.percent);
+                if (first < 0) first = r.ms;
+            } else if (first >= 0 && last < 0) {
+                last = r.ms;
+            }
+        QVERIFY2(first >= 0 && last >= first, qPrintable(prefix));
+        const int ticks = int(std::min<qint64>((last - first) / 200, 2));
+        QVERIFY2(int(figures.size()) >= 1 + ticks,
+                 qPrintable(QStringLiteral("%1: %2 figures in %3 ms")
+                                .arg(prefix)
+                                .arg(figures.size())
+                                .arg(last - first)));
+        paced += ticks > 0 ? 1 : 0;
     }
-    QVERIFY2(withinReference.size() >= 3 && withinRun.size() >= 3,
-             qPrintable(QStringLiteral("%1 figures in the reference, %2 in the run")
-                            .arg(withinReference.size())
-                            .arg(withinRun.size())));
-    QCOMPARE(reports.back().first, 100);
+    QCOMPARE(reports.back().percent, 100);
+    if (paced == 0) QSKIP("both long stages took under 200 ms here: nothing to pace");
 }
 
 // G goes to the first wrong step only where there is one: with the rescale in place (or where it
@@ -487,6 +510,17 @@ void TestController::jumpToTheFirstWrongStep() {
     c.jumpToFirstWrongStep();
     QCOMPARE(notices.size(), 2);
     QVERIFY(notices.at(1).at(0).toString().contains(QStringLiteral("first key block")));
+    // No running maximum: the check fails through overflow, at no one step; G must not say
+    // that no step is wrong beside a FAIL banner.
+    QVERIFY(c.applyPreset(QStringLiteral("overflow")));
+    QVERIFY(c.waitUntilIdle());
+    QVERIFY(!c.scene()->check.passed());
+    c.jumpToFirstWrongStep();
+    QCOMPARE(notices.size(), 3);
+    const QString overflow = notices.at(2).at(0).toString();
+    QVERIFY2(!overflow.contains(QStringLiteral("No step is wrong")) &&
+                 overflow.contains(QStringLiteral("overflow")),
+             qPrintable(overflow));
 }
 
 QTEST_MAIN(TestController)

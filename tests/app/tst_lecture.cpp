@@ -38,6 +38,7 @@ class TestLecture : public QObject {
     void lectureUsesTheWindowsGpu();
     void narrativesQuoteTheWhyList();
     void memoryBoundChapterFollowsTheGpu();
+    void whyFollowsTheSwitches();
 };
 
 void TestLecture::initTestCase() {
@@ -340,6 +341,30 @@ void TestLecture::memoryBoundChapterFollowsTheGpu() {
         QVERIFY(w.waitUntilIdle());
     }
     QVERIFY(verdicts[0] != verdicts[1]);
+}
+
+// The why line said "exp cannot overflow" under the caption "No running maximum: m stays 0, so
+// exp(S) may overflow": each switch has its own sentence, as describe() has.
+void TestLecture::whyFollowsTheSwitches() {
+    FlashOptions noMax;
+    noMax.runningMax = false;
+    FlashOptions noRescale;
+    noRescale.rescale = false;
+    FlashOptions both = noMax;
+    both.rescale = false;
+    for (const StepKind kind : {StepKind::UpdateMax, StepKind::ComputeWeights, StepKind::UpdateSum,
+                                StepKind::UpdateOutput}) {
+        const QString correct = whyOfStep(kind, FlashOptions{});
+        QVERIFY(!correct.isEmpty());
+        for (const FlashOptions& withoutMax : {noMax, both}) {
+            const QString text = whyOfStep(kind, withoutMax);
+            QVERIFY2(text != correct && !text.contains(QStringLiteral("cannot overflow")) &&
+                         !text.contains(QStringLiteral("comes out wrong")),
+                     qPrintable(text));
+        }
+    }
+    QVERIFY(whyOfStep(StepKind::UpdateSum, noRescale).contains(QStringLiteral("switched off")));
+    QCOMPARE(whyOfStep(StepKind::UpdateMax, noRescale), whyOfStep(StepKind::UpdateMax, {}));
 }
 
 QTEST_MAIN(TestLecture)

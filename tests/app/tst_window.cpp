@@ -60,6 +60,7 @@ class TestWindow : public QObject {
     void codeListingRefitsWhenItChanges();
     void seedsPastThirtyTwoBitsSurviveTheField();
     void stepCaptionNeverRunsOff();
+    void shorterSequenceShrinksUnsetBlocks();
     void largeProblemStaysResponsive();
     void returnInAFieldGivesTheKeysBack();
     void presetNoteNeverMovesTheFields();
@@ -821,6 +822,26 @@ void TestWindow::stepCaptionNeverRunsOff() {
                      whole.contains(QStringLiteral("skipped (the bug)")),
                  qPrintable(whole));
     }
+}
+
+// n = 2 typed on the toy was refused ("Br = 4 is larger than n_q = 2") while `flashviz --n 2`
+// and `flashviz-cli run --n 2` took it: a block size left as it was follows a shorter sequence
+// on every face (core's withBlocksWithin); one the user set is checked as it is.
+void TestWindow::shorterSequenceShrinksUnsetBlocks() {
+    const auto window = freshWindow();
+    MainWindow& w = *window;
+    control<QSpinBox>(w, "queries")->setValue(2);
+    QVERIFY(w.waitUntilIdle());
+    QCOMPARE(w.controller()->settings().spec.queries, 2);
+    QCOMPARE(w.controller()->settings().options.blockRows, 2);
+    QCOMPARE(w.controller()->settings().options.blockCols, 4);
+    QVERIFY(w.controls()->refusalText().isEmpty());
+    const VizSettings before = w.controller()->settings();
+    control<QSpinBox>(w, "blockRows")->setValue(3);
+    QVERIFY(w.waitUntilIdle());
+    QVERIFY(w.controller()->settings() == before);
+    QVERIFY2(w.controls()->refusalText().contains(QStringLiteral("1 to 2")),
+             qPrintable(w.controls()->refusalText()));
 }
 
 QTEST_MAIN(TestWindow)

@@ -433,7 +433,11 @@ void TstAnalysis::verdictFollowsTheRidge() {
                                  fmt("%.0f", 100 * fp32.standardMemoryBoundShare()) +
                                  "% of the time); fp16/bf16 tensor cores do " +
                                  fmt("%.3g", fp16.ridgeFlopsPerByte) +
-                                 " on 2-byte values, so every kernel waits on memory.";
+                                 " on 2-byte values, where QKᵀ and PV do " +
+                                 fmt("%.3g", fp16.standard[0].intensity) +
+                                 " FLOPs per fp16 byte, softmax " +
+                                 fmt("%.3g", fp16.standard[1].intensity) +
+                                 ", so every kernel waits on memory.";
     QCOMPARE(QString::fromStdString(text), QString::fromStdString(expected));
     // The figures: 0.063 B/FLOP against the 0.080 an A100 feeds fp32 cores.
     QVERIFY(fp32.ridgeFlopsPerByte > 12 && fp32.ridgeFlopsPerByte < 13);
@@ -447,6 +451,15 @@ void TstAnalysis::verdictFollowsTheRidge() {
     const std::string slowText = memoryBoundVerdict(slow, 1024, 64, FlashOptions{});
     QVERIFY2(slowText.find("so no kernel waits on memory.") != std::string::npos, slowText.c_str());
     QVERIFY2(slowText.find("tensor") == std::string::npos, slowText.c_str());
+    // Large d: each arithmetic is judged on its own bytes. At d 256, n 8192 the fp32 figures
+    // (120 FLOP/B) sit below the tensor cores' ridge (201) while the fp16 ones (241) are above
+    // it: the sentence names the fp16 figures beside the verdict they give.
+    const Roofline big = roofline(a100, Arithmetic::Fp16TensorCores, 8192, 256, FlashOptions{});
+    const std::string bigText = memoryBoundVerdict(a100, 8192, 256, FlashOptions{});
+    QVERIFY(big.standard[0].intensity > big.ridgeFlopsPerByte);
+    QVERIFY2(bigText.find("where QKᵀ and PV do " + fmt("%.3g", big.standard[0].intensity)) !=
+                 std::string::npos,
+             bigText.c_str());
 }
 
 QTEST_APPLESS_MAIN(TstAnalysis)

@@ -388,7 +388,14 @@ void Controller::jumpToFirstWrongStep() {
         return;
     }
     if (!m_scene) return;
-    if (m_scene->settings.options.rescale)
+    const FlashOptions& options = m_scene->settings.options;
+    if (!options.runningMax && !m_scene->check.passed())
+        emit notice(tr("No single step is where it goes wrong: without a running maximum exp() "
+                       "overflows on large scores, from the first weights on"));
+    else if (!m_scene->check.passed())
+        emit notice(tr("The check fails, but not at a rescale: no step is where it first goes "
+                       "wrong"));
+    else if (options.rescale)
         emit notice(tr("No step is wrong: the rescale e^(m_old − m_new) is in place (B removes "
                        "it)"));
     else

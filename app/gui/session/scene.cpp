@@ -79,7 +79,8 @@ class PacedProgress final : public BuildProgress {
     bool cancelled() const override { return m_progress->cancelled(); }
 
     void calibrate(double flops, double seconds) {
-        if (flops > 0 && seconds > 0) m_flopsPerSecond = flops / seconds;
+        std::lock_guard lock(m_mutex);
+        setRate(flops, seconds);
     }
     // A stage of `flops` multiply-adds from `from` to `to` percent, paced.
     void beginStage(int from, int to, double flops, const QString& stage) {
@@ -97,10 +98,14 @@ class PacedProgress final : public BuildProgress {
     }
 
   private:
+    // Under m_mutex.
+    void setRate(double flops, double seconds) {
+        if (flops > 0 && seconds > 0) m_flopsPerSecond = flops / seconds;
+    }
     // Under m_mutex: the stage in flight ended; its time calibrates the next.
     void finishStage() {
         if (m_to <= m_from) return;
-        calibrate(m_flops, double(m_clock.nsecsElapsed() - m_stageStart) * 1e-9);
+        setRate(m_flops, double(m_clock.nsecsElapsed() - m_stageStart) * 1e-9);
         m_to = m_from;
     }
     void pace() {

@@ -37,7 +37,8 @@ StepKind stepKindNamed(const QJsonValue& v, const QString& key) {
 
 StepWhy readWhy(const QJsonObject& o, const std::vector<StepWhy>& earlier) {
     static const QStringList known{QStringLiteral("id"), QStringLiteral("steps"),
-                                   QStringLiteral("text"), QStringLiteral("withoutRescale")};
+                                   QStringLiteral("text"), QStringLiteral("withoutRescale"),
+                                   QStringLiteral("withoutRunningMax")};
     checkJsonKeys(o, known);
     StepWhy why;
     why.id = jsonText(o, "id", true, 64);
@@ -46,6 +47,7 @@ StepWhy readWhy(const QJsonObject& o, const std::vector<StepWhy>& earlier) {
             refuse(QStringLiteral("id '%1' is taken by an earlier entry").arg(why.id));
     why.text = jsonText(o, "text", true, 600);
     why.withoutRescale = jsonText(o, "withoutRescale", false, 600);
+    why.withoutRunningMax = jsonText(o, "withoutRunningMax", false, 600);
     const QJsonValue steps = o.value(QStringLiteral("steps"));
     if (!steps.isArray() || steps.toArray().isEmpty() || steps.toArray().size() > 32)
         refuse(QStringLiteral("steps must be a list of 1 to 32 step kinds, not %1")
@@ -86,8 +88,14 @@ const std::vector<StepWhy>& stepWhys() {
 QString whyOfStep(StepKind kind, const FlashOptions& options) {
     for (const StepWhy& why : stepWhys())
         if (std::find(why.steps.begin(), why.steps.end(), kind) != why.steps.end())
-            return !options.rescale && !why.withoutRescale.isEmpty() ? why.withoutRescale
-                                                                     : why.text;
+        {
+            // As describe() does: without a running maximum the rescale has nothing to do.
+            if (!options.runningMax && !why.withoutRunningMax.isEmpty())
+                return why.withoutRunningMax;
+            if (options.runningMax && !options.rescale && !why.withoutRescale.isEmpty())
+                return why.withoutRescale;
+            return why.text;
+        }
     return {};
 }
 

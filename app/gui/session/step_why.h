@@ -18,6 +18,7 @@ struct StepWhy {
     std::vector<StepKind> steps; // the step kinds it explains ("steps", as toString(StepKind))
     QString text;
     QString withoutRescale; // with the rescale switched off, when that changes the answer
+    QString withoutRunningMax; // with no running maximum (then the rescale changes nothing)
 };
 
 // Each entry of `bytes`' "why" list that reads (id, steps, text, optional withoutRescale), and one

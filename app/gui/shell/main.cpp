@@ -9,6 +9,7 @@
 
 #include <QApplication>
 #include <QRegularExpression>
+#include <QTimer>
 
 #include <cstdio>
 #include <optional>
@@ -49,17 +50,39 @@ std::optional<int> answerWithoutDisplay(int argc, char** argv) {
 
 // --step names a step of the run the window starts on, once it is built: one it does not have
 // is refused (as flashviz-cli refuses it), not shown as the nearest. Returns the message.
-QString refusedStartStep(flashviz::gui::MainWindow& window, const QString& step) {
-    if (step.isEmpty() || !window.waitUntilIdle()) return {};
-    const auto scene = window.controller()->scene();
-    if (!scene) return {};
+QString refusedStartStep(const flashviz::gui::Scene& scene, const QString& step) {
     try {
-        (void)flashviz::resolveStepOption(step.toStdString(), scene->stepCount(),
-                                          [&scene] { return scene->firstRescaleStep; });
+        (void)flashviz::resolveStepOption(step.toStdString(), scene.stepCount(),
+                                          [&scene] { return scene.firstRescaleStep; });
     } catch (const flashviz::EngineError& e) {
         return QString::fromUtf8(e.what());
     }
     return {};
+}
+
+// The same check for a window already on screen (a large start builds for seconds, with its
+// progress and Cancel in view): on the first scene built, a refused step ends the program.
+void refuseStartStepOnceBuilt(flashviz::gui::MainWindow& window, const QString& step) {
+    if (step.isEmpty()) return;
+    auto* controller = window.controller();
+    auto check = [controller, step] {
+        const auto scene = controller->scene();
+        if (!scene) return false;
+        if (const QString refused = refusedStartStep(*scene, step); !refused.isEmpty()) {
+            std::fprintf(stderr, "flashviz: %s\n", qPrintable(refused));
+            QCoreApplication::exit(flashviz::gui::kExitRefused);
+        }
+        return true;
+    };
+    // From the event loop: QCoreApplication::exit() before exec() would be lost.
+    if (!controller->isBusy() && controller->scene()) {
+        QTimer::singleShot(0, controller, [check] { check(); });
+        return;
+    }
+    auto* once = new QObject(controller);
+    QObject::connect(controller, &flashviz::gui::Controller::sceneChanged, once, [check, once] {
+        if (check()) once->deleteLater();
+    });
 }
 
 } // namespace
@@ -81,11 +104,14 @@ int main(int argc, char** argv) {
     if (!command.warning.isEmpty())
         std::fprintf(stderr, "flashviz: %s\n", qPrintable(command.warning));
     flashviz::gui::MainWindow window(command.start);
-    if (const QString refused = refusedStartStep(window, command.start.step); !refused.isEmpty()) {
-        std::fprintf(stderr, "flashviz: %s\n", qPrintable(refused));
-        return flashviz::gui::kExitRefused;
-    }
     if (!command.screenshot.isEmpty()) {
+        const auto scene = window.waitUntilIdle() ? window.controller()->scene() : nullptr;
+        if (const QString refused =
+                scene ? refusedStartStep(*scene, command.start.step) : QString();
+            !command.start.step.isEmpty() && !refused.isEmpty()) {
+            std::fprintf(stderr, "flashviz: %s\n", qPrintable(refused));
+            return flashviz::gui::kExitRefused;
+        }
         window.resize(command.size);
         window.show();
         QString error;
@@ -100,6 +126,7 @@ int main(int argc, char** argv) {
         window.showFullScreen();
     else
         flashviz::gui::showWithinScreen(window);
+    refuseStartStepOnceBuilt(window, command.start.step);
     if (command.start.play) window.controller()->play();
     return QApplication::exec();
 }

@@ -539,6 +539,9 @@ VizSettings ControlsPanel::proposed() const {
     s.algorithm = Algorithm(m_algorithm->currentData().toInt());
     s.options.blockRows = m_blockRows->value();
     s.options.blockCols = m_blockCols->value();
+    // As on the command line: a block size left as it was follows a shorter n.
+    s.options = withBlocksWithin(s.options, s.spec, s.options.blockRows != m_base.options.blockRows,
+                                 s.options.blockCols != m_base.options.blockCols);
     s.options.loopOrder = LoopOrder(m_loopOrder->currentData().toInt());
     s.hardwareId = m_hardware->currentData().toString().toStdString();
     s.backend = BackendKind(m_backend->itemData(m_backend->currentIndex(), Qt::UserRole).toInt());
