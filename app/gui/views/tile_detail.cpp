@@ -468,6 +468,11 @@ TileDetailView::GridLayout TileDetailView::valueGridLayout(const QRectF& box,
     g.grid = QRectF(g.area.left(), g.area.top(), g.cellW * cols, g.cellH * rows);
     g.labels = g.cellH >= 10 * sc;
     const qreal room = g.cellW - kValueGap * sc;
+    // Cells too small for the smallest type show colours alone: no value is formatted (a 64 x 64
+    // tile has 8192 of them, and this runs on every step).
+    const QFontMetricsF smallest(m_theme.mono(kSmallestValuePoint));
+    if (smallest.height() > g.cellH - 2 || smallest.horizontalAdvance(QStringLiteral("0")) > room)
+        return g;
     struct Form {
         int digits, chars;
         qreal smallest;
