@@ -387,10 +387,18 @@ void TestPresentStage::stageLayoutKeepsEveryPieceInItsPanel() {
         QVERIFY(l.hbmBox.right() <= l.bus.left() + 1e-9 &&
                 l.bus.right() <= l.chipBox.left() + 1e-9);
         QVERIFY(l.hbmBox.bottom() < l.counterStrip.top());
-        for (const MatrixPlace& p : l.matrices) {
+        const QFontMetricsF small(theme.font(8));
+        for (std::size_t i = 0; i < l.matrices.size(); ++i) {
+            const MatrixPlace& p = l.matrices[i];
             QVERIFY(inside(l.hbmContent, p.rect));
             for (const ImagePart& part : p.held)
                 QVERIFY(inside(p.rect, part.target));
+            // The bytes line is whole: "0 B (std: 512 B)" where it fits, else "0 B" (it read
+            // "0 B (std…" under the paper order's narrow S, P box).
+            const QString& bytes = p.bytesShort ? m.matrices[i].bytesShort : m.matrices[i].bytes;
+            QVERIFY2(small.horizontalAdvance(bytes) <= p.bytesRect.width() ||
+                         small.horizontalAdvance(m.matrices[i].bytesShort) > p.bytesRect.width(),
+                     qPrintable(bytes));
         }
         for (const TilePlace& t : l.tiles)
             QVERIFY(t.rect.top() >= l.chipContent.top() && t.rect.left() >= l.chipContent.left());

@@ -49,6 +49,8 @@ void layOutHbmMatrices(StageLayout& l, const StageModel& model, const Theme& the
         place.shapeRect = place.nameRect.translated(0, labelH);
         place.shapeRect.setHeight(smallH);
         place.bytesRect = place.shapeRect.translated(0, smallH);
+        place.bytesShort = QFontMetricsF(theme.font(8)).horizontalAdvance(m.bytes) >
+                           place.bytesRect.width();
         place.held = placeParts(r, m.image, m.hbm.rows, m.hbm.cols, m.hbm.held);
         place.heldWhileMoving =
             placeParts(r, m.image, m.hbm.rows, m.hbm.cols, m.hbm.heldWhileMoving);

@@ -33,11 +33,12 @@ QRect rowPart(Range rows, int cols) {
 }
 
 StageMatrix stageMatrix(const Scene& scene, const StepInfo& info, MatrixId id, QString name) {
-    StageMatrix m{hbmMatrix(scene, info, id), hbmImage(scene, id), std::move(name), {}, {}};
+    StageMatrix m{hbmMatrix(scene, info, id), hbmImage(scene, id), std::move(name), {}, {}, {}};
     m.shape = QStringLiteral("%1×%2").arg(m.hbm.rows).arg(m.hbm.cols);
     // A never-stored S stands for S and P: standard attention would store both.
     m.bytes = m.hbm.neverStored ? tr("0 B (std: %1)").arg(formatBytes(2 * m.hbm.bytes()))
                                 : formatBytes(m.hbm.bytes());
+    m.bytesShort = m.hbm.neverStored ? tr("0 B") : m.bytes; // the tooltip keeps standard's
     return m;
 }
 

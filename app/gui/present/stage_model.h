@@ -21,6 +21,7 @@ struct StageMatrix {
     HbmMatrix hbm;
     QImage image; // the scene's, as HBM holds it
     QString name, shape, bytes;
+    QString bytesShort; // where `bytes` does not fit under the matrix: "0 B" for a never-stored S
 };
 
 // FlashAttention's tiles on the chip: what is loaded (Q_i, K_j, V_j), then what is computed.
@@ -116,6 +117,7 @@ StageModel makeStageModel(const Frame& frame);
 
 struct MatrixPlace {
     QRectF rect, nameRect, shapeRect, bytesRect;
+    bool bytesShort = false; // the matrix's bytesShort is drawn: its bytes do not fit
     std::vector<ImagePart> held, heldWhileMoving;
     std::vector<QRectF> running, runningWhileMoving; // as HbmMatrix's
 };

@@ -176,7 +176,8 @@ void MemoryStageView::drawMatrixLabel(QPainter& p, const StageMatrix& m,
     p.setPen(m_theme.muted);
     const QFont small = m_theme.font(8);
     drawFittedText(p, place.shapeRect, Qt::AlignHCenter | Qt::AlignTop, m.shape, small);
-    drawFittedText(p, place.bytesRect, Qt::AlignHCenter | Qt::AlignTop, m.bytes, small);
+    drawFittedText(p, place.bytesRect, Qt::AlignHCenter | Qt::AlignTop,
+                   place.bytesShort ? m.bytesShort : m.bytes, small);
 }
 
 void MemoryStageView::drawHighlights(QPainter& p) const {
