@@ -18,6 +18,28 @@
 
 using namespace flashviz::gui;
 
+namespace {
+
+// The real executable's exit status and output, on the offscreen platform; -1 when it is still
+// running after `timeoutMs` (it is then killed).
+struct Exit {
+    int code = -1;
+    QByteArray out, err;
+};
+Exit runFlashviz(const QStringList& args, int timeoutMs = 60000) {
+    QProcess process;
+    process.start(QStringLiteral(FLASHVIZ_EXECUTABLE),
+                  args + QStringList{QStringLiteral("-platform"), QStringLiteral("offscreen")});
+    if (!process.waitForFinished(timeoutMs)) {
+        process.kill();
+        process.waitForFinished();
+        return {};
+    }
+    return {process.exitCode(), process.readAllStandardOutput(), process.readAllStandardError()};
+}
+
+} // namespace
+
 class TestCommandLine : public QObject {
     Q_OBJECT
   private slots:
@@ -55,11 +77,9 @@ void TestCommandLine::helpAllAnswersWithoutAWindow() {
     QVERIFY(c.exitNow);
     QVERIFY(c.output.contains(QStringLiteral("--preset")));
     QVERIFY(c.output.contains(QStringLiteral("-platform")));
-    QProcess process;
-    process.start(QStringLiteral(FLASHVIZ_EXECUTABLE), {QStringLiteral("--help-all")});
-    QVERIFY(process.waitForFinished(20000));
-    QCOMPARE(process.exitCode(), 0);
-    QVERIFY(process.readAllStandardOutput().contains("--screenshot"));
+    const Exit help = runFlashviz({QStringLiteral("--help-all")}, 20000);
+    QCOMPARE(help.code, 0);
+    QVERIFY(help.out.contains("--screenshot"));
 }
 
 // The window's command line sets the problem as flashviz-cli does, over the preset or the toy.
@@ -118,40 +138,29 @@ void TestCommandLine::missingBackendFallsBackAndSaysSo() {
     QCOMPARE(c.start.backend, std::optional<flashviz::BackendKind>(flashviz::BackendKind::Cpu));
     QTemporaryDir dir;
     const QString file = dir.filePath(QStringLiteral("shot.png"));
-    QProcess process;
-    process.start(QStringLiteral(FLASHVIZ_EXECUTABLE),
-                  {QStringLiteral("--backend"), QStringLiteral("cuda"),
-                   QStringLiteral("--screenshot"), file, QStringLiteral("-platform"),
-                   QStringLiteral("offscreen")});
-    QVERIFY(process.waitForFinished(60000));
-    QCOMPARE(process.exitCode(), kExitBackendFellBack);
-    QVERIFY(process.readAllStandardError().contains("the CPU computes instead"));
+    const Exit shot = runFlashviz(
+        {QStringLiteral("--backend"), QStringLiteral("cuda"), QStringLiteral("--screenshot"), file});
+    QCOMPARE(shot.code, kExitBackendFellBack);
+    QVERIFY(shot.err.contains("the CPU computes instead"));
     QVERIFY(!QImage(file).isNull());
 }
 
 void TestCommandLine::stepPastTheRunFailsTheProcess() {
     QTemporaryDir dir;
     const QString file = dir.filePath(QStringLiteral("shot.png"));
-    QProcess process;
-    process.start(QStringLiteral(FLASHVIZ_EXECUTABLE),
-                  {QStringLiteral("--step"), QStringLiteral("999999"),
-                   QStringLiteral("--screenshot"), file, QStringLiteral("-platform"),
-                   QStringLiteral("offscreen")});
-    QVERIFY(process.waitForFinished(60000));
-    QCOMPARE(process.exitCode(), kExitRefused);
-    QVERIFY(process.readAllStandardError().contains("this run has steps 0 to"));
+    const Exit shot = runFlashviz(
+        {QStringLiteral("--step"), QStringLiteral("999999"), QStringLiteral("--screenshot"), file});
+    QCOMPARE(shot.code, kExitRefused);
+    QVERIFY(shot.err.contains("this run has steps 0 to"));
     QVERIFY(!QFile::exists(file)); // nothing written for a step the run does not have
     // Without --screenshot the window opens at once (a large start shows its build's progress
     // and Cancel) and the step is checked once the run is built: refused the same way.
-    QProcess window;
-    window.start(QStringLiteral(FLASHVIZ_EXECUTABLE),
-                 {QStringLiteral("--no-restore"), QStringLiteral("--step"),
-                  QStringLiteral("first-rescale"), QStringLiteral("--preset"),
-                  QStringLiteral("bug-hides"), QStringLiteral("-platform"),
-                  QStringLiteral("offscreen")});
-    QVERIFY(window.waitForFinished(60000));
-    QCOMPARE(window.exitCode(), kExitRefused);
-    QVERIFY(window.readAllStandardError().contains("no step of this run rescales"));
+    const Exit window =
+        runFlashviz({QStringLiteral("--no-restore"), QStringLiteral("--step"),
+                     QStringLiteral("first-rescale"), QStringLiteral("--preset"),
+                     QStringLiteral("bug-hides")});
+    QCOMPARE(window.code, kExitRefused);
+    QVERIFY(window.err.contains("no step of this run rescales"));
 }
 
 void TestCommandLine::parses_data() {
@@ -279,13 +288,8 @@ void TestCommandLine::screenshotWritesAPng() {
     QFETCH(QSize, size);
     QTemporaryDir dir;
     const QString file = dir.filePath(QStringLiteral("shot.png"));
-    QProcess process;
-    process.start(QStringLiteral(FLASHVIZ_EXECUTABLE),
-                  QStringList{QStringLiteral("--screenshot"), file, QStringLiteral("-platform"),
-                              QStringLiteral("offscreen")} +
-                      args);
-    QVERIFY(process.waitForFinished(120000));
-    QVERIFY2(process.exitCode() == 0, process.readAllStandardError().constData());
+    const Exit shot = runFlashviz(QStringList{QStringLiteral("--screenshot"), file} + args, 120000);
+    QVERIFY2(shot.code == 0, shot.err.constData());
     const QImage image(file);
     QVERIFY(!image.isNull());
     QCOMPARE(image.size(), size);
@@ -298,13 +302,9 @@ void TestCommandLine::screenshotWritesAPng() {
 }
 
 void TestCommandLine::unknownPresetFailsTheProcess() {
-    QProcess process;
-    process.start(QStringLiteral(FLASHVIZ_EXECUTABLE),
-                  {QStringLiteral("--preset"), QStringLiteral("nope"), QStringLiteral("-platform"),
-                   QStringLiteral("offscreen")});
-    QVERIFY(process.waitForFinished(60000));
-    QCOMPARE(process.exitCode(), 2);
-    QVERIFY(process.readAllStandardError().contains("bug-bites"));
+    const Exit refused = runFlashviz({QStringLiteral("--preset"), QStringLiteral("nope")});
+    QCOMPARE(refused.code, 2);
+    QVERIFY(refused.err.contains("bug-bites"));
 }
 
 QTEST_MAIN(TestCommandLine)

@@ -1,6 +1,7 @@
 // The controller: what the window shows, step by step, computed by the engine.
 #include "session/controller.h"
 #include "session/settings.h"
+#include "settings_support.h"
 
 #include "core/errors.h"
 #include "core/steps.h"
@@ -16,18 +17,12 @@ using namespace flashviz;
 using namespace flashviz::gui;
 using flashviz::test::sameState;
 using flashviz::test::sameValues;
+using flashviz::gui::test::largeSettings;
 
 namespace {
 
 // A problem of n × n at d 64 in 64 × 64 tiles: large enough that its frames (and, from n 1024,
 // its build) leave the GUI thread.
-VizSettings largeSettings(int n, VizSettings s = toySettings()) {
-    s.spec.queries = s.spec.keys = n;
-    s.spec.headDim = 64;
-    s.options.blockRows = s.options.blockCols = 64;
-    return s;
-}
-
 VizSettings withPattern(InputPattern pattern) {
     VizSettings s = toySettings();
     s.spec.pattern = pattern;

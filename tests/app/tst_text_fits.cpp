@@ -15,6 +15,7 @@
 #include <QFontMetricsF>
 #include <QLabel>
 #include <QTextLayout>
+#include <QToolTip>
 
 using namespace flashviz;
 using namespace flashviz::gui;
@@ -181,6 +182,11 @@ void TestTextFits::toolTipsSayWhatTheNumbersAre() {
     const QString row0 = check->toolTipAt(QPointF(bars.left() + 1, bars.center().y()));
     QVERIFY2(row0.startsWith(QStringLiteral("Row 0 of O")), qPrintable(row0));
     QVERIFY2(row0.contains(QStringLiteral("not final yet")), qPrintable(row0));
+    // The tooltip the user gets is that text: FrameView's event handling shows toolTipAt().
+    const QPoint at(int(bars.left()) + 1, int(bars.center().y()));
+    QHelpEvent help(QEvent::ToolTip, at, check->mapToGlobal(at));
+    QApplication::sendEvent(const_cast<CheckPanel*>(check), &help);
+    QTRY_COMPARE(QToolTip::text(), row0);
 
     const MemoryStageView* stage = w.memoryStage();
     const QString hbm = stage->toolTipAt(stage->stageLayout().hbmBox.topLeft() + QPointF(4, 4));

@@ -14,6 +14,7 @@
 #include "widgets/controls_panel.h"
 #include "widgets/key_help.h"
 #include "widgets/playback_bar.h"
+#include "settings_support.h"
 #include "window_support.h"
 
 #include <QCheckBox>
@@ -506,10 +507,7 @@ void TestWindow::settingsPersist() {
 void TestWindow::largeProblemStaysResponsive() {
     const auto window = freshWindow();
     MainWindow& w = *window;
-    VizSettings big = toySettings();
-    big.spec.queries = big.spec.keys = 2048;
-    big.spec.headDim = 64;
-    big.options.blockRows = big.options.blockCols = 64;
+    const VizSettings big = largeSettings(2048);
     QElapsedTimer t;
     t.start();
     QVERIFY(w.controller()->apply(big));
@@ -588,10 +586,7 @@ void TestWindow::returnInAFieldGivesTheKeysBack() {
     MainWindow& w = *window;
     Controller* c = w.controller();
     auto* keys = control<QSpinBox>(w, "keys");
-    keys->setFocus();
-    keys->selectAll();
-    QTest::keyClicks(keys, QStringLiteral("12"));
-    QTest::keyClick(keys, Qt::Key_Return);
+    typeInto(keys, QStringLiteral("12"));
     QVERIFY(w.waitUntilIdle());
     QCOMPARE(c->settings().spec.keys, 12);
     QVERIFY(!keys->hasFocus());
@@ -651,10 +646,7 @@ void TestWindow::nonIntegerIsRefusedAndTheValueKept() {
     MainWindow& w = *window;
     const VizSettings before = w.controller()->settings();
     auto* queries = control<QSpinBox>(w, "queries");
-    queries->setFocus();
-    queries->selectAll();
-    QTest::keyClicks(queries, QStringLiteral("3.5"));
-    QTest::keyClick(queries, Qt::Key_Return);
+    typeInto(queries, QStringLiteral("3.5"));
     QVERIFY(w.waitUntilIdle());
     QVERIFY(w.controller()->settings() == before);
     QCOMPARE(queries->value(), before.spec.queries);
@@ -663,10 +655,7 @@ void TestWindow::nonIntegerIsRefusedAndTheValueKept() {
              qPrintable(w.controls()->refusalText()));
     QVERIFY(w.statusBar()->currentMessage().contains(QStringLiteral("3.5")));
     // A number past the field's own range is refused the same way, naming the range.
-    queries->setFocus();
-    queries->selectAll();
-    QTest::keyClicks(queries, QStringLiteral("99999999"));
-    QTest::keyClick(queries, Qt::Key_Return);
+    typeInto(queries, QStringLiteral("99999999"));
     QVERIFY(w.waitUntilIdle());
     QCOMPARE(queries->value(), before.spec.queries);
     QVERIFY2(
@@ -705,10 +694,7 @@ void TestWindow::jumpWithoutAWrongStepSaysSo() {
 void TestWindow::cancelledBuildLeavesNoStageBehind() {
     const auto window = freshWindow();
     MainWindow& w = *window;
-    VizSettings large = toySettings();
-    large.spec.queries = large.spec.keys = 4096;
-    large.spec.headDim = 64;
-    large.options.blockRows = large.options.blockCols = 64;
+    const VizSettings large = largeSettings(4096);
     QVERIFY(w.controller()->apply(large));
     QVERIFY(w.controller()->isBusy());
     auto* status = w.findChild<QLabel*>(QStringLiteral("status"));
@@ -779,20 +765,14 @@ void TestWindow::seedsPastThirtyTwoBitsSurviveTheField() {
     QCOMPARE(w.controller()->settings().spec.seed, kMaxSeed);
     auto* seed = control<QLineEdit>(w, "seed");
     for (const char* typed : {"-1", "9223372036854775808", "1e3"}) {
-        seed->setFocus();
-        seed->selectAll();
-        QTest::keyClicks(seed, QLatin1String(typed));
-        QTest::keyClick(seed, Qt::Key_Return);
+        typeInto(seed, QLatin1String(typed));
         QVERIFY(w.waitUntilIdle());
         QCOMPARE(w.controller()->settings().spec.seed, kMaxSeed);
         QCOMPARE(seed->text(), QString::number(kMaxSeed));
         QVERIFY2(w.controls()->refusalText().contains(QLatin1String(typed)),
                  qPrintable(w.controls()->refusalText()));
     }
-    seed->setFocus();
-    seed->selectAll();
-    QTest::keyClicks(seed, QStringLiteral("5000000000"));
-    QTest::keyClick(seed, Qt::Key_Return);
+    typeInto(seed, QStringLiteral("5000000000"));
     QVERIFY(w.waitUntilIdle());
     QCOMPARE(w.controller()->settings().spec.seed, std::uint64_t(5000000000));
 }

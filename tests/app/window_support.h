@@ -44,4 +44,12 @@ template <typename Control> Control* control(const MainWindow& window, const cha
     return found;
 }
 
+// Types `text` into a settings field over what it holds and presses Return, as a user does.
+template <typename Field> void typeInto(Field* field, const QString& text) {
+    field->setFocus();
+    field->selectAll();
+    QTest::keyClicks(field, text);
+    QTest::keyClick(field, Qt::Key_Return);
+}
+
 } // namespace flashviz::gui::test

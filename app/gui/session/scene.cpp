@@ -5,6 +5,7 @@
 #include "style/heatmap.h"
 
 #include "core/attention.h"
+#include "core/counters.h"
 #include "core/errors.h"
 #include "core/run.h"
 #include "core/tiling.h"
@@ -136,9 +137,13 @@ class PacedProgress final : public BuildProgress {
     std::thread m_thread;
 };
 
-// Multiply-adds of one pass of attention over these sizes: Q Kᵀ and P V.
+// The FLOPs of one pass of attention's two products over these sizes, Q Kᵀ and P V, as the
+// counting model counts them.
 double attentionFlops(const ProblemSpec& spec, int queries) {
-    return 4.0 * queries * double(spec.keys) * spec.headDim;
+    Counters counted;
+    counted.matmul(std::uint64_t(queries), std::uint64_t(spec.headDim), std::uint64_t(spec.keys));
+    counted.matmul(std::uint64_t(queries), std::uint64_t(spec.keys), std::uint64_t(spec.headDim));
+    return double(counted.flops);
 }
 
 // Times ordinary attention on a few of the problem's rows (about 0.5 % of the reference's work):

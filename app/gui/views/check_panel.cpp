@@ -4,11 +4,9 @@
 #include "style/paint_util.h"
 
 #include <QFontMetricsF>
-#include <QHelpEvent>
 #include <QImage>
 #include <QPainter>
 #include <QPushButton>
-#include <QToolTip>
 
 #include <algorithm>
 #include <cmath>
@@ -153,17 +151,6 @@ void CheckPanel::layOutBars() {
                          std::max(1.0, bw - (bw > 4 ? 2 : 0)), h);
         m_layout.rowBars.push_back({bar, colour, column.current});
     }
-}
-
-bool CheckPanel::event(QEvent* event) {
-    if (event->type() != QEvent::ToolTip) return FrameView::event(event);
-    const auto* help = static_cast<QHelpEvent*>(event);
-    const QString text = toolTipAt(help->pos());
-    if (text.isEmpty())
-        QToolTip::hideText();
-    else
-        QToolTip::showText(help->globalPos(), text, this);
-    return true;
 }
 
 QString CheckPanel::toolTipAt(const QPointF& pos) const {

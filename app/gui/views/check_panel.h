@@ -26,14 +26,13 @@ class CheckPanel : public FrameView {
     bool failing() const;
     // The tooltip at a point: what the verdict or a row's bar means, with this run's numbers
     // (empty where there is nothing to explain).
-    QString toolTipAt(const QPointF& pos) const;
+    QString toolTipAt(const QPointF& pos) const override;
     QRectF barsRect() const { return m_layout.bars; } // the per-row |diff| chart
 
   signals:
     void jumpRequested(int step);
 
   protected:
-    bool event(QEvent* event) override;
     void paintEvent(QPaintEvent* event) override;
     void frameChanged() override;
     void themeChanged() override;

@@ -3,9 +3,7 @@
 #include "style/paint_util.h"
 
 #include <QFontMetricsF>
-#include <QHelpEvent>
 #include <QPainter>
-#include <QToolTip>
 
 #include <algorithm>
 
@@ -139,17 +137,6 @@ void CodePanel::drawLine(QPainter& p, const CodeLine& line, const LineLayout& wh
     p.setFont(comment);
     p.drawText(QRectF(where.commentX, r.top(), r.right() - where.commentX, r.height()),
                Qt::AlignLeft | Qt::AlignVCenter, QStringLiteral("# ") + line.comment);
-}
-
-bool CodePanel::event(QEvent* event) {
-    if (event->type() != QEvent::ToolTip) return FrameView::event(event);
-    const auto* help = static_cast<QHelpEvent*>(event);
-    const QString text = toolTipAt(help->pos());
-    if (text.isEmpty())
-        QToolTip::hideText();
-    else
-        QToolTip::showText(help->globalPos(), text, this);
-    return true;
 }
 
 QString CodePanel::toolTipAt(const QPointF& pos) const {

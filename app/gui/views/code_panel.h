@@ -21,10 +21,9 @@ class CodePanel : public FrameView {
     QFont codeFont() const { return m_layout.codeFont; }
     // The tooltip at a point: the line, its comment, the steps that run it and whether this step
     // does (empty off the listing).
-    QString toolTipAt(const QPointF& pos) const;
+    QString toolTipAt(const QPointF& pos) const override;
 
   protected:
-    bool event(QEvent* event) override;
     void paintEvent(QPaintEvent* event) override;
     void frameChanged() override;
     void layOut() override;

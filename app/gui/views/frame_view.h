@@ -8,6 +8,8 @@
 #include "session/view_options.h"
 #include "style/theme.h"
 
+#include <QHelpEvent>
+#include <QToolTip>
 #include <QWidget>
 
 #include <memory>
@@ -53,12 +55,26 @@ class FrameView : public QWidget {
         update();
     }
     qreal transition() const { return m_transition; }
+    // What the part of the view at `pos` means, with its numbers; empty where nothing is said.
+    virtual QString toolTipAt(const QPointF&) const { return {}; }
 
   protected:
     virtual void frameChanged() {} // the inputs changed: rebuild the view's model
     virtual void themeChanged() {}
     virtual void layOut() {} // then this: the rectangles paintEvent draws into
     void resizeEvent(QResizeEvent*) override { layOut(); }
+    // Tooltips come from toolTipAt(), so each view only says what its parts mean.
+    bool event(QEvent* event) override {
+        if (event->type() != QEvent::ToolTip) return QWidget::event(event);
+        const auto* help = static_cast<QHelpEvent*>(event);
+        const QString text = toolTipAt(help->pos());
+        if (text.isEmpty()) {
+            QToolTip::hideText(); // the last part's, left behind
+            return QWidget::event(event);
+        }
+        QToolTip::showText(help->globalPos(), text, this);
+        return true;
+    }
     const Scene* scene() const { return m_frame ? m_frame->scene.get() : nullptr; }
 
     Theme m_theme = Theme::desktop();

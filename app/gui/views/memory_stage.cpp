@@ -5,10 +5,8 @@
 
 #include <QEasingCurve>
 #include <QFontMetricsF>
-#include <QHelpEvent>
 #include <QPainter>
 #include <QPainterPath>
-#include <QToolTip>
 
 #include <algorithm>
 #include <cmath>
@@ -48,17 +46,6 @@ QColor MemoryStageView::colourOf(ChipSlot slot) const {
         return m_theme.o;
     }
     return m_theme.text;
-}
-
-bool MemoryStageView::event(QEvent* event) {
-    if (event->type() != QEvent::ToolTip) return FrameView::event(event);
-    const auto* help = static_cast<QHelpEvent*>(event);
-    const QString text = toolTipAt(help->pos());
-    if (text.isEmpty())
-        QToolTip::hideText();
-    else
-        QToolTip::showText(help->globalPos(), text, this);
-    return true;
 }
 
 QString MemoryStageView::toolTipAt(const QPointF& pos) const {

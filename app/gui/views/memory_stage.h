@@ -19,11 +19,10 @@ class MemoryStageView : public FrameView {
     QSize minimumSizeHint() const override { return {480, 240}; }
     // The tooltip at a point: what a matrix in HBM, the HBM or SRAM panel or a counter means,
     // with this run's numbers (empty elsewhere).
-    QString toolTipAt(const QPointF& pos) const;
+    QString toolTipAt(const QPointF& pos) const override;
     const StageLayout& stageLayout() const { return m_layout; }
 
   protected:
-    bool event(QEvent* event) override;
     void paintEvent(QPaintEvent* event) override;
     void frameChanged() override;
     void layOut() override;

@@ -26,10 +26,10 @@ constexpr qreal kTableValuePoint = 8.5;
 // The least room between a number and its neighbour, at scale 1: in a grid, between the text
 // and the cell's edges together; in the table, the padding inside a column on each side.
 constexpr qreal kValueGap = 4;
+constexpr qreal kCellPadding = 5;
 // How much wider than tall a grid's cells may grow in a short view, so that the values keep their
 // room while the table below keeps its rows (a lecturer points at both).
 constexpr qreal kMaxCellAspect = 1.8;
-constexpr qreal kCellPadding = 5;
 // A grid's values at their shortest: 2 significant digits, fewer where that takes more than 5
 // characters ("-0.091" → "-0.09").
 constexpr int kShortDigits = 2;
