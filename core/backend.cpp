@@ -2,6 +2,7 @@
 
 #include "core/attention.h"
 #include "core/check.h"
+#include "core/errors.h"
 #include "core/tile_update.h"
 #include "core/tiling.h"
 
@@ -58,6 +59,30 @@ FlashTrace CpuBackend::trace(const Problem& problem, const FlashOptions& options
     validate(options);
     if (problem.spec.precision == Precision::Double) return traceIn<double>(problem, options);
     return traceIn<float>(problem, options);
+}
+
+} // namespace flashviz
+
+namespace flashviz {
+
+BackwardResult Backend::backward(const Problem&, const Matrix&, const FlashOptions&) {
+    throw EngineError(ErrorKind::Unsupported, name() + " has no backward pass");
+}
+
+BackwardTrace Backend::backwardTrace(const Problem&, const Matrix&, const FlashOptions&) {
+    throw EngineError(ErrorKind::Unsupported, name() + " has no backward pass");
+}
+
+BackwardResult CpuBackend::backward(const Problem& problem, const Matrix& dO,
+                                    const FlashOptions& options) {
+    return flashBackward(problem, dO, options);
+}
+
+BackwardTrace CpuBackend::backwardTrace(const Problem& problem, const Matrix& dO,
+                                        const FlashOptions& options) {
+    BackwardTrace trace;
+    flashBackward(problem, dO, options, &trace);
+    return trace;
 }
 
 } // namespace flashviz

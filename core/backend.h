@@ -2,6 +2,7 @@
 // What a backend offers: the same flash forward pass and standard attention, plus a trace of
 // the running statistics per tile so the app can animate values the backend itself computed.
 // The CPU backend is here; the CUDA backend lives in kernels/ and mirrors it.
+#include "core/backward.h"
 #include "core/flash.h"
 
 #include <memory>
@@ -36,6 +37,12 @@ public:
     // The arithmetic this backend runs a problem in, which sets the tolerance of its check: the
     // CPU follows spec.precision, a GPU kernel may compute in float whatever was asked.
     virtual Precision arithmetic(const ProblemSpec& spec) const = 0;
+    // The backward pass (the forward first, with the options' forward switches), given the
+    // upstream gradient dO. A backend without one throws EngineError(Unsupported).
+    virtual BackwardResult backward(const Problem& problem, const Matrix& dO,
+                                    const FlashOptions& options);
+    virtual BackwardTrace backwardTrace(const Problem& problem, const Matrix& dO,
+                                        const FlashOptions& options);
 };
 
 class CpuBackend final : public Backend {
@@ -45,6 +52,10 @@ public:
     Matrix standard(const Problem& problem) override;
     FlashTrace trace(const Problem& problem, const FlashOptions& options) override;
     Precision arithmetic(const ProblemSpec& spec) const override { return spec.precision; }
+    BackwardResult backward(const Problem& problem, const Matrix& dO,
+                            const FlashOptions& options) override;
+    BackwardTrace backwardTrace(const Problem& problem, const Matrix& dO,
+                                const FlashOptions& options) override;
 };
 
 // The tolerance `backend`'s output meets against ordinary attention when it is correct.

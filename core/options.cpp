@@ -38,7 +38,12 @@ void validate(const ProblemSpec& spec, const FlashOptions& options) {
 }
 
 const char* toString(Algorithm algorithm) {
-    return algorithm == Algorithm::Standard ? "standard" : "flash";
+    switch (algorithm) {
+    case Algorithm::Standard: return "standard";
+    case Algorithm::Flash: return "flash";
+    case Algorithm::Backward: return "backward";
+    }
+    return "?";
 }
 
 const char* toString(LoopOrder order) {
@@ -48,6 +53,7 @@ const char* toString(LoopOrder order) {
 std::optional<Algorithm> parseAlgorithm(std::string_view name) {
     if (name == "standard") return Algorithm::Standard;
     if (name == "flash") return Algorithm::Flash;
+    if (name == "backward") return Algorithm::Backward;
     return std::nullopt;
 }
 

@@ -7,11 +7,26 @@ namespace flashviz {
 
 struct ProblemSpec;
 
-enum class Algorithm { Standard, Flash };
+// Flash and Standard compute attention's output; Backward its gradients dQ, dK, dV, as
+// FlashAttention-2's backward pass does it (core/backward.h).
+enum class Algorithm { Standard, Flash, Backward };
 
 enum class LoopOrder {
     QueryOuter,    // the explainer's order: a query block stays on chip while K/V blocks stream
     KeyValueOuter, // the paper's Algorithm 1: K/V block outer; O, m, l go to HBM every inner step
+};
+
+// The backward pass's switches. Each of the first four breaks it the way people break it; the
+// last undoes FlashAttention's trade (correct, but the n_q x n_k P is stored and read back).
+struct BackwardOptions {
+    bool subtractRowDot = true;  // false: the bug, D_i left out: dS = P ∘ dP
+    bool useLogSumExp = true;    // false: the bug, P = exp(S - m) from the running maximum alone
+    bool accumulateDq = true;    // false: the bug, each key block overwrites dQ_i
+    bool maskRecompute = true;   // false: the bug, the causal mask forgotten when S is recomputed
+    bool storeWeights = false;   // true: the forward stores P and the backward reads it back
+    bool onesUpstream = false;   // the upstream gradient dO: all ones, or N(0, 1) from the seed
+    bool operator==(const BackwardOptions&) const = default;
+    bool anyBug() const { return !subtractRowDot || !useLogSumExp || !accumulateDq || !maskRecompute; }
 };
 
 struct FlashOptions {
@@ -20,7 +35,8 @@ struct FlashOptions {
     bool rescale = true;    // false: the bug, exp(m_old - m_new) is never applied
     bool runningMax = true; // false: no maximum is subtracted at all (overflow on large scores)
     bool keepFullScores = false; // "for debugging": every score tile is also written to an n x n S
-    LoopOrder loopOrder = LoopOrder::QueryOuter;
+    LoopOrder loopOrder = LoopOrder::QueryOuter; // the forward's; the backward is key-block outer
+    BackwardOptions backward;
     bool operator==(const FlashOptions&) const = default;
 };
 

@@ -98,4 +98,44 @@ RunResult runAndCheck(const Problem& problem, Backend& backend, const RunRequest
     return out;
 }
 
+BackwardRunResult runBackwardAndCheck(const Problem& problem, Backend& backend,
+                                      const RunRequest& request) {
+    const auto& spec = problem.spec;
+    const FlashOptions& options = request.options;
+    validate(spec, options);
+    BackwardRunResult out;
+    out.backendName = backend.name();
+    out.dO = upstreamGradient(spec, options.backward);
+    const auto report = [&](RunStage stage) {
+        if (request.onStage) request.onStage(stage);
+    };
+    report(RunStage::Reference);
+    out.reference = referenceGradients(problem, out.dO); // first: it refuses an n x n too large
+    report(RunStage::Run);
+    Backend* ran = &backend;
+    CpuBackend cpu;
+    const bool onCpu = dynamic_cast<CpuBackend*>(&backend) != nullptr;
+    BackwardResult result;
+    try {
+        result = backend.backward(problem, out.dO, options);
+    } catch (const EngineError& e) {
+        if (onCpu || !request.cpuAlongside) throw;
+        out.cpuStoodIn = e.what();
+        out.backendName = cpu.name();
+        ran = &cpu;
+        result = cpu.backward(problem, out.dO, options);
+    }
+    out.grads = std::move(result.grads);
+    out.counters = result.counters;
+    out.check = compareGradients(out.grads, out.reference, checkTolerance(*ran, spec));
+    if (ran != &cpu && !onCpu && request.cpuAlongside) {
+        report(RunStage::Alongside);
+        out.cpuCheck = compareGradients(cpu.backward(problem, out.dO, options).grads,
+                                        out.reference, defaultTolerance(spec.precision));
+    }
+    out.storedElements =
+        backwardStoredElements(spec.queries, spec.keys, spec.headDim, options.backward);
+    return out;
+}
+
 } // namespace flashviz

@@ -4,6 +4,7 @@
 // the window's scene builder both call this, so the chain is written once. The caller chooses
 // the backend (the registry in kernels/ knows which exist) and passes it in.
 #include "core/backend.h"
+#include "core/backward.h"
 #include "core/check.h"
 #include "core/counters.h"
 #include "core/options.h"
@@ -49,5 +50,21 @@ struct RunResult {
 // Throws EngineError as the engine and the backend do (the reference refuses an n_q x n_k it
 // cannot hold before anything else runs).
 RunResult runAndCheck(const Problem& problem, Backend& backend, const RunRequest& request);
+
+// The backward, checked: the upstream gradient from the options, ordinary attention's gradients
+// as the reference, the backend's backward (request.algorithm is ignored: this is the backward).
+struct BackwardRunResult {
+    std::string backendName; // the backend that produced `grads`
+    std::string cpuStoodIn;  // the backend's refusal when the CPU stood in; empty otherwise
+    Matrix dO;               // the upstream gradient
+    Gradients reference;     // closed form, double precision
+    Gradients grads;         // what the backend computed
+    GradientCheck check;     // at the tolerance of the backend's arithmetic
+    std::optional<GradientCheck> cpuCheck; // the CPU engine's, when another backend ran
+    Counters counters;       // what the backward counted (the forward's not included)
+    std::uint64_t storedElements = 0; // what the forward left for it (core/backward.h)
+};
+BackwardRunResult runBackwardAndCheck(const Problem& problem, Backend& backend,
+                                      const RunRequest& request);
 
 } // namespace flashviz

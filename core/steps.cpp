@@ -33,6 +33,18 @@ const char* toString(StepKind kind) {
     case StepKind::ReadWeights: return "read-weights";
     case StepKind::ComputeOutput: return "compute-output";
     case StepKind::WriteOutput: return "write-output";
+    case StepKind::ComputeRowDots: return "compute-row-dots";
+    case StepKind::InitialiseQueryGradient: return "initialise-query-gradient";
+    case StepKind::LoadQueryGradient: return "load-query-gradient";
+    case StepKind::RecomputeScores: return "recompute-scores";
+    case StepKind::RecomputeWeights: return "recompute-weights";
+    case StepKind::ReadStoredWeights: return "read-stored-weights";
+    case StepKind::UpdateValueGradient: return "update-value-gradient";
+    case StepKind::ComputeWeightGradient: return "compute-weight-gradient";
+    case StepKind::ComputeScoreGradient: return "compute-score-gradient";
+    case StepKind::UpdateQueryGradient: return "update-query-gradient";
+    case StepKind::UpdateKeyGradient: return "update-key-gradient";
+    case StepKind::StoreKeyValueGradient: return "store-key-value-gradient";
     }
     return "?";
 }
@@ -44,13 +56,19 @@ HbmTraffic hbmTrafficOf(StepKind kind) {
     case StepKind::LoadRunningState:
     case StepKind::ReadInputs:
     case StepKind::ReadScores:
-    case StepKind::ReadWeights: return HbmTraffic::Read;
+    case StepKind::ReadWeights:
+    case StepKind::LoadQueryGradient:
+    case StepKind::ReadStoredWeights: return HbmTraffic::Read;
     case StepKind::InitialiseOutput:
     case StepKind::StoreRunningState:
     case StepKind::StoreOutput:
     case StepKind::WriteScores:
     case StepKind::WriteWeights:
-    case StepKind::WriteOutput: return HbmTraffic::Write;
+    case StepKind::WriteOutput:
+    case StepKind::InitialiseQueryGradient:
+    case StepKind::StoreKeyValueGradient: return HbmTraffic::Write;
+    case StepKind::ComputeRowDots:
+    case StepKind::UpdateQueryGradient: return HbmTraffic::ReadWrite;
     default: return HbmTraffic::None;
     }
 }
@@ -70,6 +88,42 @@ std::optional<StandardKernel> standardKernelOf(StepKind kind) {
     }
 }
 
+namespace {
+
+std::string describeBackward(StepKind kind, const BackwardOptions& options) {
+    switch (kind) {
+    case StepKind::ComputeRowDots:
+        return "The pre-pass: D = rowsum(dO ∘ O) for every row, from O and dO in HBM";
+    case StepKind::InitialiseQueryGradient: return "dQ = 0 is written to HBM";
+    case StepKind::LoadQueryGradient:
+        return options.storeWeights ? "Q_i, dO_i and D_i are copied into SRAM"
+                                    : "Q_i, dO_i, L_i and D_i are copied into SRAM";
+    case StepKind::RecomputeScores:
+        return options.maskRecompute
+                   ? "S_ij = scale · Q_i K_jᵀ is recomputed on chip, not read back"
+                   : "S_ij = scale · Q_i K_jᵀ is recomputed without the causal mask (the bug)";
+    case StepKind::RecomputeWeights:
+        return options.useLogSumExp
+                   ? "P_ij = exp(S_ij − L_i): the softmax itself, from the stored L = m + log ℓ"
+                   : "P_ij = exp(S_ij − m_i): the running maximum alone, without ℓ (the bug)";
+    case StepKind::ReadStoredWeights: return "P_ij is read from HBM, where the forward stored it";
+    case StepKind::UpdateValueGradient: return "dV_j += P_ijᵀ dO_i, on chip";
+    case StepKind::ComputeWeightGradient: return "dP_ij = dO_i V_jᵀ";
+    case StepKind::ComputeScoreGradient:
+        return options.subtractRowDot ? "dS_ij = P_ij ∘ (dP_ij − D_i)"
+                                      : "dS_ij = P_ij ∘ dP_ij: D_i is left out (the bug)";
+    case StepKind::UpdateQueryGradient:
+        return options.accumulateDq
+                   ? "dQ_i is read from HBM, scale · dS_ij K_j added, and written back"
+                   : "dQ_i = scale · dS_ij K_j is written over what was there (the bug)";
+    case StepKind::UpdateKeyGradient: return "dK_j += scale · dS_ijᵀ Q_i, on chip";
+    case StepKind::StoreKeyValueGradient: return "The finished dK_j and dV_j are written to HBM";
+    default: return {};
+    }
+}
+
+} // namespace
+
 std::string describe(StepKind kind, const FlashOptions& options, Algorithm algorithm) {
     const bool noMax = !options.runningMax;
     const bool noRescale = options.runningMax && !options.rescale;
@@ -77,7 +131,10 @@ std::string describe(StepKind kind, const FlashOptions& options, Algorithm algor
     case StepKind::InitialiseOutput:
         return noMax ? "O = 0, m = 0, ℓ = 0 are written to HBM" : "O = 0, m = −∞, ℓ = 0 are written to HBM";
     case StepKind::LoadQuery: return "A block of queries Q_i is copied from HBM into SRAM";
-    case StepKind::LoadKeyValue: return "A block of keys K_j and values V_j is copied into SRAM";
+    case StepKind::LoadKeyValue:
+        return algorithm == Algorithm::Backward
+                   ? "K_j and V_j are copied into SRAM, where dK_j and dV_j start at 0"
+                   : "A block of keys K_j and values V_j is copied into SRAM";
     case StepKind::LoadRunningState: return "O_i, m_i and ℓ_i are read back from HBM";
     case StepKind::ComputeScores:
         return algorithm == Algorithm::Standard
@@ -109,6 +166,7 @@ std::string describe(StepKind kind, const FlashOptions& options, Algorithm algor
     case StepKind::ReadWeights: return "P is read back from HBM to multiply by V";
     case StepKind::ComputeOutput: return "O = P V";
     case StepKind::WriteOutput: return "O is written to HBM";
+    default: return describeBackward(kind, options.backward);
     }
     return {};
 }
@@ -128,7 +186,8 @@ std::string describeBlocks(const StepInfo& info, Algorithm algorithm) {
         "query block " + std::to_string(info.queryBlock) + " (rows " + rangeText(info.rows) + ")";
     const std::string key =
         "key block " + std::to_string(info.keyBlock) + " (keys " + rangeText(info.cols) + ")";
-    if (info.queryBlock >= 0 && info.keyBlock >= 0) return query + ", " + key;
+    if (info.queryBlock >= 0 && info.keyBlock >= 0) // the outer loop's block first
+        return algorithm == Algorithm::Backward ? key + ", " + query : query + ", " + key;
     if (info.queryBlock >= 0) return query;
     if (info.keyBlock >= 0) return key;
     return "all query rows " + rangeText(info.rows);
@@ -201,18 +260,32 @@ void requireStepCount(std::int64_t steps, const ProblemSpec& spec, Algorithm alg
                       "n_q = " + std::to_string(spec.queries) + ", n_k = " +
                           std::to_string(spec.keys) + " with Br = " +
                           std::to_string(options.blockRows) + " and Bc = " +
-                          std::to_string(options.blockCols) + " (" + toString(algorithm) + ", " +
-                          toString(options.loopOrder) + ") gives " + std::to_string(steps) +
+                          std::to_string(options.blockCols) + " (" + toString(algorithm) +
+                          (algorithm == Algorithm::Flash ? std::string(", ") + toString(options.loopOrder)
+                                                         : std::string()) +
+                          ") gives " + std::to_string(steps) +
                           " steps; the step view handles at most " +
                           std::to_string(kMaxStepCount) + "; use larger blocks");
 }
 
 } // namespace
 
+// Backward: the pre-pass and dQ = 0, per key block LoadKeyValue and StoreKeyValueGradient, per
+// tile LoadQueryGradient and 7 steps (6 when P is read back instead of recomputed).
+std::int64_t backwardStepCount(const std::vector<int>& visible, int keyBlocks,
+                               const BackwardOptions& options) {
+    std::int64_t tiles = 0;
+    for (int v : visible) tiles += v;
+    return 2 + 2 * std::int64_t(keyBlocks) + (options.storeWeights ? 7 : 8) * tiles;
+}
+
 std::int64_t countSteps(const ProblemSpec& spec, Algorithm algorithm, const FlashOptions& options) {
     validate(spec);
     validate(options);
     if (algorithm == Algorithm::Standard) return kStandardStepCount;
+    if (algorithm == Algorithm::Backward)
+        return backwardStepCount(visibleBlocksOf(spec, options),
+                                 blockCount(spec.keys, options.blockCols), options.backward);
     return flashStepCount(visibleBlocksOf(spec, options),
                           blockCount(spec.keys, options.blockCols), options.loopOrder);
 }
@@ -232,6 +305,12 @@ StepEngine::StepEngine(Problem problem, Algorithm algorithm, FlashOptions option
         return;
     }
     m_visibleBlocks = visibleBlocksOf(spec, m_options);
+    if (m_algorithm == Algorithm::Backward) {
+        requireStepCount(backwardStepCount(m_visibleBlocks, keyBlockCount(), m_options.backward),
+                         spec, m_algorithm, m_options);
+        setUpBackward();
+        return;
+    }
     // Refused before anything is laid out: every step index below fits in an int.
     requireStepCount(flashStepCount(m_visibleBlocks, keyBlockCount(), m_options.loopOrder), spec,
                      m_algorithm, m_options);
@@ -316,6 +395,7 @@ int StepEngine::visibleKeyBlocks(int queryBlock) const {
 
 int StepEngine::outerBlockCount() const {
     if (m_algorithm == Algorithm::Standard) return 1;
+    if (m_algorithm == Algorithm::Backward) return keyBlockCount();
     return m_options.loopOrder == LoopOrder::QueryOuter ? queryBlockCount() : keyBlockCount();
 }
 
@@ -346,6 +426,7 @@ StepInfo StepEngine::info(int step) const {
                           "Step " + std::to_string(step) + " is outside 0.." +
                               std::to_string(m_stepCount - 1));
     if (m_algorithm == Algorithm::Standard) return infoStandard(step);
+    if (m_algorithm == Algorithm::Backward) return infoBackward(step);
     if (m_options.loopOrder == LoopOrder::QueryOuter) return infoQueryOuter(step);
     return infoKeyValueOuter(step);
 }
@@ -415,6 +496,7 @@ StepInfo StepEngine::infoKeyValueOuter(int step) const {
 }
 
 Counters StepEngine::stepDelta(const StepInfo& info) const {
+    if (m_algorithm == Algorithm::Backward) return backwardStepDelta(info);
     const auto& spec = m_problem.spec;
     const std::uint64_t d = spec.headDim;
     const std::uint64_t rows = info.rows.size(), cols = info.cols.size();
@@ -554,6 +636,11 @@ StepState StepEngine::state(int step) const {
     s.info = info(step);
     s.counters = countersThrough(step);
     if (m_algorithm == Algorithm::Standard) return s;
+    if (m_algorithm == Algorithm::Backward) {
+        s.sramElements = backwardSramElementsAt(s.info);
+        fillBackwardState(s);
+        return s;
+    }
     s.sramElements = sramElementsAt(s.info);
     if (s.info.queryBlock < 0) return s;
     const int visible = m_visibleBlocks[s.info.queryBlock];
@@ -580,7 +667,7 @@ std::uint64_t StepEngine::sramElementsAt(const StepInfo& info) const {
 }
 
 std::optional<int> StepEngine::firstRescaleStep() const {
-    if (m_algorithm == Algorithm::Standard || !m_options.runningMax) return std::nullopt;
+    if (m_algorithm != Algorithm::Flash || !m_options.runningMax) return std::nullopt;
     FlashOptions correct = m_options;
     correct.rescale = true;
     const auto& spec = m_problem.spec;

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -44,11 +45,24 @@ enum class StepKind {
     ReadWeights,      // P back for P V
     ComputeOutput,    // O = P V
     WriteOutput,      // O to HBM
+    // FlashAttention-2's backward (LoadKeyValue also zeroes dK_j, dV_j on chip)
+    ComputeRowDots,          // the pre-pass: D = rowsum(dO ∘ O), O and dO read, D written
+    InitialiseQueryGradient, // dQ = 0 written to HBM
+    LoadQueryGradient,       // Q_i, dO_i, L_i, D_i: HBM -> SRAM
+    RecomputeScores,         // S_ij = scale * Q_i K_j^T, again
+    RecomputeWeights,        // P_ij = exp(S_ij - L_i)
+    ReadStoredWeights,       // with storeWeights: P_ij read from HBM instead of the two above
+    UpdateValueGradient,     // dV_j += P_ij^T dO_i
+    ComputeWeightGradient,   // dP_ij = dO_i V_j^T
+    ComputeScoreGradient,    // dS_ij = P_ij ∘ (dP_ij - D_i)
+    UpdateQueryGradient,     // dQ_i += scale * dS_ij K_j: read, added to, written back in HBM
+    UpdateKeyGradient,       // dK_j += scale * dS_ij^T Q_i
+    StoreKeyValueGradient,   // dK_j, dV_j: SRAM -> HBM
 };
 const char* toString(StepKind kind);
 // Which way a step moves data across the HBM bus, by its kind alone (the debug copy of S that
 // ComputeScores also writes with keepFullScores is the option's, not the kind's).
-enum class HbmTraffic { None, Read, Write };
+enum class HbmTraffic { None, Read, Write, ReadWrite };
 HbmTraffic hbmTrafficOf(StepKind kind);
 // Standard attention runs as three kernels, each writing its whole result to HBM: S = scale·QKᵀ,
 // P = softmax(S), O = PV. The kernel a step of standard attention belongs to; std::nullopt for
@@ -76,7 +90,7 @@ struct StepInfo {
     int keyBlock = -1;   // -1 when no key block is involved
     Range rows;          // query rows of the tile
     Range cols;          // keys of the tile
-    bool lastKeyBlock = false; // the final key block for this query block
+    bool lastKeyBlock = false; // the final key block for this query block (backward: dQ_i is final)
     bool operator==(const StepInfo&) const = default;
 };
 
@@ -90,6 +104,13 @@ struct StepState {
     Vector mOld, mNew, lOld, lNew, correction;
     Matrix accOld, accNew;
     Matrix output; // the rows of O once normalised (Normalise, StoreOutput or the last paper step)
+    // The backward's (empty for the forward). Rows of the query block: dO, L, D, and dQ_i in HBM
+    // before and after this step (the pre-pass: dO, O in `output` and D for every row). On chip
+    // for the key block: dK_j, dV_j before and after.
+    Matrix dO;
+    Vector lse, delta;
+    Matrix dP, dS;
+    Matrix dQOld, dQNew, dKOld, dKNew, dVOld, dVNew;
 };
 
 // How many steps the algorithm takes on problems of these sizes, counted in 64 bits in
@@ -148,7 +169,15 @@ public:
     // for this problem (every row's maximum sits in its first visible block).
     std::optional<int> firstRescaleStep() const;
 
+    // The backward: the first step at which a backward bug switched on in the options changes a
+    // value (S unmasked, P without ℓ, dS without D, dQ overwritten); std::nullopt when none is on
+    // or it changes nothing here. Costs one pass over the tiles.
+    std::optional<int> firstBackwardBugStep() const;
+    // The upstream gradient and what the forward saved (empty for the forward algorithms).
+    const Matrix& upstreamGradient() const;
+
 private:
+    struct BackwardData; // dO, the forward's O, L, m and the pre-pass's D, computed once
     struct Outer {
         int firstStep = 0;
         Counters countersBefore; // everything counted before this outer block starts
@@ -167,12 +196,21 @@ private:
     Counters keyBlockTotals(int keyBlock) const;
     std::uint64_t sramElementsAt(const StepInfo& info) const;
     int outerOf(int step) const;
+    // The backward (core/backward_steps.cpp): key blocks outer.
+    void setUpBackward();
+    int stepsInBackwardKeyBlock(int keyBlock) const;
+    StepInfo infoBackward(int step) const;
+    Counters backwardStepDelta(const StepInfo& info) const;
+    Counters backwardKeyBlockTotals(int keyBlock) const;
+    void fillBackwardState(StepState& s) const;
+    std::uint64_t backwardSramElementsAt(const StepInfo& info) const;
 
     Problem m_problem;
     Algorithm m_algorithm;
     FlashOptions m_options;
     std::vector<Outer> m_outer;
     std::vector<int> m_visibleBlocks; // per query block
+    std::shared_ptr<const BackwardData> m_backward; // shared by copies: it never changes
     int m_stepCount = 0;
 };
 

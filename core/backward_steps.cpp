@@ -1,0 +1,388 @@
+// The step engine's backward pass: FlashAttention-2's Algorithm 2 as steps, key blocks outer.
+// The state at a step replays only what it needs: the earlier query blocks of its key block (for
+// dK_j and dV_j) and the earlier key blocks of its query block (for dQ_i), O(query blocks + key
+// blocks) tiles, whatever the total number of steps.
+#include "core/backward.h"
+#include "core/errors.h"
+#include "core/flash.h"
+#include "core/steps.h"
+#include "core/tiling.h"
+
+#include <algorithm>
+
+namespace flashviz {
+
+struct StepEngine::BackwardData {
+    Matrix dO;
+    Matrix o;     // the forward's output
+    Vector lse;   // L = m + log ℓ
+    Vector m;     // the forward's final running maximum
+    Vector delta; // D = rowsum(dO ∘ O)
+};
+
+namespace {
+
+constexpr StepKind kRecomputeSteps[] = {
+    StepKind::RecomputeScores,       StepKind::RecomputeWeights,
+    StepKind::UpdateValueGradient,   StepKind::ComputeWeightGradient,
+    StepKind::ComputeScoreGradient,  StepKind::UpdateQueryGradient,
+    StepKind::UpdateKeyGradient};
+constexpr StepKind kStoredWeightSteps[] = {
+    StepKind::ReadStoredWeights,    StepKind::UpdateValueGradient,
+    StepKind::ComputeWeightGradient, StepKind::ComputeScoreGradient,
+    StepKind::UpdateQueryGradient,  StepKind::UpdateKeyGradient};
+
+int tileStepCount(const BackwardOptions& options) { return options.storeWeights ? 6 : 7; }
+
+StepKind tileStep(const BackwardOptions& options, int index) {
+    return options.storeWeights ? kStoredWeightSteps[index] : kRecomputeSteps[index];
+}
+
+// Where a step stands in its tile, to tell which values exist yet; -1 outside a tile.
+int backwardPhaseOf(StepKind kind) {
+    switch (kind) {
+    case StepKind::LoadQueryGradient: return 0;
+    case StepKind::RecomputeScores: return 1;
+    case StepKind::RecomputeWeights:
+    case StepKind::ReadStoredWeights: return 2;
+    case StepKind::UpdateValueGradient: return 3;
+    case StepKind::ComputeWeightGradient: return 4;
+    case StepKind::ComputeScoreGradient: return 5;
+    case StepKind::UpdateQueryGradient: return 6;
+    case StepKind::UpdateKeyGradient: return 7;
+    default: return -1;
+    }
+}
+
+template <typename Scalar>
+MatrixT<Scalar> rowsOf(const Matrix& m, Range r) {
+    return m.middleRows(r.begin, r.size()).template cast<Scalar>();
+}
+template <typename Scalar>
+VectorT<Scalar> segmentOf(const Vector& v, Range r) {
+    return v.segment(r.begin, r.size()).template cast<Scalar>();
+}
+
+// One tile of the backward from the engine's saved data, in the problem's precision.
+template <typename Scalar>
+struct TileInputs {
+    const Problem& problem;
+    const Matrix& dO;
+    const Vector& lse;
+    const Vector& offset;
+    const Vector& delta;
+    const BackwardOptions& options;
+
+    void compute(Range rows, Range cols, BackwardTile<Scalar>& tile) const {
+        const auto& spec = problem.spec;
+        computeBackwardTile<Scalar>(rowsOf<Scalar>(problem.q, rows), rowsOf<Scalar>(problem.k, cols),
+                                    rowsOf<Scalar>(problem.v, cols), rowsOf<Scalar>(dO, rows),
+                                    segmentOf<Scalar>(lse, rows), segmentOf<Scalar>(offset, rows),
+                                    segmentOf<Scalar>(delta, rows), Scalar(problem.scale()),
+                                    {rows, cols, spec.queries, spec.keys, spec.causal}, options,
+                                    tile);
+    }
+};
+
+template <typename Scalar>
+TileInputs<Scalar> tileInputs(const Problem& problem, const BackwardOptions& options,
+                              const Matrix& dO, const Vector& lse, const Vector& m,
+                              const Vector& delta) {
+    return {problem, dO, lse, options.useLogSumExp ? lse : m, delta, options};
+}
+
+} // namespace
+
+void StepEngine::setUpBackward() {
+    const auto& spec = m_problem.spec;
+    auto data = std::make_shared<BackwardData>();
+    data->dO = flashviz::upstreamGradient(spec, m_options.backward);
+    FlashOptions forward = m_options;
+    forward.keepFullScores = false;
+    const auto run = [&](auto zero) {
+        using Scalar = decltype(zero);
+        const MatrixT<Scalar> q = m_problem.q.cast<Scalar>(), k = m_problem.k.cast<Scalar>(),
+                              v = m_problem.v.cast<Scalar>();
+        const auto f = flashForward<Scalar>(q, k, v, m_problem.scale(), spec.causal, forward);
+        const auto saved = forwardSaved<Scalar>(f.o, f.m, f.l);
+        data->o = saved.o.template cast<double>();
+        data->lse = saved.lse.template cast<double>();
+        data->m = saved.m.template cast<double>();
+        data->delta = rowDots<Scalar>(data->dO.cast<Scalar>(), saved.o).template cast<double>();
+    };
+    if (spec.precision == Precision::Double)
+        run(double{});
+    else
+        run(float{});
+    m_backward = std::move(data);
+
+    int step = 2; // the pre-pass and dQ = 0
+    Counters before = backwardStepDelta({0, StepKind::ComputeRowDots, -1, -1, {0, spec.queries}, {}, false});
+    before += backwardStepDelta({1, StepKind::InitialiseQueryGradient, -1, -1, {0, spec.queries}, {}, false});
+    m_outer.reserve(std::size_t(keyBlockCount()));
+    for (int j = 0; j < keyBlockCount(); ++j) {
+        const auto first = std::upper_bound(m_visibleBlocks.begin(), m_visibleBlocks.end(), j);
+        m_outer.push_back({step, before, int(first - m_visibleBlocks.begin()), queryBlockCount()});
+        step += stepsInBackwardKeyBlock(j);
+        before += backwardKeyBlockTotals(j);
+    }
+    m_stepCount = step;
+}
+
+int StepEngine::stepsInBackwardKeyBlock(int keyBlock) const {
+    const Outer& o = m_outer[std::size_t(keyBlock)];
+    return 2 + (1 + tileStepCount(m_options.backward)) * (queryBlockCount() - o.firstQuery);
+}
+
+StepInfo StepEngine::infoBackward(int step) const {
+    const auto& spec = m_problem.spec;
+    if (step < 2)
+        return {step, step == 0 ? StepKind::ComputeRowDots : StepKind::InitialiseQueryGradient,
+                -1, -1, {0, spec.queries}, {}, false};
+    const int j = outerOf(step);
+    const Outer& o = m_outer[std::size_t(j)];
+    StepInfo info{step, StepKind::LoadKeyValue, -1, j, {},
+                  blockRange(j, m_options.blockCols, spec.keys), false};
+    const int offset = step - o.firstStep;
+    if (offset == 0) return info;
+    if (offset == stepsInBackwardKeyBlock(j) - 1) {
+        info.kind = StepKind::StoreKeyValueGradient;
+        return info;
+    }
+    const int perTile = 1 + tileStepCount(m_options.backward);
+    const int i = o.firstQuery + (offset - 1) / perTile;
+    const int phase = (offset - 1) % perTile;
+    info.kind = phase == 0 ? StepKind::LoadQueryGradient : tileStep(m_options.backward, phase - 1);
+    info.queryBlock = i;
+    info.rows = blockRange(i, m_options.blockRows, spec.queries);
+    info.lastKeyBlock = j == m_visibleBlocks[std::size_t(i)] - 1;
+    return info;
+}
+
+Counters StepEngine::backwardStepDelta(const StepInfo& info) const {
+    const auto& spec = m_problem.spec;
+    const BackwardOptions& bw = m_options.backward;
+    const std::uint64_t d = spec.headDim, nq = spec.queries;
+    const std::uint64_t r = info.rows.size(), c = info.cols.size();
+    Counters delta;
+    switch (info.kind) {
+    case StepKind::ComputeRowDots:
+        delta.read(2 * nq * d);
+        delta.write(nq);
+        delta.scratch(backwardWorkingSetElements(std::min(m_options.blockRows, spec.queries),
+                                                 std::min(m_options.blockCols, spec.keys),
+                                                 spec.headDim));
+        break;
+    case StepKind::InitialiseQueryGradient: delta.write(nq * d); break;
+    case StepKind::LoadKeyValue: delta.read(2 * c * d); break;
+    case StepKind::LoadQueryGradient: delta.read(2 * r * d + r + (bw.storeWeights ? 0 : r)); break;
+    case StepKind::RecomputeScores: delta.matmul(r, d, c); break;
+    case StepKind::ReadStoredWeights: delta.read(r * c); break;
+    case StepKind::UpdateValueGradient: delta.matmul(c, r, d); break;
+    case StepKind::ComputeWeightGradient: delta.matmul(r, d, c); break;
+    case StepKind::UpdateQueryGradient:
+        if (bw.accumulateDq) delta.read(r * d);
+        delta.matmul(r, c, d);
+        delta.write(r * d);
+        break;
+    case StepKind::UpdateKeyGradient: delta.matmul(c, r, d); break;
+    case StepKind::StoreKeyValueGradient: delta.write(2 * c * d); break;
+    default: break;
+    }
+    return delta;
+}
+
+// Every tile's count is linear in its rows, so the query blocks seeing a key block (a suffix of
+// rows) count as one block of all their rows.
+Counters StepEngine::backwardKeyBlockTotals(int keyBlock) const {
+    const auto& spec = m_problem.spec;
+    const Outer& o = m_outer[std::size_t(keyBlock)];
+    const Range cols = blockRange(keyBlock, m_options.blockCols, spec.keys);
+    const Range rows{std::min(spec.queries, o.firstQuery * m_options.blockRows), spec.queries};
+    Counters c = backwardStepDelta({0, StepKind::LoadKeyValue, -1, keyBlock, {}, cols, false});
+    if (rows.size() > 0) {
+        const StepInfo tile{0, StepKind::LoadQueryGradient, -1, keyBlock, rows, cols, false};
+        c += backwardStepDelta(tile);
+        for (int t = 0; t < tileStepCount(m_options.backward); ++t) {
+            StepInfo step = tile;
+            step.kind = tileStep(m_options.backward, t);
+            c += backwardStepDelta(step);
+        }
+    }
+    c += backwardStepDelta({0, StepKind::StoreKeyValueGradient, -1, keyBlock, {}, cols, false});
+    return c;
+}
+
+std::uint64_t StepEngine::backwardSramElementsAt(const StepInfo& info) const {
+    const auto& spec = m_problem.spec;
+    const std::uint64_t d = spec.headDim;
+    if (info.kind == StepKind::ComputeRowDots) { // one block of O and dO at a time, and its D
+        const std::uint64_t r = std::min(m_options.blockRows, spec.queries);
+        return 2 * r * d + r;
+    }
+    if (info.keyBlock < 0) return 0;
+    const std::uint64_t c = info.cols.size();
+    std::uint64_t elements = 4 * c * d; // K_j, V_j, dK_j, dV_j
+    const int phase = backwardPhaseOf(info.kind);
+    if (phase < 0) return elements;
+    const std::uint64_t r = info.rows.size();
+    elements += 2 * r * d + (m_options.backward.storeWeights ? r : 2 * r); // Q_i, dO_i, (L_i), D_i
+    if (phase >= 1) elements += r * c; // S, then P in its place
+    if (phase >= 4) elements += r * c; // dP, then dS in its place
+    if (phase == 6) elements += r * d; // dQ_i, read for the update
+    return elements;
+}
+
+namespace {
+
+// dK_j and dV_j after query blocks [first, end) of key block j, and dQ_i after key blocks
+// [0, end) of query block i: the replays a state needs.
+template <typename Scalar>
+void replayKeyBlock(const TileInputs<Scalar>& in, Range cols, int first, int end, int blockRows,
+                    MatrixT<Scalar>& dk, MatrixT<Scalar>& dv) {
+    const int d = in.problem.spec.headDim;
+    dk.setZero(cols.size(), d);
+    dv.setZero(cols.size(), d);
+    BackwardTile<Scalar> tile;
+    for (int i = first; i < end; ++i) {
+        const Range rows = blockRange(i, blockRows, in.problem.spec.queries);
+        in.compute(rows, cols, tile);
+        addValueGradient<Scalar>(dv, tile, rowsOf<Scalar>(in.dO, rows));
+        addKeyGradient<Scalar>(dk, tile, rowsOf<Scalar>(in.problem.q, rows),
+                               Scalar(in.problem.scale()));
+    }
+}
+
+template <typename Scalar>
+MatrixT<Scalar> replayQueryGradient(const TileInputs<Scalar>& in, Range rows, int end,
+                                    int blockCols) {
+    MatrixT<Scalar> dq = MatrixT<Scalar>::Zero(rows.size(), in.problem.spec.headDim);
+    BackwardTile<Scalar> tile;
+    for (int j = 0; j < end; ++j) {
+        const Range cols = blockRange(j, blockCols, in.problem.spec.keys);
+        in.compute(rows, cols, tile);
+        applyQueryGradient<Scalar>(dq, tile, rowsOf<Scalar>(in.problem.k, cols),
+                                   Scalar(in.problem.scale()), in.options);
+    }
+    return dq;
+}
+
+template <typename Scalar>
+void fillTile(StepState& s, const TileInputs<Scalar>& in, int firstQuery, int blockRows,
+              int blockCols) {
+    const StepInfo& info = s.info;
+    const int phase = backwardPhaseOf(info.kind);
+    MatrixT<Scalar> dk, dv;
+    replayKeyBlock<Scalar>(in, info.cols, firstQuery, info.queryBlock, blockRows, dk, dv);
+    s.dKOld = dk.template cast<double>();
+    s.dVOld = dv.template cast<double>();
+    MatrixT<Scalar> dq = replayQueryGradient<Scalar>(in, info.rows, info.keyBlock, blockCols);
+    s.dQOld = dq.template cast<double>();
+    if (phase == 0) return;
+    BackwardTile<Scalar> tile;
+    in.compute(info.rows, info.cols, tile);
+    const Scalar scale = Scalar(in.problem.scale());
+    if (!in.options.storeWeights) s.scores = tile.scores.template cast<double>();
+    if (phase >= 2) s.weights = tile.weights.template cast<double>();
+    if (phase >= 3) {
+        addValueGradient<Scalar>(dv, tile, rowsOf<Scalar>(in.dO, info.rows));
+        s.dVNew = dv.template cast<double>();
+    }
+    if (phase >= 4) s.dP = tile.dWeights.template cast<double>();
+    if (phase >= 5) s.dS = tile.dScores.template cast<double>();
+    if (phase >= 6) {
+        applyQueryGradient<Scalar>(dq, tile, rowsOf<Scalar>(in.problem.k, info.cols), scale,
+                                   in.options);
+        s.dQNew = dq.template cast<double>();
+    }
+    if (phase >= 7) {
+        addKeyGradient<Scalar>(dk, tile, rowsOf<Scalar>(in.problem.q, info.rows), scale);
+        s.dKNew = dk.template cast<double>();
+    }
+}
+
+} // namespace
+
+void StepEngine::fillBackwardState(StepState& s) const {
+    const BackwardData& data = *m_backward;
+    const StepInfo& info = s.info;
+    if (info.kind == StepKind::ComputeRowDots) {
+        s.dO = data.dO;
+        s.output = data.o;
+        s.delta = data.delta;
+        return;
+    }
+    if (info.keyBlock < 0) return; // dQ = 0: nothing on chip
+    const auto& spec = m_problem.spec;
+    s.key = m_problem.k.middleRows(info.cols.begin, info.cols.size());
+    s.value = m_problem.v.middleRows(info.cols.begin, info.cols.size());
+    const Outer& o = m_outer[std::size_t(info.keyBlock)];
+    const auto fill = [&](auto zero) {
+        using Scalar = decltype(zero);
+        const auto in = tileInputs<Scalar>(m_problem, m_options.backward, data.dO, data.lse,
+                                           data.m, data.delta);
+        if (info.queryBlock < 0) { // LoadKeyValue (zero) or StoreKeyValueGradient (final)
+            const int end = info.kind == StepKind::LoadKeyValue ? o.firstQuery : queryBlockCount();
+            MatrixT<Scalar> dk, dv;
+            replayKeyBlock<Scalar>(in, info.cols, o.firstQuery, end, m_options.blockRows, dk, dv);
+            s.dKOld = s.dKNew = dk.template cast<double>();
+            s.dVOld = s.dVNew = dv.template cast<double>();
+            return;
+        }
+        fillTile<Scalar>(s, in, o.firstQuery, m_options.blockRows, m_options.blockCols);
+    };
+    if (spec.precision == Precision::Double)
+        fill(double{});
+    else
+        fill(float{});
+    if (info.queryBlock < 0) return;
+    s.query = m_problem.q.middleRows(info.rows.begin, info.rows.size());
+    s.dO = data.dO.middleRows(info.rows.begin, info.rows.size());
+    s.lse = data.lse.segment(info.rows.begin, info.rows.size());
+    s.delta = data.delta.segment(info.rows.begin, info.rows.size());
+}
+
+const Matrix& StepEngine::upstreamGradient() const {
+    static const Matrix none;
+    return m_backward ? m_backward->dO : none;
+}
+
+std::optional<int> StepEngine::firstBackwardBugStep() const {
+    if (m_algorithm != Algorithm::Backward || !m_options.backward.anyBug()) return std::nullopt;
+    const auto& spec = m_problem.spec;
+    const BackwardData& data = *m_backward;
+    BackwardOptions correct = m_options.backward;
+    correct.subtractRowDot = correct.useLogSumExp = correct.accumulateDq = correct.maskRecompute = true;
+    const auto wrong = tileInputs<double>(m_problem, m_options.backward, data.dO, data.lse, data.m,
+                                          data.delta);
+    const auto right = tileInputs<double>(m_problem, correct, data.dO, data.lse, data.m, data.delta);
+    const int perTile = 1 + tileStepCount(m_options.backward);
+    const auto stepOf = [&](int j, int i, StepKind kind) {
+        const Outer& o = m_outer[std::size_t(j)];
+        return o.firstStep + 1 + (i - o.firstQuery) * perTile + backwardPhaseOf(kind);
+    };
+    Matrix dq = Matrix::Zero(spec.queries, spec.headDim); // the correct dQ, as it accumulates
+    BackwardTile<double> good, bad;
+    for (int j = 0; j < keyBlockCount(); ++j) {
+        const Range cols = blockRange(j, m_options.blockCols, spec.keys);
+        const Matrix k = m_problem.k.middleRows(cols.begin, cols.size());
+        for (int i = m_outer[std::size_t(j)].firstQuery; i < queryBlockCount(); ++i) {
+            const Range rows = blockRange(i, m_options.blockRows, spec.queries);
+            right.compute(rows, cols, good);
+            wrong.compute(rows, cols, bad);
+            if (!m_options.backward.storeWeights && bad.scores != good.scores)
+                return stepOf(j, i, StepKind::RecomputeScores);
+            if (bad.weights != good.weights)
+                return stepOf(j, i, StepKind::RecomputeWeights);
+            if (bad.dScores != good.dScores) return stepOf(j, i, StepKind::ComputeScoreGradient);
+            auto dqRows = dq.middleRows(rows.begin, rows.size());
+            Matrix overwritten = dqRows;
+            applyQueryGradient<double>(overwritten, good, k, m_problem.scale(), m_options.backward);
+            applyQueryGradient<double>(dqRows, good, k, m_problem.scale(), correct);
+            if (overwritten != dqRows) return stepOf(j, i, StepKind::UpdateQueryGradient);
+        }
+    }
+    return std::nullopt;
+}
+
+} // namespace flashviz
