@@ -37,6 +37,28 @@ void validate(const ProblemSpec& spec, const FlashOptions& options) {
     requireWithin(options.blockCols, spec.keys, "The key block size Bc", "n_k");
 }
 
+const std::vector<BackwardSwitch>& backwardSwitches() {
+    static const std::vector<BackwardSwitch> switches = {
+        {"no-row-dot", &BackwardOptions::subtractRowDot, false,
+         "backward: leave D = rowsum(dO * O) out, dS = P * dP (a bug)", true},
+        {"no-lse", &BackwardOptions::useLogSumExp, false,
+         "backward: recompute P from the running maximum m alone, without log l (a bug)", true},
+        {"overwrite-dq", &BackwardOptions::accumulateDq, false,
+         "backward: each key block overwrites dQ_i instead of adding to it (a bug)", true},
+        {"no-mask-recompute", &BackwardOptions::maskRecompute, false,
+         "backward: forget the causal mask when S is recomputed (a bug)", true},
+        {"store-p", &BackwardOptions::storeWeights, true,
+         "backward: store P in the forward and read it back instead of recomputing it", false},
+        {"ones-upstream", &BackwardOptions::onesUpstream, true,
+         "backward: the upstream gradient dO is all ones (default: N(0, 1) from the seed)", false},
+    };
+    return switches;
+}
+
+bool isOn(const BackwardOptions& options, const BackwardSwitch& flag) {
+    return options.*flag.field == flag.onValue;
+}
+
 const char* toString(Algorithm algorithm) {
     switch (algorithm) {
     case Algorithm::Standard: return "standard";

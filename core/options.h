@@ -2,6 +2,7 @@
 // How the tiled algorithm runs: block sizes, loop order and the switches the app can flip.
 #include <optional>
 #include <string_view>
+#include <vector>
 
 namespace flashviz {
 
@@ -28,6 +29,18 @@ struct BackwardOptions {
     bool operator==(const BackwardOptions&) const = default;
     bool anyBug() const { return !subtractRowDot || !useLogSumExp || !accumulateDq || !maskRecompute; }
 };
+
+// The backward's switches by the one name every face uses (command lines, presets,
+// lecture.json): switching one on sets `field` to `onValue`.
+struct BackwardSwitch {
+    const char* name; // "no-row-dot", "no-lse", "overwrite-dq", "no-mask-recompute", "store-p", "ones-upstream"
+    bool BackwardOptions::*field;
+    bool onValue;
+    const char* help;
+    bool isBug; // breaks the gradients (store-p and ones-upstream do not)
+};
+const std::vector<BackwardSwitch>& backwardSwitches();
+bool isOn(const BackwardOptions& options, const BackwardSwitch& flag);
 
 struct FlashOptions {
     int blockRows = 64;     // Br: query rows per tile

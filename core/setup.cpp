@@ -89,7 +89,7 @@ const std::vector<ProblemOption>& problemOptions() {
         const std::string n = std::to_string(kMaxSequenceLength);
         const std::string d = std::to_string(kMaxHeadDim);
         const std::string toyBlock = std::to_string(kToyBlockSize);
-        return std::vector<ProblemOption>{
+        std::vector<ProblemOption> list{
             {"n", "N", "number of queries n_q, 1 to " + n + "; sets n_k too unless --nk is given",
              "8"},
             {"nk", "N", "number of keys n_k, 1 to " + n, "equal to n"},
@@ -104,12 +104,18 @@ const std::vector<ProblemOption>& problemOptions() {
              "the loop order, query-outer (the explainer's) or kv-outer (the paper's)",
              "query-outer"},
             {"precision", "P", "the arithmetic, double or float", "double"},
-            {"algorithm", "A", "the algorithm, flash or standard attention", "flash"},
+            {"algorithm", "A",
+             "the algorithm: flash or standard attention, or backward (FlashAttention-2's "
+             "backward pass)",
+             "flash"},
+            {"backward", "", "the backward pass: the same as --algorithm backward", ""},
             {"no-rescale", "", "drop the rescale exp(m_old - m_new): the classic bug", ""},
             {"no-running-max", "", "subtract no maximum at all: exp() overflows on large scores",
              ""},
             {"keep-full-s", "", "also write every score tile to an n x n S 'for debugging'", ""},
         };
+        for (const BackwardSwitch& flag : backwardSwitches()) list.push_back({flag.name, "", flag.help, ""});
+        return list;
     }();
     return options;
 }
@@ -170,7 +176,14 @@ RunSetup readProblemOptions(const GivenOptions& given, RunSetup base) {
              "gaussian, late-max, early-max or large");
     readName(given, "loop-order", options.loopOrder, parseLoopOrder, "query-outer or kv-outer");
     readName(given, "precision", spec.precision, parsePrecision, "double or float");
-    readName(given, "algorithm", base.algorithm, parseAlgorithm, "flash or standard");
+    readName(given, "algorithm", base.algorithm, parseAlgorithm, "flash, standard or backward");
+    if (find(given, "backward")) {
+        if (const std::string* text = find(given, "algorithm"); text && *text != "backward")
+            refuse("--backward and --algorithm '" + *text + "' ask for two algorithms; give one");
+        base.algorithm = Algorithm::Backward;
+    }
+    for (const BackwardSwitch& flag : backwardSwitches())
+        if (find(given, flag.name)) options.backward.*flag.field = flag.onValue;
     if (find(given, "causal")) spec.causal = true;
     if (find(given, "no-rescale")) options.rescale = false;
     if (find(given, "no-running-max")) options.runningMax = false;

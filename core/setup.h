@@ -46,7 +46,8 @@ struct ProblemOption {
     std::string toyDefault; // the value when the option is absent and the run starts as the toy
 };
 // --n --nk --d --br --bc --seed --pattern --scale --causal --loop-order --precision --algorithm
-// --no-rescale --no-running-max --keep-full-s, in the order help lists them.
+// --no-rescale --no-running-max --keep-full-s --backward and the backward switches (core/options.h),
+// in the order help lists them.
 const std::vector<ProblemOption>& problemOptions();
 
 // The problem options given on a command line: name (without "--") -> text ("" for a switch).

@@ -400,7 +400,7 @@ void TestPresentStage::stageLayoutKeepsEveryPieceInItsPanel() {
                          small.horizontalAdvance(m.matrices[i].bytesShort) > p.bytesRect.width(),
                      qPrintable(bytes));
         }
-        for (const TilePlace& t : l.tiles)
+        for (const gui::TilePlace& t : l.tiles)
             QVERIFY(t.rect.top() >= l.chipContent.top() && t.rect.left() >= l.chipContent.left());
         for (const QRectF& k : l.kernels)
             QVERIFY(inside(l.chipContent, k) && k.bottom() <= l.sramBar.top());

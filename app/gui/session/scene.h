@@ -6,6 +6,7 @@
 #include "session/settings.h"
 
 #include "core/backend.h"
+#include "core/backward.h"
 #include "core/check.h"
 #include "core/hardware.h"
 #include "core/steps.h"
@@ -37,6 +38,28 @@ struct Chapter {
     int step = 0;
 };
 
+// What a backward scene (Algorithm::Backward) holds beside the forward's fields: the gradients,
+// their reference and check, when each block's gradient is final, and the images the views draw.
+// In a backward scene the Scene's own `output`/`check` are the forward's O against ordinary
+// attention (the O the pre-pass reads); `reference` is ordinary attention's O.
+struct BackwardScene {
+    Matrix dO;                             // the upstream gradient
+    Gradients grads;                       // what the chosen backend computed
+    Gradients reference;                   // closed form, double precision
+    GradientCheck check;                   // grads against reference
+    std::optional<GradientCheck> cpuCheck; // the CPU engine's, when another backend ran
+    std::vector<char> wrongQueryRow;       // per query row: dQ's row is wrong
+    std::vector<char> wrongKeyRow;         // per key row: dK's or dV's row is wrong
+    std::shared_ptr<const BackwardTrace> trace; // per-tile dQ_i, dK_j, dV_j the backend recorded
+    std::optional<int> firstBugStep;       // StepEngine::firstBackwardBugStep()
+    std::vector<int> keyBlockDoneStep;     // per key block: the step dK_j, dV_j reach HBM
+    std::vector<int> queryBlockDoneStep;   // per query block: the step dQ_i is final (-1: none)
+    std::uint64_t storedElements = 0;      // what the forward left for the backward
+    Counters storedWeightsTotals;          // the same backward with P stored (the trade undone)
+    QImage dOImage, dqImage, dkImage, dvImage;
+    double dOScale = 0, dqScale = 0, dkScale = 0, dvScale = 0;
+};
+
 struct Scene {
     VizSettings settings;
     HardwareProfile hardware;
@@ -65,9 +88,11 @@ struct Scene {
     // Standard attention: the steps at which S, P and O are written to HBM (-1 for flash).
     int writeScoresStep = -1, writeWeightsStep = -1, writeOutputStep = -1;
     double buildSeconds = 0;
+    std::optional<BackwardScene> backward; // set exactly when settings.algorithm is Backward
 
     int stepCount() const { return engine->stepCount(); }
     bool isFlash() const { return settings.algorithm == Algorithm::Flash; }
+    bool isBackward() const { return settings.algorithm == Algorithm::Backward; }
     // FlashAttention's totals on these sizes and options, for the comparison with standardTotals:
     // this run's own, or beside standard attention the engine's closed form of a flash run.
     Counters flashTotals() const {
@@ -91,6 +116,7 @@ struct Frame {
     Counters before;                  // totals through the previous step
     std::optional<StepState> correct; // the same step without the bug switches
     const TileTrace* trace = nullptr; // the backend's record of this tile once it is updated
+    const BackwardTileTrace* backwardTrace = nullptr; // the same for a backward tile
 };
 
 // Reports progress from a build and asks whether to stop.
