@@ -59,6 +59,8 @@ enum class StepKind {
     UpdateKeyGradient,       // dK_j += scale * dS_ij^T Q_i
     StoreKeyValueGradient,   // dK_j, dV_j: SRAM -> HBM
 };
+// The last kind, for loops over every kind (a new kind goes before it or becomes it).
+inline constexpr StepKind kLastStepKind = StepKind::StoreKeyValueGradient;
 const char* toString(StepKind kind);
 // Which way a step moves data across the HBM bus, by its kind alone (the debug copy of S that
 // ComputeScores also writes with keepFullScores is the option's, not the kind's).

@@ -117,7 +117,12 @@ inline bool sameState(const StepState& a, const StepState& b) {
            sameValues(a.weights, b.weights) && sameValues(a.mOld, b.mOld) &&
            sameValues(a.mNew, b.mNew) && sameValues(a.lOld, b.lOld) && sameValues(a.lNew, b.lNew) &&
            sameValues(a.correction, b.correction) && sameValues(a.accOld, b.accOld) &&
-           sameValues(a.accNew, b.accNew) && sameValues(a.output, b.output);
+           sameValues(a.accNew, b.accNew) && sameValues(a.output, b.output) &&
+           sameValues(a.dO, b.dO) && sameValues(a.lse, b.lse) && sameValues(a.delta, b.delta) &&
+           sameValues(a.dP, b.dP) && sameValues(a.dS, b.dS) && sameValues(a.dQOld, b.dQOld) &&
+           sameValues(a.dQNew, b.dQNew) && sameValues(a.dKOld, b.dKOld) &&
+           sameValues(a.dKNew, b.dKNew) && sameValues(a.dVOld, b.dVOld) &&
+           sameValues(a.dVNew, b.dVNew);
 }
 
 } // namespace flashviz::test

@@ -831,12 +831,13 @@ void TstSteps::badStepExpressions() {
 
 void TstSteps::namesAndDescriptions() {
     std::set<std::string> names;
-    for (int k = int(StepKind::InitialiseOutput); k <= int(StepKind::WriteOutput); ++k) {
+    for (int k = int(StepKind::InitialiseOutput); k <= int(kLastStepKind); ++k) {
         const StepKind kind = StepKind(k);
         names.insert(toString(kind));
         QVERIFY(!describe(kind).empty());
+        QVERIFY(!describe(kind, {}, Algorithm::Backward).empty());
     }
-    QCOMPARE(int(names.size()), int(StepKind::WriteOutput) + 1);
+    QCOMPARE(int(names.size()), int(kLastStepKind) + 1);
 }
 
 // The sentence under the animation says what the step computes with the switches as set: with
