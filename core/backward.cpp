@@ -123,17 +123,6 @@ std::uint64_t backwardStoredElements(int queries, int keys, int headDim,
 
 namespace {
 
-// The query blocks that see key block j are a suffix: the first of them.
-int firstQueryBlockSeeing(int keyBlock, int queries, int keys, const FlashOptions& options,
-                          bool causal) {
-    const int queryBlocks = blockCount(queries, options.blockRows);
-    for (int i = 0; i < queryBlocks; ++i) {
-        const Range rows = blockRange(i, options.blockRows, queries);
-        if (visibleKeyBlocks(rows, queries, keys, options.blockCols, causal) > keyBlock) return i;
-    }
-    return queryBlocks;
-}
-
 // What one tile counts, in the order the steps count it.
 void countTile(Counters& c, std::uint64_t r, std::uint64_t cols, std::uint64_t d,
                const BackwardOptions& options) {
@@ -161,7 +150,8 @@ Counters flashBackwardCounts(int queries, int keys, int headDim, bool causal,
     c.write(nq * d);    // dQ = 0
     for (int j = 0; j < blockCount(keys, options.blockCols); ++j) {
         const Range cols = blockRange(j, options.blockCols, keys);
-        const int first = firstQueryBlockSeeing(j, queries, keys, options, causal);
+        const int first =
+            firstQueryBlockSeeing(j, queries, keys, options.blockRows, options.blockCols, causal);
         const std::uint64_t rows =
             std::uint64_t(queries - std::min(queries, first * options.blockRows));
         c.read(2 * std::uint64_t(cols.size()) * d);
@@ -204,7 +194,8 @@ BackwardOutputT<Scalar> flashBackward(const MatrixT<Scalar>& q, const MatrixT<Sc
         auto dk = out.grads.dk.middleRows(cols.begin, cols.size());
         auto dv = out.grads.dv.middleRows(cols.begin, cols.size());
         c.read(2 * std::uint64_t(cols.size()) * d);
-        const int first = firstQueryBlockSeeing(j, queries, keys, options, causal);
+        const int first =
+            firstQueryBlockSeeing(j, queries, keys, options.blockRows, options.blockCols, causal);
         for (int i = first; i < blockCount(queries, options.blockRows); ++i) {
             const Range rows = blockRange(i, options.blockRows, queries);
             const auto qTile = q.middleRows(rows.begin, rows.size());

@@ -121,8 +121,9 @@ void StepEngine::setUpBackward() {
     before += backwardStepDelta({1, StepKind::InitialiseQueryGradient, -1, -1, {0, spec.queries}, {}, false});
     m_outer.reserve(std::size_t(keyBlockCount()));
     for (int j = 0; j < keyBlockCount(); ++j) {
-        const auto first = std::upper_bound(m_visibleBlocks.begin(), m_visibleBlocks.end(), j);
-        m_outer.push_back({step, before, int(first - m_visibleBlocks.begin()), queryBlockCount()});
+        const int first = firstQueryBlockSeeing(j, spec.queries, spec.keys, m_options.blockRows,
+                                                m_options.blockCols, spec.causal);
+        m_outer.push_back({step, before, first, queryBlockCount()});
         step += stepsInBackwardKeyBlock(j);
         before += backwardKeyBlockTotals(j);
     }

@@ -59,6 +59,17 @@ FLASHVIZ_TILING_RULE int keysInVisibleBlocks(Range rows, int queries, int keys, 
     return covered < keys ? covered : keys;
 }
 
+// The first query block whose rows see key block `keyBlock` (the backward's inner loop runs from
+// it to the last): 0 without a mask; with one, the block holding the first row that sees the
+// block's first key; `queries`' block count when no row sees it.
+FLASHVIZ_TILING_RULE int firstQueryBlockSeeing(int keyBlock, int queries, int keys, int blockRows,
+                                            int blockCols, bool causal) {
+    if (!causal) return 0;
+    const int firstRow = keyBlock * blockCols - (keys - queries);
+    if (firstRow >= queries) return blockCount(queries, blockRows);
+    return firstRow <= 0 ? 0 : firstRow / blockRows;
+}
+
 // Whether every key of the tile [key0, key0 + blockCols) exists and every row from `firstRow` on
 // sees it: such a tile needs no mask. The kernels mask only the ragged last tile and the tiles
 // the causal diagonal crosses, since the first row sees the fewest keys.

@@ -49,6 +49,8 @@ class TstTiling : public QObject {
     void lastVisibleKeyIsTheLastSeenKey();
     void visibleKeyBlocksMatchBruteForce_data() { tileRows(); }
     void visibleKeyBlocksMatchBruteForce();
+    void firstQueryBlockSeeingMatchesBruteForce_data() { tileRows(); }
+    void firstQueryBlockSeeingMatchesBruteForce();
     void tileFullyVisibleMeansNoMaskedEntry_data() { tileRows(); }
     void tileFullyVisibleMeansNoMaskedEntry();
     void cpuTraceWalksTheVisibleTiles_data() { tileRows(); }
@@ -140,6 +142,25 @@ void TstTiling::visibleKeyBlocksMatchBruteForce() {
         QCOMPARE(keysInVisibleBlocks(rows, queries, keys, blockCols, causal), keysSeen);
         QVERIFY(visible >= previous); // never falls from one query block to the next
         previous = visible;
+    }
+}
+
+// The backward's inner loop over query blocks starts where the first row seeing the key block
+// is, and every block from there on sees it (a suffix).
+void TstTiling::firstQueryBlockSeeingMatchesBruteForce() {
+    const auto [queries, keys, headDim, blockRows, blockCols, causal] = fetchTileCase();
+    Q_UNUSED(headDim);
+    for (int j = 0; j < blockCount(keys, blockCols); ++j) {
+        const Range cols = blockRange(j, blockCols, keys);
+        int first = blockCount(queries, blockRows);
+        for (int i = blockCount(queries, blockRows) - 1; i >= 0; --i) {
+            const Range rows = blockRange(i, blockRows, queries);
+            const std::vector<bool> brute =
+                bruteForceVisible(rows, cols, queries, keys, blockCols, causal);
+            if (!brute[std::size_t(j)]) break;
+            first = i;
+        }
+        QCOMPARE(firstQueryBlockSeeing(j, queries, keys, blockRows, blockCols, causal), first);
     }
 }
 
