@@ -80,6 +80,16 @@ FlashOptions withSwitch(FlashOptions o, const char* name) {
     return o;
 }
 
+// A backend with a forward pass only: the base class refuses the backward.
+class ForwardOnlyBackend final : public Backend {
+  public:
+    std::string name() const override { return "forward-only"; }
+    FlashResult flash(const Problem& p, const FlashOptions& o) override { return flashForward(p, o); }
+    Matrix standard(const Problem& p) override { return referenceAttention(p); }
+    FlashTrace trace(const Problem& p, const FlashOptions& o) override { return CpuBackend().trace(p, o); }
+    Precision arithmetic(const ProblemSpec& spec) const override { return spec.precision; }
+};
+
 } // namespace
 
 class TstBackward : public QObject {
@@ -104,6 +114,7 @@ class TstBackward : public QObject {
     void upstreamGradientIsTheSeeds();
     void runUseCaseChecksEveryGradient();
     void refusesAMismatchedUpstreamGradient();
+    void cpuStandsInForABackendWithoutABackward();
 };
 
 void TstBackward::gradientsEqualTheClosedForm_data() {
@@ -416,6 +427,26 @@ void TstBackward::refusesAMismatchedUpstreamGradient() {
         QCOMPARE(e.kind(), ErrorKind::InvalidArgument);
         QVERIFY2(std::string(e.what()).find("6x4") != std::string::npos, e.what());
     }
+}
+
+void TstBackward::cpuStandsInForABackendWithoutABackward() {
+    const Problem p = makeProblem(makeSpec(8, 8, 4));
+    ForwardOnlyBackend backend;
+    RunRequest request;
+    request.options = makeOptions(4, 4);
+    try {
+        runBackwardAndCheck(p, backend, request);
+        QFAIL("a backend without a backward ran one");
+    } catch (const EngineError& e) {
+        QCOMPARE(e.kind(), ErrorKind::Unsupported);
+        QCOMPARE(std::string(e.what()), std::string("forward-only has no backward pass"));
+    }
+    request.cpuAlongside = true;
+    const BackwardRunResult r = runBackwardAndCheck(p, backend, request);
+    QCOMPARE(r.backendName, std::string("CPU"));
+    QCOMPARE(r.cpuStoodIn, std::string("forward-only has no backward pass"));
+    QVERIFY(r.check.passed());
+    QVERIFY(!r.cpuCheck); // the CPU ran it: nothing to run beside it
 }
 
 QTEST_APPLESS_MAIN(TstBackward)
