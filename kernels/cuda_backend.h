@@ -95,6 +95,19 @@ FlashTrace cudaFlashTrace(const MatrixF& q, const MatrixF& k, const MatrixF& v, 
 // The trace is for problems small enough to animate: its buffer is capped at this size.
 inline constexpr std::size_t kCudaTraceMaxBytes = std::size_t(512) << 20;
 
+// The GPU backward pass on float inputs (n_q x d, n_k x d, dO n_q x d): the mirror forward with
+// the options' forward switches (O, m, l), then the backward mirror kernel with the options'
+// Br, Bc and backward switches, step for step as core's flashBackward<float>. Throws EngineError.
+BackwardOutputT<float> cudaFlashBackward(const MatrixF& q, const MatrixF& k, const MatrixF& v,
+                                         const MatrixF& dO, double scale, bool causal,
+                                         const FlashOptions& options);
+// Every (key block, query block) tile's dQ_i, dK_j and dV_j from the backward mirror kernel, in
+// the CPU's order (core/backward.h's BackwardTrace); capped at kCudaTraceMaxBytes like the
+// forward's trace.
+BackwardTrace cudaFlashBackwardTrace(const MatrixF& q, const MatrixF& k, const MatrixF& v,
+                                     const MatrixF& dO, double scale, bool causal,
+                                     const FlashOptions& options);
+
 // Runs in fp32 whatever the problem's precision; results are widened to double. Use from one
 // thread at a time (the app's worker thread).
 class CudaBackend final : public Backend {
@@ -105,6 +118,10 @@ public:
     FlashResult flash(const Problem& problem, const FlashOptions& options) override;
     Matrix standard(const Problem& problem) override;
     FlashTrace trace(const Problem& problem, const FlashOptions& options) override;
+    BackwardResult backward(const Problem& problem, const Matrix& dO,
+                            const FlashOptions& options) override;
+    BackwardTrace backwardTrace(const Problem& problem, const Matrix& dO,
+                                const FlashOptions& options) override;
     // The kernels compute in fp32 whatever precision the problem asks for.
     Precision arithmetic(const ProblemSpec&) const override { return Precision::Float; }
 

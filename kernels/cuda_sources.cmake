@@ -2,6 +2,7 @@
 # bodies (cuda/*.cuh), their launchers (cuda/*.cu), the device query and the backend
 # (cuda/*.cpp), and the GPU benchmark (bench/). kernels/cuda_backend.h is the public header.
 add_library(flashviz_cuda STATIC
+  cuda/backward_launch.cu
   cuda/bench_util.cpp
   cuda/benchmark_run.cpp
   cuda/check.cpp

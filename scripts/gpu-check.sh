@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs everything FlashViz checks on an NVIDIA GPU, in one go: the kernel tests (tests/kernels),
-# compute-sanitizer memcheck and racecheck over them, the GPU benchmark and PyTorch's fp32
+# compute-sanitizer memcheck, racecheck and synccheck over them, the GPU benchmark and PyTorch's fp32
 # scaled_dot_product_attention on the same shapes. Logs and a summary go to the output folder.
 #
 #   scripts/gpu-check.sh [--bin DIR] [--out DIR] [--skip-tests] [--skip-sanitizers]
@@ -38,8 +38,8 @@ summary="$out/summary.txt"
 : > "$summary"
 note() { echo "$*" | tee -a "$summary"; }
 
-tests=(tst_cuda_device tst_cuda_flash tst_cuda_trace tst_cuda_standard tst_cuda_errors
-       tst_cuda_tensor_core tst_cuda_lost_context)
+tests=(tst_cuda_device tst_cuda_flash tst_cuda_trace tst_cuda_backward tst_cuda_standard
+       tst_cuda_errors tst_cuda_tensor_core tst_cuda_lost_context)
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.sm,temperature.gpu,power.draw \
   --format=csv 2>&1 | tee "$out/nvidia-smi.txt" || { echo "no NVIDIA GPU here" >&2; exit 1; }
@@ -92,7 +92,7 @@ fi
 # ---- compute-sanitizer over the tests, small shapes only ----
 if [ $run_sanitizers = 1 ]; then
   if command -v compute-sanitizer >/dev/null; then
-    for tool in memcheck racecheck; do
+    for tool in memcheck racecheck synccheck; do
       for t in "${tests[@]}"; do
         FLASHVIZ_GPU_TEST_SANITIZER=1 timeout "$cap" compute-sanitizer --tool "$tool" --error-exitcode 97 \
           "$bin/$t" >"$out/$tool-$t.log" 2>&1; rc=$?

@@ -6,6 +6,7 @@
 #include "kernels/cuda/device_memory.h"
 #include "kernels/cuda/launch.h"
 
+#include "core/backward.h"
 #include "core/counters.h"
 #include "core/flash.h"
 #include "core/errors.h"
@@ -103,6 +104,64 @@ VectorF downloadVector(const DeviceBuffer<float>& buffer, int size) {
     buffer.download(out.data(), std::size_t(size));
     return out;
 }
+
+void requireUpstreamGradient(const MatrixF& q, const MatrixF& dO) {
+    if (dO.rows() != q.rows() || dO.cols() != q.cols())
+        throw EngineError(ErrorKind::InvalidArgument,
+                          "The upstream gradient dO must be n_q x d like Q (" +
+                              std::to_string(q.rows()) + "x" + std::to_string(q.cols()) +
+                              "); it is " + std::to_string(dO.rows()) + "x" +
+                              std::to_string(dO.cols()));
+}
+
+// The checks that need no device, in the order the forward's entry points make them.
+void requireBackwardInputs(const MatrixF& q, const MatrixF& k, const MatrixF& v,
+                           const MatrixF& dO, const FlashOptions& options) {
+    validate(options);
+    requireShapes(q, k, v);
+    requireUpstreamGradient(q, dO);
+}
+
+// The forward's outputs and the backward's buffers on the device. run() launches the mirror
+// forward (O, m, l with the options' forward switches), then the backward pre-pass and tiles.
+struct DeviceBackward {
+    DeviceProblem forward;
+    DeviceBuffer<float> dO, lse, delta, dq, dk, dv;
+    cuda::BackwardParams params;
+
+    DeviceBackward(const MatrixF& hq, const MatrixF& hk, const MatrixF& hv, const MatrixF& hdO,
+                   double scale, bool causal, const FlashOptions& options)
+        : forward(hq, hk, hv, scale, causal),
+          dO(std::size_t(hdO.size()), "the upstream gradient dO"), lse(std::size_t(hq.rows()), "the log-sum-exp L"),
+          delta(std::size_t(hq.rows()), "the row dots D"), dq(std::size_t(hq.size()), "dQ"),
+          dk(std::size_t(hk.size()), "dK"), dv(std::size_t(hv.size()), "dV") {
+        dO.upload(hdO.data(), dO.size());
+        // NaN: a gradient row the kernel failed to write cannot pass a check.
+        dk.fillBytes(0xFF);
+        dv.fillBytes(0xFF);
+        params.attention = forward.params;
+        params.dO = dO.get();
+        params.lse = lse.get();
+        params.delta = delta.get();
+        params.dq = dq.get();
+        params.dk = dk.get();
+        params.dv = dv.get();
+        params.blockRows = options.blockRows;
+        params.blockCols = options.blockCols;
+        const BackwardOptions& bw = options.backward;
+        params.subtractRowDot = bw.subtractRowDot;
+        params.useLogSumExp = bw.useLogSumExp;
+        params.accumulateDq = bw.accumulateDq;
+        params.maskRecompute = bw.maskRecompute;
+        params.storeWeights = bw.storeWeights;
+    }
+
+    void run(const FlashOptions& options, float* trace) {
+        cuda::launchFlashMirror(mirrorParams(forward.params, options));
+        params.trace = trace;
+        cuda::launchFlashBackwardMirror(params);
+    }
+};
 
 } // namespace
 
@@ -251,6 +310,73 @@ FlashTrace cudaFlashTrace(const MatrixF& q, const MatrixF& k, const MatrixF& v, 
     return out;
 }
 
+BackwardOutputT<float> cudaFlashBackward(const MatrixF& q, const MatrixF& k, const MatrixF& v,
+                                         const MatrixF& dO, double scale, bool causal,
+                                         const FlashOptions& options) {
+    requireBackwardInputs(q, k, v, dO, options);
+    requireDevice();
+    const int nq = int(q.rows()), nk = int(k.rows()), d = int(q.cols());
+    cuda::requireBackwardFits(options.blockRows, options.blockCols, d);
+    DeviceBackward dev(q, k, v, dO, scale, causal, options);
+    dev.run(options, nullptr);
+    cuda::synchronize("The backward kernel");
+    BackwardOutputT<float> out;
+    out.grads.dq = download(dev.dq, nq, d);
+    out.grads.dk = download(dev.dk, nk, d);
+    out.grads.dv = download(dev.dv, nk, d);
+    out.delta = downloadVector(dev.delta, nq);
+    out.counters = flashBackwardCounts(nq, nk, d, causal, options);
+    return out;
+}
+
+BackwardTrace cudaFlashBackwardTrace(const MatrixF& q, const MatrixF& k, const MatrixF& v,
+                                     const MatrixF& dO, double scale, bool causal,
+                                     const FlashOptions& options) {
+    requireBackwardInputs(q, k, v, dO, options);
+    const int nq = int(q.rows()), nk = int(k.rows()), d = int(q.cols());
+    const int br = options.blockRows, bc = options.blockCols;
+    const int queryBlocks = blockCount(nq, br), keyBlocks = blockCount(nk, bc);
+    const std::size_t slot = cuda::backwardTraceSlotFloats(br, bc, d);
+    const double bytes = double(queryBlocks) * keyBlocks * double(slot) * sizeof(float);
+    if (bytes > double(kCudaTraceMaxBytes))
+        throw EngineError(ErrorKind::LimitExceeded,
+                          "A GPU backward trace of " + std::to_string(keyBlocks) + " x " +
+                              std::to_string(queryBlocks) + " tiles needs " +
+                              cuda::formatBytes(bytes) + ", past the " +
+                              cuda::formatBytes(double(kCudaTraceMaxBytes)) +
+                              " the trace may take: it is meant for problems small enough to "
+                              "animate. Use larger blocks or a smaller problem.");
+    requireDevice();
+    cuda::requireBackwardFits(br, bc, d);
+    DeviceBackward dev(q, k, v, dO, scale, causal, options);
+    DeviceBuffer<float> trace(std::size_t(queryBlocks) * std::size_t(keyBlocks) * slot,
+                              "the backward's per-tile trace");
+    trace.fillBytes(0xFF);
+    dev.run(options, trace.get());
+    cuda::synchronize("The backward kernel (trace)");
+    std::vector<float> host(trace.size());
+    trace.download(host.data(), host.size());
+
+    BackwardTrace out;
+    for (int j = 0; j < keyBlocks; ++j) {
+        const Range cols = blockRange(j, bc, nk);
+        for (int i = 0; i < queryBlocks; ++i) {
+            const Range rows = blockRange(i, br, nq);
+            // The kernel's rule: only the query blocks that see key block j have a tile.
+            if (visibleKeyBlocks(rows, nq, nk, bc, causal) <= j) continue;
+            const float* s =
+                host.data() + (std::size_t(j) * std::size_t(queryBlocks) + std::size_t(i)) * slot;
+            const auto tile = [&](std::size_t offset, int count) {
+                return Eigen::Map<const MatrixF>(s + offset, count, d).cast<double>().eval();
+            };
+            out.tiles.push_back({j, i, rows, cols, tile(0, rows.size()),
+                                 tile(std::size_t(br) * d, cols.size()),
+                                 tile(std::size_t(br + bc) * d, cols.size())});
+        }
+    }
+    return out;
+}
+
 // ---- CudaBackend ----
 
 CudaBackend::CudaBackend() {
@@ -285,6 +411,26 @@ Matrix CudaBackend::standard(const Problem& problem) {
 FlashTrace CudaBackend::trace(const Problem& problem, const FlashOptions& options) {
     return cudaFlashTrace(problem.q.cast<float>(), problem.k.cast<float>(),
                           problem.v.cast<float>(), problem.scale(), problem.spec.causal, options);
+}
+
+BackwardResult CudaBackend::backward(const Problem& problem, const Matrix& dO,
+                                     const FlashOptions& options) {
+    validate(problem.spec, options);
+    const BackwardOutputT<float> out =
+        cudaFlashBackward(problem.q.cast<float>(), problem.k.cast<float>(),
+                          problem.v.cast<float>(), dO.cast<float>(), problem.scale(),
+                          problem.spec.causal, options);
+    return {{out.grads.dq.cast<double>(), out.grads.dk.cast<double>(), out.grads.dv.cast<double>()},
+            out.delta.cast<double>(),
+            out.counters};
+}
+
+BackwardTrace CudaBackend::backwardTrace(const Problem& problem, const Matrix& dO,
+                                         const FlashOptions& options) {
+    validate(problem.spec, options);
+    return cudaFlashBackwardTrace(problem.q.cast<float>(), problem.k.cast<float>(),
+                                  problem.v.cast<float>(), dO.cast<float>(), problem.scale(),
+                                  problem.spec.causal, options);
 }
 
 std::unique_ptr<Backend> makeCudaBackend() { return std::make_unique<CudaBackend>(); }

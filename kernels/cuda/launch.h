@@ -47,6 +47,17 @@ std::size_t mirrorSharedBytes(int blockRows, int blockCols, int headDim);
 // Throws EngineError(Unsupported) when the tiles do not fit the device's shared memory.
 void launchFlashMirror(const MirrorParams& params);
 
+// ---- the backward mirror kernel: core's backward arithmetic with the user's block sizes ----
+std::size_t backwardSharedBytes(int blockRows, int blockCols, int headDim);
+// Floats in one (key block, query block) slot of BackwardParams::trace.
+std::size_t backwardTraceSlotFloats(int blockRows, int blockCols, int headDim);
+// Throws EngineError(Unsupported) when the backward's tiles do not fit the device's shared
+// memory (checked before the forward runs, so the refusal names the backward's tiles).
+void requireBackwardFits(int blockRows, int blockCols, int headDim);
+// The pre-pass (L, D, dQ = 0) and then the tiles, given the forward's O, m and l, after
+// requireBackwardFits.
+void launchFlashBackwardMirror(const BackwardParams& params);
+
 // ---- ordinary attention: cuBLAS S = scale Q K^T, softmax in place, O = P V ----
 class BlasHandle {
 public:

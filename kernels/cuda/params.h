@@ -87,4 +87,32 @@ struct MirrorParams {
     float* trace = nullptr;
 };
 
+// The backward mirror kernel: core's backward tile arithmetic (core/backward.cpp), step for
+// step, with the user's block sizes and bug switches. `attention` holds Q, K, V and the forward's
+// O, m and l; dO and dQ are laid out like Q, dK and dV like K, lse and delta like m. One head
+// per thread block (batch and heads in `attention` set the grid).
+struct BackwardParams {
+    AttentionParams attention;
+    const float* dO = nullptr;
+    // Written by the pre-pass, per query row: L = m + log l (-inf where l = 0), D = rowsum(dO ∘ O).
+    float* lse = nullptr;
+    float* delta = nullptr;
+    float* dq = nullptr;
+    float* dk = nullptr;
+    float* dv = nullptr;
+    int blockRows = 64; // Br
+    int blockCols = 64; // Bc
+    // The switches of core's BackwardOptions that change the arithmetic (options.h says what each
+    // bug does); storeWeights: P as the forward's softmax, which the recompute bugs cannot touch.
+    bool subtractRowDot = true;
+    bool useLogSumExp = true;
+    bool accumulateDq = true;
+    bool maskRecompute = true;
+    bool storeWeights = false;
+    // Trace: one slot per (key block, query block) of (blockRows + 2 blockCols) * d floats, laid
+    // out dQ_i[Br][d] as written back, dK_j[Bc][d], dV_j[Bc][d] after the tile;
+    // slot = keyBlock * queryBlocks + queryBlock.
+    float* trace = nullptr;
+};
+
 } // namespace flashviz::cuda

@@ -1,7 +1,8 @@
 // Every refusal of the CUDA backend is an EngineError of the right kind with a sentence a user
 // can act on: a d the kernels do not take, tiles too large for shared memory, a GPU out of
 // memory, a trace too large to animate, the fast kernel asked to run the bug, no device at all,
-// a launch the GPU refuses. (A kernel that faults is tst_cuda_lost_context: it ends the context.)
+// a launch the GPU refuses; the backward's own (d, tiles, trace, a mismatched dO). (A kernel
+// that faults is tst_cuda_lost_context: it ends the context.)
 #include "gpu_test_support.h"
 
 #include "kernels/cuda/device_memory.h"
@@ -40,6 +41,52 @@ private slots:
         QVERIFY2(QString(e.what()).contains("trace"), e.what());
     }
 
+    void backwardHeadDimensionTooLarge() {
+        const EngineError e = expectError([] {
+            (void)cudaFlashBackward(ones(4, 300), ones(4, 300), ones(4, 300), ones(4, 300), 0.1,
+                                    false, blocks(4, 4));
+        });
+        QCOMPARE(e.kind(), ErrorKind::Unsupported);
+        QVERIFY2(QString(e.what()).contains("256") && QString(e.what()).contains("d = 300"),
+                 e.what());
+    }
+
+    void backwardTraceTooLargeToAnimate() {
+        const EngineError e = expectError([] {
+            (void)cudaFlashBackwardTrace(ones(16384, 64), ones(16384, 64), ones(16384, 64),
+                                         ones(16384, 64), 0.125, false, blocks(16, 16));
+        });
+        QCOMPARE(e.kind(), ErrorKind::LimitExceeded);
+        QVERIFY2(QString(e.what()).contains("backward trace") &&
+                     QString(e.what()).contains("1024 x 1024 tiles"),
+                 e.what());
+    }
+
+    void backwardUpstreamGradientMismatched() {
+        const EngineError e = expectError([] {
+            (void)cudaFlashBackward(ones(4, 8), ones(6, 8), ones(6, 8), ones(5, 8), 0.1, false,
+                                    blocks(4, 4));
+        });
+        QCOMPARE(e.kind(), ErrorKind::InvalidArgument);
+        QVERIFY2(QString(e.what()).contains("dO must be n_q x d like Q (4x8); it is 5x8"),
+                 e.what());
+    }
+
+    // The backend checks the options against the problem (Br <= n_q) as the CPU does.
+    void backwardBlocksPastTheProblem() {
+        const Problem p = makeProblem(spec(8, 8, 4, false));
+        const EngineError e = expectError([&] {
+            CudaBackend backend;
+            (void)backend.backward(p, Matrix::Ones(8, 4), blocks(16, 4));
+        });
+        if (!cudaDeviceStatus().usable) {
+            QCOMPARE(e.kind(), ErrorKind::Unsupported); // no GPU: the backend itself is refused
+            return;
+        }
+        QCOMPARE(e.kind(), ErrorKind::InvalidArgument);
+        QVERIFY2(QString(e.what()).contains("Br = 16 is larger than n_q = 8"), e.what());
+    }
+
     void mismatchedShapes() {
         const EngineError e = expectError([] {
             (void)cudaFlashForward(ones(4, 8), ones(5, 8), ones(6, 8), 0.1, false, blocks(4, 4));
@@ -55,6 +102,13 @@ private slots:
         });
         QCOMPARE(e.kind(), ErrorKind::Unsupported);
         QVERIFY2(QString(e.what()).contains(QString::fromStdString(status.reason)), e.what());
+        const EngineError backward = expectError([] {
+            (void)cudaFlashBackward(ones(4, 8), ones(4, 8), ones(4, 8), ones(4, 8), 0.1, false,
+                                    blocks(4, 4));
+        });
+        QCOMPARE(backward.kind(), ErrorKind::Unsupported);
+        QVERIFY2(QString(backward.what()).contains(QString::fromStdString(status.reason)),
+                 backward.what());
         const EngineError e2 = expectError([] { CudaBackend backend; });
         QCOMPARE(e2.kind(), ErrorKind::Unsupported);
     }
@@ -67,6 +121,28 @@ private slots:
         });
         QCOMPARE(e.kind(), ErrorKind::Unsupported);
         QVERIFY2(QString(e.what()).contains("smaller blocks"), e.what());
+    }
+
+    // Tiles the forward mirror kernel runs on an H200 (165 KiB of its 227 KiB) but the backward's
+    // do not (265 KiB: K, V, dK, dV, Q, dO, P and dS): refused before the forward runs, naming
+    // the backward's tiles.
+    void backwardTilesTooLargeForSharedMemory() {
+        FLASHVIZ_REQUIRE_GPU();
+        const EngineError e = expectError([] {
+            (void)cudaFlashBackward(ones(128, 128), ones(160, 128), ones(160, 128), ones(128, 128),
+                                    0.1, false, blocks(64, 80));
+        });
+        QCOMPARE(e.kind(), ErrorKind::Unsupported);
+        QVERIFY2(QString(e.what()).contains("backward kernel") &&
+                     QString(e.what()).contains("Br = 64, Bc = 80, d = 128") &&
+                     QString(e.what()).contains("smaller blocks"),
+                 e.what());
+        const EngineError trace = expectError([] {
+            (void)cudaFlashBackwardTrace(ones(128, 128), ones(160, 128), ones(160, 128),
+                                         ones(128, 128), 0.1, false, blocks(64, 80));
+        });
+        QCOMPARE(trace.kind(), ErrorKind::Unsupported);
+        QVERIFY2(QString(trace.what()).contains("smaller blocks"), trace.what());
     }
 
     void fastKernelRefusesTheBug() {
