@@ -1,7 +1,9 @@
 // The step engine's backward pass: FlashAttention-2's Algorithm 2 as steps, key blocks outer.
 // The state at a step replays only what it needs: the earlier query blocks of its key block (for
-// dK_j and dV_j) and the earlier key blocks of its query block (for dQ_i), O(query blocks + key
-// blocks) tiles, whatever the total number of steps.
+// dK_j and dV_j) and the earlier key blocks of its query block (for dQ_i), from the nearest
+// checkpoint of those sums, which one pass lays down when the steps are laid out: at most
+// `every` tiles each way, whatever the total number of steps. The checkpoints are the very sums
+// the pass holds there, so a state is the same, bit for bit, as the pass run to that step.
 #include "core/backward.h"
 #include "core/errors.h"
 #include "core/flash.h"
@@ -9,15 +11,22 @@
 #include "core/tiling.h"
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
 
 namespace flashviz {
 
-struct StepEngine::BackwardData {
+struct BackwardStepData {
     Matrix dO;
     Matrix o;     // the forward's output
     Vector lse;   // L = m + log ℓ
     Vector m;     // the forward's final running maximum
     Vector delta; // D = rowsum(dO ∘ O)
+    // Every `every` tiles: dK_j, dV_j after query blocks [first_j, first_j + c·every) (index
+    // c - 1), and dQ_i after key blocks [0, c·every).
+    int every = 1;
+    std::vector<std::vector<Matrix>> dkSaved, dvSaved; // per key block
+    std::vector<std::vector<Matrix>> dqSaved;          // per query block
 };
 
 namespace {
@@ -91,11 +100,59 @@ TileInputs<Scalar> tileInputs(const Problem& problem, const BackwardOptions& opt
     return {problem, dO, lse, options.useLogSumExp ? lse : m, delta, options};
 }
 
+// Sums are kept every `every` tiles so that this many bytes hold them all: a state then replays
+// at most `every` tiles for dK_j, dV_j and as many for dQ_i.
+constexpr double kCheckpointBytes = 64.0 * 1024 * 1024;
+
+int checkpointInterval(const std::vector<int>& visible, const FlashOptions& options, int headDim) {
+    double tiles = 0;
+    for (int v : visible) tiles += v;
+    const double perTile = double(2 * options.blockCols + options.blockRows) * headDim * sizeof(double);
+    return std::max(1, int(std::ceil(tiles * perTile / kCheckpointBytes)));
+}
+
+// The backward once, in its order, keeping the sums at every checkpoint.
+template <typename Scalar>
+void layDownCheckpoints(const TileInputs<Scalar>& in, const std::vector<int>& firstQuery,
+                        const FlashOptions& options, BackwardStepData& data,
+                        const std::function<void()>& poll) {
+    const auto& spec = in.problem.spec;
+    const int queryBlocks = blockCount(spec.queries, options.blockRows);
+    const Scalar scale = Scalar(in.problem.scale());
+    data.dkSaved.assign(firstQuery.size(), {});
+    data.dvSaved.assign(firstQuery.size(), {});
+    data.dqSaved.assign(std::size_t(queryBlocks), {});
+    std::vector<MatrixT<Scalar>> dq(static_cast<std::size_t>(queryBlocks));
+    BackwardTile<Scalar> tile;
+    for (int j = 0; j < int(firstQuery.size()); ++j) {
+        if (poll) poll();
+        const Range cols = blockRange(j, options.blockCols, spec.keys);
+        const MatrixT<Scalar> k = rowsOf<Scalar>(in.problem.k, cols);
+        MatrixT<Scalar> dk = MatrixT<Scalar>::Zero(cols.size(), spec.headDim), dv = dk;
+        const int first = firstQuery[std::size_t(j)];
+        for (int i = first; i < queryBlocks; ++i) {
+            const Range rows = blockRange(i, options.blockRows, spec.queries);
+            auto& dqRows = dq[std::size_t(i)];
+            if (dqRows.size() == 0) dqRows.setZero(rows.size(), spec.headDim);
+            in.compute(rows, cols, tile);
+            addValueGradient<Scalar>(dv, tile, rowsOf<Scalar>(in.dO, rows));
+            applyQueryGradient<Scalar>(dqRows, tile, k, scale, in.options);
+            addKeyGradient<Scalar>(dk, tile, rowsOf<Scalar>(in.problem.q, rows), scale);
+            if ((i - first + 1) % data.every == 0) {
+                data.dkSaved[std::size_t(j)].push_back(dk.template cast<double>());
+                data.dvSaved[std::size_t(j)].push_back(dv.template cast<double>());
+            }
+            // Query block i meets key blocks 0, 1, ... in this order: this is its (j+1)-th.
+            if ((j + 1) % data.every == 0) data.dqSaved[std::size_t(i)].push_back(dqRows.template cast<double>());
+        }
+    }
+}
+
 } // namespace
 
-void StepEngine::setUpBackward() {
+void StepEngine::setUpBackward(const std::function<void()>& poll) {
     const auto& spec = m_problem.spec;
-    auto data = std::make_shared<BackwardData>();
+    auto data = std::make_shared<BackwardStepData>();
     data->dO = flashviz::upstreamGradient(spec, m_options.backward);
     FlashOptions forward = m_options;
     forward.keepFullScores = false;
@@ -108,13 +165,12 @@ void StepEngine::setUpBackward() {
         data->o = saved.o.template cast<double>();
         data->lse = saved.lse.template cast<double>();
         data->m = saved.m.template cast<double>();
-        data->delta = rowDots<Scalar>(data->dO.cast<Scalar>(), saved.o).template cast<double>();
+        data->delta = flashviz::rowDots<Scalar>(data->dO.cast<Scalar>(), saved.o).template cast<double>();
     };
     if (spec.precision == Precision::Double)
         run(double{});
     else
         run(float{});
-    m_backward = std::move(data);
 
     int step = 2; // the pre-pass and dQ = 0
     Counters before = backwardStepDelta({0, StepKind::ComputeRowDots, -1, -1, {0, spec.queries}, {}, false});
@@ -128,6 +184,21 @@ void StepEngine::setUpBackward() {
         before += backwardKeyBlockTotals(j);
     }
     m_stepCount = step;
+
+    std::vector<int> firstQuery;
+    for (const Outer& o : m_outer) firstQuery.push_back(o.firstQuery);
+    data->every = checkpointInterval(m_visibleBlocks, m_options, spec.headDim);
+    const auto checkpoints = [&](auto zero) {
+        using Scalar = decltype(zero);
+        const auto in = tileInputs<Scalar>(m_problem, m_options.backward, data->dO, data->lse,
+                                           data->m, data->delta);
+        layDownCheckpoints<Scalar>(in, firstQuery, m_options, *data, poll);
+    };
+    if (spec.precision == Precision::Double)
+        checkpoints(double{});
+    else
+        checkpoints(float{});
+    m_backward = std::move(data);
 }
 
 int StepEngine::stepsInBackwardKeyBlock(int keyBlock) const {
@@ -237,15 +308,22 @@ std::uint64_t StepEngine::backwardSramElementsAt(const StepInfo& info) const {
 namespace {
 
 // dK_j and dV_j after query blocks [first, end) of key block j, and dQ_i after key blocks
-// [0, end) of query block i: the replays a state needs.
+// [0, end) of query block i: the replays a state needs, each from its nearest checkpoint.
 template <typename Scalar>
-void replayKeyBlock(const TileInputs<Scalar>& in, Range cols, int first, int end, int blockRows,
-                    MatrixT<Scalar>& dk, MatrixT<Scalar>& dv) {
+void replayKeyBlock(const TileInputs<Scalar>& in, const BackwardStepData& data, int keyBlock,
+                    Range cols, int first, int end, int blockRows, MatrixT<Scalar>& dk,
+                    MatrixT<Scalar>& dv) {
     const int d = in.problem.spec.headDim;
-    dk.setZero(cols.size(), d);
-    dv.setZero(cols.size(), d);
+    const int saved = (end - first) / data.every;
+    if (saved > 0) {
+        dk = data.dkSaved[std::size_t(keyBlock)][std::size_t(saved - 1)].template cast<Scalar>();
+        dv = data.dvSaved[std::size_t(keyBlock)][std::size_t(saved - 1)].template cast<Scalar>();
+    } else {
+        dk.setZero(cols.size(), d);
+        dv.setZero(cols.size(), d);
+    }
     BackwardTile<Scalar> tile;
-    for (int i = first; i < end; ++i) {
+    for (int i = first + saved * data.every; i < end; ++i) {
         const Range rows = blockRange(i, blockRows, in.problem.spec.queries);
         in.compute(rows, cols, tile);
         addValueGradient<Scalar>(dv, tile, rowsOf<Scalar>(in.dO, rows));
@@ -255,11 +333,15 @@ void replayKeyBlock(const TileInputs<Scalar>& in, Range cols, int first, int end
 }
 
 template <typename Scalar>
-MatrixT<Scalar> replayQueryGradient(const TileInputs<Scalar>& in, Range rows, int end,
-                                    int blockCols) {
-    MatrixT<Scalar> dq = MatrixT<Scalar>::Zero(rows.size(), in.problem.spec.headDim);
+MatrixT<Scalar> replayQueryGradient(const TileInputs<Scalar>& in, const BackwardStepData& data,
+                                    int queryBlock, Range rows, int end, int blockCols) {
+    const int saved = end / data.every;
+    MatrixT<Scalar> dq =
+        saved > 0 ? MatrixT<Scalar>(data.dqSaved[std::size_t(queryBlock)][std::size_t(saved - 1)]
+                                        .template cast<Scalar>())
+                  : MatrixT<Scalar>::Zero(rows.size(), in.problem.spec.headDim);
     BackwardTile<Scalar> tile;
-    for (int j = 0; j < end; ++j) {
+    for (int j = saved * data.every; j < end; ++j) {
         const Range cols = blockRange(j, blockCols, in.problem.spec.keys);
         in.compute(rows, cols, tile);
         applyQueryGradient<Scalar>(dq, tile, rowsOf<Scalar>(in.problem.k, cols),
@@ -269,15 +351,17 @@ MatrixT<Scalar> replayQueryGradient(const TileInputs<Scalar>& in, Range rows, in
 }
 
 template <typename Scalar>
-void fillTile(StepState& s, const TileInputs<Scalar>& in, int firstQuery, int blockRows,
-              int blockCols) {
+void fillTile(StepState& s, const TileInputs<Scalar>& in, const BackwardStepData& data,
+              int firstQuery, int blockRows, int blockCols) {
     const StepInfo& info = s.info;
     const int phase = backwardPhaseOf(info.kind);
     MatrixT<Scalar> dk, dv;
-    replayKeyBlock<Scalar>(in, info.cols, firstQuery, info.queryBlock, blockRows, dk, dv);
+    replayKeyBlock<Scalar>(in, data, info.keyBlock, info.cols, firstQuery, info.queryBlock,
+                           blockRows, dk, dv);
     s.dKOld = dk.template cast<double>();
     s.dVOld = dv.template cast<double>();
-    MatrixT<Scalar> dq = replayQueryGradient<Scalar>(in, info.rows, info.keyBlock, blockCols);
+    MatrixT<Scalar> dq =
+        replayQueryGradient<Scalar>(in, data, info.queryBlock, info.rows, info.keyBlock, blockCols);
     s.dQOld = dq.template cast<double>();
     if (phase == 0) return;
     BackwardTile<Scalar> tile;
@@ -305,7 +389,7 @@ void fillTile(StepState& s, const TileInputs<Scalar>& in, int firstQuery, int bl
 } // namespace
 
 void StepEngine::fillBackwardState(StepState& s) const {
-    const BackwardData& data = *m_backward;
+    const BackwardStepData& data = *m_backward;
     const StepInfo& info = s.info;
     if (info.kind == StepKind::ComputeRowDots) {
         s.dO = data.dO;
@@ -325,12 +409,13 @@ void StepEngine::fillBackwardState(StepState& s) const {
         if (info.queryBlock < 0) { // LoadKeyValue (zero) or StoreKeyValueGradient (final)
             const int end = info.kind == StepKind::LoadKeyValue ? o.firstQuery : queryBlockCount();
             MatrixT<Scalar> dk, dv;
-            replayKeyBlock<Scalar>(in, info.cols, o.firstQuery, end, m_options.blockRows, dk, dv);
+            replayKeyBlock<Scalar>(in, data, info.keyBlock, info.cols, o.firstQuery, end,
+                                   m_options.blockRows, dk, dv);
             s.dKOld = s.dKNew = dk.template cast<double>();
             s.dVOld = s.dVNew = dv.template cast<double>();
             return;
         }
-        fillTile<Scalar>(s, in, o.firstQuery, m_options.blockRows, m_options.blockCols);
+        fillTile<Scalar>(s, in, data, o.firstQuery, m_options.blockRows, m_options.blockCols);
     };
     if (spec.precision == Precision::Double)
         fill(double{});
@@ -348,10 +433,22 @@ const Matrix& StepEngine::upstreamGradient() const {
     return m_backward ? m_backward->dO : none;
 }
 
+const Vector& StepEngine::logSumExp() const {
+    static const Vector none;
+    return m_backward ? m_backward->lse : none;
+}
+
+const Vector& StepEngine::rowDots() const {
+    static const Vector none;
+    return m_backward ? m_backward->delta : none;
+}
+
+int StepEngine::backwardCheckpointInterval() const { return m_backward ? m_backward->every : 0; }
+
 std::optional<int> StepEngine::firstBackwardBugStep() const {
     if (m_algorithm != Algorithm::Backward || !m_options.backward.anyBug()) return std::nullopt;
     const auto& spec = m_problem.spec;
-    const BackwardData& data = *m_backward;
+    const BackwardStepData& data = *m_backward;
     BackwardOptions correct = m_options.backward;
     correct.subtractRowDot = correct.useLogSumExp = correct.accumulateDq = correct.maskRecompute = true;
     const auto wrong = tileInputs<double>(m_problem, m_options.backward, data.dO, data.lse, data.m,

@@ -182,8 +182,14 @@ RunSetup readProblemOptions(const GivenOptions& given, RunSetup base) {
             refuse("--backward and --algorithm '" + *text + "' ask for two algorithms; give one");
         base.algorithm = Algorithm::Backward;
     }
-    for (const BackwardSwitch& flag : backwardSwitches())
-        if (find(given, flag.name)) options.backward.*flag.field = flag.onValue;
+    for (const BackwardSwitch& flag : backwardSwitches()) {
+        if (!find(given, flag.name)) continue;
+        // On the forward it would change nothing shown: say so rather than ignore it.
+        if (base.algorithm != Algorithm::Backward)
+            refuse("--" + std::string(flag.name) + " is a switch of the backward pass, and this is " +
+                   toString(base.algorithm) + " attention's forward: add --backward");
+        options.backward.*flag.field = flag.onValue;
+    }
     if (find(given, "causal")) spec.causal = true;
     if (find(given, "no-rescale")) options.rescale = false;
     if (find(given, "no-running-max")) options.runningMax = false;

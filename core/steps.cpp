@@ -1,12 +1,14 @@
 #include "core/steps.h"
 
 #include "core/attention.h"
+#include "core/backward.h"
 #include "core/errors.h"
 #include "core/tile_update.h"
 #include "core/tiling.h"
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <limits>
 
 namespace flashviz {
@@ -268,8 +270,6 @@ void requireStepCount(std::int64_t steps, const ProblemSpec& spec, Algorithm alg
                           std::to_string(kMaxStepCount) + "; use larger blocks");
 }
 
-} // namespace
-
 // Backward: the pre-pass and dQ = 0, per key block LoadKeyValue and StoreKeyValueGradient, per
 // tile LoadQueryGradient and 7 steps (6 when P is read back instead of recomputed).
 std::int64_t backwardStepCount(const std::vector<int>& visible, int keyBlocks,
@@ -278,6 +278,22 @@ std::int64_t backwardStepCount(const std::vector<int>& visible, int keyBlocks,
     for (int v : visible) tiles += v;
     return 2 + 2 * std::int64_t(keyBlocks) + (options.storeWeights ? 7 : 8) * tiles;
 }
+
+void requireBackwardLayout(const ProblemSpec& spec, const FlashOptions& options) {
+    const double flops =
+        double(flashCounts(spec.queries, spec.keys, spec.headDim, spec.causal, options).flops) +
+        double(flashBackwardCounts(spec.queries, spec.keys, spec.headDim, spec.causal, options).flops);
+    if (flops <= kMaxBackwardLayoutFlops) return;
+    char text[300];
+    std::snprintf(text, sizeof text,
+                  "n_q = %d, n_k = %d, d = %d: the backward's steps need the forward and the "
+                  "backward run once (%.2g FLOPs), past the %.0e the step view takes; use a "
+                  "smaller problem",
+                  spec.queries, spec.keys, spec.headDim, flops, kMaxBackwardLayoutFlops);
+    throw EngineError(ErrorKind::LimitExceeded, text);
+}
+
+} // namespace
 
 std::int64_t countSteps(const ProblemSpec& spec, Algorithm algorithm, const FlashOptions& options) {
     validate(spec);
@@ -292,9 +308,11 @@ std::int64_t countSteps(const ProblemSpec& spec, Algorithm algorithm, const Flas
 
 void validateSteps(const ProblemSpec& spec, Algorithm algorithm, const FlashOptions& options) {
     requireStepCount(countSteps(spec, algorithm, options), spec, algorithm, options);
+    if (algorithm == Algorithm::Backward) requireBackwardLayout(spec, options);
 }
 
-StepEngine::StepEngine(Problem problem, Algorithm algorithm, FlashOptions options)
+StepEngine::StepEngine(Problem problem, Algorithm algorithm, FlashOptions options,
+                       const std::function<void()>& poll)
     : m_problem(std::move(problem)), m_algorithm(algorithm), m_options(options) {
     validate(m_options);
     const auto& spec = m_problem.spec;
@@ -308,7 +326,8 @@ StepEngine::StepEngine(Problem problem, Algorithm algorithm, FlashOptions option
     if (m_algorithm == Algorithm::Backward) {
         requireStepCount(backwardStepCount(m_visibleBlocks, keyBlockCount(), m_options.backward),
                          spec, m_algorithm, m_options);
-        setUpBackward();
+        requireBackwardLayout(spec, m_options);
+        setUpBackward(poll);
         return;
     }
     // Refused before anything is laid out: every step index below fits in an int.

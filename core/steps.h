@@ -8,6 +8,7 @@
 #include "core/problem.h"
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -21,6 +22,9 @@ namespace flashviz {
 // lecture beats): a run has at most this many steps, 0 .. kMaxStepCount - 1. Problems with more
 // are refused up front (countSteps/validateSteps), never built.
 inline constexpr std::int64_t kMaxStepCount = std::numeric_limits<int>::max();
+// Laying out the backward's steps runs the forward and the backward once; past this many FLOPs
+// (n = 16384, d = 64 takes about 2.4e11) it is refused rather than left running for minutes.
+inline constexpr double kMaxBackwardLayoutFlops = 1e12;
 
 enum class StepKind {
     // FlashAttention
@@ -121,8 +125,9 @@ struct StepState {
 std::int64_t countSteps(const ProblemSpec& spec, Algorithm algorithm, const FlashOptions& options);
 
 // Throws EngineError (LimitExceeded) when countSteps() is past kMaxStepCount: "... gives N
-// steps; the step view handles at most M; use larger blocks". Cheap: call it before any heavy
-// work (making the inputs, the scene).
+// steps; the step view handles at most M; use larger blocks", or when the backward's layout
+// would pass kMaxBackwardLayoutFlops. Cheap: call it before any heavy work (making the inputs,
+// the scene).
 void validateSteps(const ProblemSpec& spec, Algorithm algorithm, const FlashOptions& options);
 
 // A step written as text, as the command lines, presets and lecture beats take it: a step
@@ -143,11 +148,19 @@ std::optional<std::int64_t> resolveStepExpression(const StepExpression& expressi
                                                   std::int64_t stepCount,
                                                   std::optional<int> firstRescale);
 
+// What the backward's steps compute once, when they are laid out: dO, the forward's O, L, m, the
+// pre-pass's D and checkpoints of the gradient sums (core/backward_steps.cpp).
+struct BackwardStepData;
+
 class StepEngine {
 public:
     // Throws EngineError for invalid options and for runs of more than kMaxStepCount steps;
-    // a problem already validated by makeProblem. Costs O(query blocks + key blocks).
-    StepEngine(Problem problem, Algorithm algorithm, FlashOptions options);
+    // a problem already validated by makeProblem. Costs O(query blocks + key blocks); the
+    // backward's costs one forward and one backward pass (its states need the forward's O and L
+    // for every row), refused past kMaxBackwardLayoutFlops, calling `poll` between key blocks
+    // (it may throw to stop).
+    StepEngine(Problem problem, Algorithm algorithm, FlashOptions options,
+               const std::function<void()>& poll = {});
 
     const Problem& problem() const { return m_problem; }
     Algorithm algorithm() const { return m_algorithm; }
@@ -175,11 +188,16 @@ public:
     // value (S unmasked, P without ℓ, dS without D, dQ overwritten); std::nullopt when none is on
     // or it changes nothing here. Costs one pass over the tiles.
     std::optional<int> firstBackwardBugStep() const;
-    // The upstream gradient and what the forward saved (empty for the forward algorithms).
+    // The upstream gradient, the forward's L = m + log ℓ and the pre-pass's D for every row
+    // (empty for the forward algorithms).
     const Matrix& upstreamGradient() const;
+    const Vector& logSumExp() const;
+    const Vector& rowDots() const;
+    // How many tiles apart the backward keeps its sums (1 for problems small enough to keep
+    // every one): a state replays at most this many tiles for dK_j, dV_j and for dQ_i.
+    int backwardCheckpointInterval() const;
 
 private:
-    struct BackwardData; // dO, the forward's O, L, m and the pre-pass's D, computed once
     struct Outer {
         int firstStep = 0;
         Counters countersBefore; // everything counted before this outer block starts
@@ -199,7 +217,7 @@ private:
     std::uint64_t sramElementsAt(const StepInfo& info) const;
     int outerOf(int step) const;
     // The backward (core/backward_steps.cpp): key blocks outer.
-    void setUpBackward();
+    void setUpBackward(const std::function<void()>& poll);
     int stepsInBackwardKeyBlock(int keyBlock) const;
     StepInfo infoBackward(int step) const;
     Counters backwardStepDelta(const StepInfo& info) const;
@@ -212,7 +230,7 @@ private:
     FlashOptions m_options;
     std::vector<Outer> m_outer;
     std::vector<int> m_visibleBlocks; // per query block
-    std::shared_ptr<const BackwardData> m_backward; // shared by copies: it never changes
+    std::shared_ptr<const BackwardStepData> m_backward; // shared by copies: it never changes
     int m_stepCount = 0;
 };
 

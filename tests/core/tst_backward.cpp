@@ -6,6 +6,7 @@
 #include "core/backward.h"
 #include "core/check.h"
 #include "core/errors.h"
+#include "core/flash.h"
 #include "core/run.h"
 #include "core/steps.h"
 #include "test_support.h"
@@ -108,6 +109,7 @@ class TstBackward : public QObject {
     void countersEqualTheClosedForm();
     void stepStateEqualsThePassSoFar_data();
     void stepStateEqualsThePassSoFar();
+    void statesBetweenCheckpointsAreExact();
     void stepsRunKeyBlocksOuter();
     void firstBugStepIsWhereAValueChanges_data();
     void firstBugStepIsWhereAValueChanges();
@@ -115,6 +117,7 @@ class TstBackward : public QObject {
     void runUseCaseChecksEveryGradient();
     void refusesAMismatchedUpstreamGradient();
     void cpuStandsInForABackendWithoutABackward();
+    void stepsPastTheLayoutBudgetAreRefused();
 };
 
 void TstBackward::gradientsEqualTheClosedForm_data() {
@@ -315,6 +318,48 @@ void TstBackward::stepStateEqualsThePassSoFar() {
     }
 }
 
+// A problem large enough that the engine keeps its sums only every few tiles: states between two
+// checkpoints replay from the nearer one and must still hold the pass's exact sums, which a plain
+// loop over the tiles (the oracle) computes here.
+void TstBackward::statesBetweenCheckpointsAreExact() {
+    const Problem p = makeProblem(makeSpec(128, 128, 1024, true));
+    const FlashOptions o = withSwitch(makeOptions(1, 1), "overwrite-dq");
+    const StepEngine engine(p, Algorithm::Backward, o);
+    QVERIFY2(engine.backwardCheckpointInterval() >= 3,
+             qPrintable(QString::number(engine.backwardCheckpointInterval())));
+    const Matrix& dO = engine.upstreamGradient();
+    const auto f = flashForward<double>(p.q, p.k, p.v, p.scale(), true, o);
+    const ForwardSavedT<double> saved = forwardSaved<double>(f.o, f.m, f.l);
+    const Vector delta = rowDots<double>(dO, saved.o);
+    const auto tileAt = [&](int i, int j, BackwardTile<double>& tile) {
+        computeBackwardTile<double>(p.q.middleRows(i, 1), p.k.middleRows(j, 1), p.v.middleRows(j, 1),
+                                    dO.middleRows(i, 1), saved.lse.segment(i, 1),
+                                    saved.offset(o.backward).segment(i, 1), delta.segment(i, 1),
+                                    p.scale(), {{i, i + 1}, {j, j + 1}, 128, 128, true}, o.backward, tile);
+    };
+    int checked = 0;
+    for (int s = 2; s < engine.stepCount(); s += 37) {
+        const StepState st = engine.state(s);
+        if (st.info.queryBlock < 0) continue;
+        const int i = st.info.queryBlock, j = st.info.keyBlock;
+        Matrix dk = Matrix::Zero(1, 1024), dv = dk, dq = dk;
+        BackwardTile<double> tile;
+        for (int earlier = j; earlier < i; ++earlier) { // causal, blocks of one: rows j.. see key j
+            tileAt(earlier, j, tile);
+            addValueGradient<double>(dv, tile, dO.middleRows(earlier, 1));
+            addKeyGradient<double>(dk, tile, p.q.middleRows(earlier, 1), p.scale());
+        }
+        for (int earlier = 0; earlier < j; ++earlier) {
+            tileAt(i, earlier, tile);
+            applyQueryGradient<double>(dq, tile, p.k.middleRows(earlier, 1), p.scale(), o.backward);
+        }
+        QVERIFY2(sameValues(st.dKOld, dk) && sameValues(st.dVOld, dv) && sameValues(st.dQOld, dq),
+                 qPrintable(QStringLiteral("step %1, tile (%2, %3)").arg(s).arg(j).arg(i)));
+        ++checked;
+    }
+    QVERIFY(checked > 1000);
+}
+
 // The toy's first steps, in FlashAttention-2's order: the pre-pass, dQ = 0, then K_0 V_0 and
 // every query block's tile under it, then dK_0 dV_0 stored.
 void TstBackward::stepsRunKeyBlocksOuter() {
@@ -447,6 +492,21 @@ void TstBackward::cpuStandsInForABackendWithoutABackward() {
     QCOMPARE(r.cpuStoodIn, std::string("forward-only has no backward pass"));
     QVERIFY(r.check.passed());
     QVERIFY(!r.cpuCheck); // the CPU ran it: nothing to run beside it
+}
+
+// The backward's steps run a forward and a backward pass when laid out: n = 65536 (3.8e12
+// FLOPs) is refused from the sizes alone, with the figure; the window's largest, 16384, is not.
+void TstBackward::stepsPastTheLayoutBudgetAreRefused() {
+    const FlashOptions o = makeOptions(64, 64);
+    validateSteps(makeSpec(16384, 16384, 64), Algorithm::Backward, o);
+    validateSteps(makeSpec(65536, 65536, 64), Algorithm::Flash, o); // the forward's are cheap
+    try {
+        validateSteps(makeSpec(65536, 65536, 64), Algorithm::Backward, o);
+        QFAIL("a backward of 3.8e12 FLOPs was laid out");
+    } catch (const EngineError& e) {
+        QCOMPARE(e.kind(), ErrorKind::LimitExceeded);
+        QVERIFY2(std::string(e.what()).find("3.8e+12 FLOPs") != std::string::npos, e.what());
+    }
 }
 
 QTEST_APPLESS_MAIN(TstBackward)

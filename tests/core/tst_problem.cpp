@@ -71,6 +71,7 @@ class TstProblem : public QObject {
     void namesRoundTrip();
     void problemOptionsReadOverTheBase_data();
     void problemOptionsReadOverTheBase();
+    void backwardSwitchesReadByName();
     void problemOptionsRefused_data();
     void problemOptionsRefused();
     void blocksLargerThanTheSequenceAreRefused();
@@ -291,6 +292,17 @@ void TstProblem::problemOptionsReadOverTheBase() {
     QCOMPARE(qulonglong(setup.spec.seed), seed);
 }
 
+// Every backward switch by its one name, on the backward; --backward is --algorithm backward.
+void TstProblem::backwardSwitchesReadByName() {
+    for (const BackwardSwitch& flag : backwardSwitches()) {
+        const RunSetup setup = readProblemOptions({{"backward", ""}, {flag.name, ""}}, toySetup());
+        QCOMPARE(setup.algorithm, Algorithm::Backward);
+        QVERIFY2(isOn(setup.options.backward, flag), flag.name);
+        QCOMPARE(setup.options.backward.anyBug(), flag.isBug);
+    }
+    QCOMPARE(readProblemOptions({{"algorithm", "backward"}}, toySetup()).algorithm, Algorithm::Backward);
+}
+
 void TstProblem::problemOptionsRefused_data() {
     QTest::addColumn<GivenOptions>("given");
     QTest::addColumn<QString>("message"); // a fragment: the option, the value and the range
@@ -314,6 +326,10 @@ void TstProblem::problemOptionsRefused_data() {
     QTest::newRow("loop order") << GivenOptions{{"loop-order", "sideways"}} << "--loop-order";
     QTest::newRow("scale nan") << GivenOptions{{"scale", "nan"}} << "--scale 'nan'";
     QTest::newRow("not a problem option") << GivenOptions{{"frobnicate", ""}} << "--frobnicate";
+    QTest::newRow("backward switch on the forward")
+        << GivenOptions{{"no-row-dot", ""}} << "--no-row-dot is a switch of the backward pass";
+    QTest::newRow("two algorithms") << GivenOptions{{"backward", ""}, {"algorithm", "standard"}}
+                                    << "ask for two algorithms";
 }
 
 void TstProblem::problemOptionsRefused() {
