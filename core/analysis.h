@@ -74,6 +74,34 @@ struct BackwardRow {
 };
 std::vector<BackwardRow> backwardTable(int headDim, const std::vector<int>& ns);
 
+// 5, as the engine counts it at the same sizes (n_q = n_k = n): FlashAttention-2's backward
+// (flashBackwardCounts, backwardStoredElements), the same backward with P stored (store-p), and
+// standard attention's backward, which keeps P and recomputes nothing.
+struct CountedBackwardRow {
+    int n = 0;
+    Counters flash;                        // 5 matmuls per tile: S again, dV, dP, dQ, dK
+    Counters storedWeights;                // P read back instead of S and P recomputed: 4 matmuls
+    std::uint64_t flashStoredElements = 0; // Q, K, V, O and L
+    std::uint64_t storedWeightsStoredElements = 0; // the same and P
+    BackwardCost standard;                         // P and Q, K, V kept; dV, dP, dQ, dK: 4 matmuls
+};
+std::vector<CountedBackwardRow> countedBackwardTable(int headDim, const std::vector<int>& ns,
+                                                     const FlashOptions& options);
+// Standard attention's backward as the engine counts it: P, Q, K, V kept (O is not needed:
+// rowsum(dP ∘ P) stands in for D), and the four matmuls dV = Pᵀ dO, dP = dO Vᵀ, dQ = dS K,
+// dK = dSᵀ Q.
+BackwardCost countedStandardBackward(int queries, int keys, int headDim);
+// The bytes of dQ's read-modify-write in a backward: dQ_i read and written back at every tile
+// (the dQ = 0 initialisation not included).
+std::uint64_t queryGradientRoundTripBytes(int queries, int keys, int headDim, bool causal,
+                                          const FlashOptions& options);
+// Why the engine's counted backward differs from the script's demo-5 model, with this problem's
+// figures: FlashAttention-2 stores L (one float per row) and O, not m and ℓ; dQ's round trips;
+// 5 matmuls counted (10 n²d) where the script counts 6 (12 n²d), 4 for standard (8 n²d) where
+// it counts 5 (10 n²d). The sentence the CLI's run and demo 5, and the analysis, show.
+std::string backwardModelWhy(int queries, int keys, int headDim, bool causal,
+                             const FlashOptions& options);
+
 // 6. Exact, not approximate: flash and a local-window approximation against the reference.
 struct ExactnessDemo {
     int n = 0, headDim = 0, halfWidth = 0;

@@ -2,6 +2,8 @@
 
 #include "app/cli/bench.h"
 #include "app/cli/demos_printer.h"
+#include "core/analysis.h"
+#include "core/backward.h"
 #include "core/check.h"
 #include "core/errors.h"
 #include "core/hardware.h"
@@ -17,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -34,7 +37,8 @@ Commands:
   demos      Print the explainer script's nine demos (traffic, online softmax, tiling,
              block size, backward pass, exactness, FLOPs, the debug copy, overflow).
   run        Run one problem with FlashAttention (or --algorithm standard), check it against
-             ordinary attention and print the traffic, FLOPs and scratch memory of both.
+             ordinary attention and print the traffic, FLOPs and scratch memory of both;
+             with --backward, FlashAttention-2's backward pass, its gradients checked.
   steps      List the steps the algorithm takes on one problem (up to %1 without --all),
              or show one step's state.
   bench      Time CPU FlashAttention against ordinary attention (fp32, Eigen).
@@ -45,6 +49,8 @@ Examples:
   flashviz-cli run --n 8 --d 4 --br 4 --bc 4
   flashviz-cli run --n 256 --pattern late-max --no-rescale
   flashviz-cli run --n 1000 --nk 700 --br 64 --bc 48 --causal --json
+  flashviz-cli run --backward --no-row-dot
+  flashviz-cli steps --algorithm backward --step 12
   flashviz-cli steps --n 8 --step 10
   flashviz-cli steps --n 1024 --br 64 --bc 64 --all
   flashviz-cli steps --n 64 --pattern late-max --step first-rescale+1
@@ -143,12 +149,14 @@ RunSetup setupFrom(const QCommandLineParser& p) {
         const QString name = QString::fromStdString(o.name);
         if (p.isSet(name)) given[o.name] = o.valueName.empty() ? std::string() : valueOf(p, name);
     }
+    RunSetup setup;
     try {
-        return readProblemOptions(given, toySetup());
+        setup = readProblemOptions(given, toySetup());
     } catch (const EngineError& e) {
         if (e.kind() == ErrorKind::OutOfMemory) throw;
         throw UsageError(e.what());
     }
+    return setup;
 }
 
 nlohmann::json countersJson(const Counters& c) {
@@ -159,6 +167,14 @@ nlohmann::json countersJson(const Counters& c) {
             {"peak_scratch_floats", c.peakScratchElements}};
 }
 
+// The backward switches on, by their command-line names: "--no-row-dot, --store-p", or "none".
+std::string switchesOn(const BackwardOptions& options) {
+    std::string names;
+    for (const BackwardSwitch& flag : backwardSwitches())
+        if (isOn(options, flag)) names += (names.empty() ? "--" : ", --") + std::string(flag.name);
+    return names.empty() ? "none" : names;
+}
+
 std::string describeRun(const RunSetup& setup) {
     const ProblemSpec& s = setup.spec;
     const FlashOptions& o = setup.options;
@@ -167,10 +183,15 @@ std::string describeRun(const RunSetup& setup) {
         text, sizeof text,
         "n_q = %d, n_k = %d, d = %d, Br = %d, Bc = %d, %s inputs, seed %llu, %s, %s%s%s%s%s",
         s.queries, s.keys, s.headDim, o.blockRows, o.blockCols, toString(s.pattern),
-        static_cast<unsigned long long>(s.seed), toString(s.precision), toString(o.loopOrder),
+        static_cast<unsigned long long>(s.seed), toString(s.precision),
+        // The backward's loop is always key blocks outer; the loop order is its forward's.
+        setup.algorithm == Algorithm::Backward
+            ? (std::string("key blocks outer (forward ") + toString(o.loopOrder) + ")").c_str()
+            : toString(o.loopOrder),
         s.causal ? ", causal" : "", o.rescale ? "" : ", NO RESCALE",
         o.runningMax ? "" : ", NO RUNNING MAX", o.keepFullScores ? ", full S kept" : "");
-    return text;
+    if (setup.algorithm != Algorithm::Backward) return text;
+    return text + std::string(", backward switches: ") + switchesOn(o.backward);
 }
 
 void printCountersRow(std::ostream& out, const char* name, const Counters& c) {
@@ -183,18 +204,151 @@ void printCountersRow(std::ostream& out, const char* name, const Counters& c) {
 
 // `run` checks every output against ordinary attention, which holds the n_q x n_k scores: a
 // problem too large for them is refused with the way to see FlashAttention without the check.
+// The backward's reference, ordinary attention's gradients in closed form, holds two of them
+// (P and dS).
 void requireReferenceMemory(const RunSetup& setup) {
     const ProblemSpec& spec = setup.spec;
+    const bool backward = setup.algorithm == Algorithm::Backward;
     try {
-        requireScoreMatrixMemory(spec.queries, spec.keys, int(sizeof(double)), 1);
+        requireScoreMatrixMemory(spec.queries, spec.keys, int(sizeof(double)), backward ? 2 : 1);
     } catch (const EngineError& e) {
-        throw UsageError(std::string("run checks its output against ordinary attention, which "
-                                     "cannot run here. ") +
-                         e.what() +
-                         ". `flashviz-cli steps` takes the same options and walks "
-                         "FlashAttention's steps without the check (e.g. --br 256 --bc 256 "
-                         "--step end)");
+        throw UsageError(
+            std::string(backward ? "run --backward checks the backward pass's gradients against "
+                                   "ordinary attention's, whose closed form holds two n_q x n_k "
+                                   "matrices and cannot run here. "
+                                 : "run checks its output against ordinary attention, which "
+                                   "cannot run here. ") +
+            e.what() + ". `flashviz-cli steps" + (backward ? " --algorithm backward" : "") +
+            "` takes the same options and walks " +
+            (backward ? "the backward's" : "FlashAttention's") +
+            " steps without the check (e.g. --br 256 --bc 256 --step end)");
     }
+}
+
+nlohmann::json backwardCountersJson(const Counters& c, std::uint64_t storedElements) {
+    nlohmann::json j = countersJson(c);
+    j["stored_floats"] = storedElements;
+    return j;
+}
+
+// "  dQ wrong rows: 0 1 2 ... (40 in all)": the first dozen, for a terminal line.
+void printWrongRows(std::ostream& out, const std::string& label, const CheckReport& check) {
+    if (check.wrongRows.empty()) return;
+    out << "  " << label << ':';
+    for (size_t i = 0; i < check.wrongRows.size() && i < 12; ++i)
+        out << ' ' << check.wrongRows[i];
+    if (check.wrongRows.size() > 12) out << " ... (" << check.wrongRows.size() << " in all)";
+    out << '\n';
+}
+
+void printBackwardRow(std::ostream& out, const char* name, const Counters& c,
+                      std::uint64_t stored) {
+    char line[240];
+    std::snprintf(line, sizeof line, "  %-22s %14llu %14llu %14llu %14llu %14llu\n", name,
+                  static_cast<unsigned long long>(c.hbmReadBytes),
+                  static_cast<unsigned long long>(c.hbmWriteBytes),
+                  static_cast<unsigned long long>(c.flops),
+                  static_cast<unsigned long long>(c.peakScratchElements),
+                  static_cast<unsigned long long>(stored));
+    out << line;
+}
+
+// The script's model counts FLOPs and stored floats only, and has one n.
+void printModelRow(std::ostream& out, const char* name, const BackwardCost& cost) {
+    char line[240];
+    std::snprintf(line, sizeof line, "  %-22s %14s %14s %14llu %14s %14llu\n", name, "-", "-",
+                  static_cast<unsigned long long>(cost.flops), "-",
+                  static_cast<unsigned long long>(cost.storedElements));
+    out << line;
+}
+
+int commandRunBackward(const RunSetup& setup, Backend& backend, bool json, std::ostream& out) {
+    const ProblemSpec& spec = setup.spec;
+    RunRequest request;
+    request.algorithm = Algorithm::Backward;
+    request.options = setup.options;
+    const BackwardRunResult run = runBackwardAndCheck(makeProblem(spec), backend, request);
+    const GradientCheck& check = run.check;
+    FlashOptions withP = setup.options;
+    withP.backward.storeWeights = true;
+    const Counters storedP =
+        flashBackwardCounts(spec.queries, spec.keys, spec.headDim, spec.causal, withP);
+    const std::uint64_t storedPElements =
+        backwardStoredElements(spec.queries, spec.keys, spec.headDim, withP.backward);
+    const BackwardCost standard = countedStandardBackward(spec.queries, spec.keys, spec.headDim);
+    const bool square = spec.queries == spec.keys;
+    const BackwardComparison model = backwardCosts(spec.queries, spec.headDim);
+    const std::string why =
+        backwardModelWhy(spec.queries, spec.keys, spec.headDim, spec.causal, setup.options);
+    if (json) {
+        nlohmann::json switches;
+        for (const BackwardSwitch& flag : backwardSwitches())
+            switches[flag.name] = isOn(setup.options.backward, flag);
+        nlohmann::json j{{"backend", run.backendName},
+                         {"algorithm", toString(setup.algorithm)},
+                         {"max_abs_diff_dq", check.dq.maxAbsDiff},
+                         {"max_abs_diff_dk", check.dk.maxAbsDiff},
+                         {"max_abs_diff_dv", check.dv.maxAbsDiff},
+                         {"passed", check.passed()},
+                         {"tolerance", check.dq.tolerance},
+                         {"wrong_rows_dq", check.dq.wrongRows},
+                         {"wrong_rows_dk", check.dk.wrongRows},
+                         {"wrong_rows_dv", check.dv.wrongRows},
+                         {"non_finite", check.dq.nonFiniteCount + check.dk.nonFiniteCount +
+                                            check.dv.nonFiniteCount},
+                         {"backward", backwardCountersJson(run.counters, run.storedElements)},
+                         {"backward_p_stored", backwardCountersJson(storedP, storedPElements)},
+                         {"standard_backward",
+                          {{"flops", standard.flops}, {"stored_floats", standard.storedElements}}},
+                         {"switches", switches},
+                         {"problem", describeRun(setup)},
+                         {"why", why}};
+        // The script's model has one n (n_q = n_k).
+        if (square)
+            j["script_model"] = {
+                {"flash",
+                 {{"flops", model.flash.flops}, {"stored_floats", model.flash.storedElements}}},
+                {"standard",
+                 {{"flops", model.standard.flops},
+                  {"stored_floats", model.standard.storedElements}}}};
+        out << j.dump(2) << '\n';
+        return 0;
+    }
+    out << "FlashAttention backward on " << run.backendName << ": " << describeRun(setup) << '\n';
+    for (const BackwardSwitch& flag : backwardSwitches())
+        if (isOn(setup.options.backward, flag))
+            out << "  --" << flag.name << ": " << flag.help << '\n';
+    out << '\n';
+    out << "check against ordinary attention's gradients: " << check.summary() << '\n';
+    printWrongRows(out, "dQ wrong rows", check.dq);
+    printWrongRows(out, "dK wrong rows", check.dk);
+    printWrongRows(out, "dV wrong rows", check.dv);
+    char header[240];
+    std::snprintf(header, sizeof header, "\n  %-22s %14s %14s %14s %14s %14s\n", "", "HBM read B",
+                  "HBM write B", "FLOPs", "peak scratch", "stored floats");
+    out << header;
+    // The run beside the other side of the trade: P stored, or (with --store-p) recomputed.
+    if (setup.options.backward.storeWeights) {
+        FlashOptions recompute = setup.options;
+        recompute.backward.storeWeights = false;
+        printBackwardRow(out, "backward (P stored)", run.counters, run.storedElements);
+        printBackwardRow(
+            out, "the same, P recomputed",
+            flashBackwardCounts(spec.queries, spec.keys, spec.headDim, spec.causal, recompute),
+            backwardStoredElements(spec.queries, spec.keys, spec.headDim, recompute.backward));
+    } else {
+        printBackwardRow(out, "backward", run.counters, run.storedElements);
+        printBackwardRow(out, "the same, P stored", storedP, storedPElements);
+    }
+    printModelRow(out, "standard (counted)", standard);
+    if (square) {
+        printModelRow(out, "script's model, flash", model.flash);
+        printModelRow(out, "script's model, std", model.standard);
+    } else {
+        out << "  (the script's model takes n_q = n_k)\n";
+    }
+    out << '\n' << wrapped(why, 92) << '\n';
+    return 0;
 }
 
 int commandRun(const QCommandLineParser& p, std::ostream& out) {
@@ -206,6 +360,8 @@ int commandRun(const QCommandLineParser& p, std::ostream& out) {
         kind = *parsed;
     }
     requireReferenceMemory(setup);
+    if (setup.algorithm == Algorithm::Backward)
+        return commandRunBackward(setup, *makeBackend(kind), p.isSet("json"), out);
     const Problem problem = makeProblem(setup.spec);
     const auto backend = makeBackend(kind);
     RunRequest request;
@@ -237,13 +393,7 @@ int commandRun(const QCommandLineParser& p, std::ostream& out) {
     out << (setup.algorithm == Algorithm::Flash ? "FlashAttention on " : "Standard attention on ")
         << run.backendName << ": " << describeRun(setup) << "\n\n";
     out << "check against ordinary attention: " << check.summary() << '\n';
-    if (!check.wrongRows.empty()) {
-        out << "  wrong rows:";
-        for (size_t i = 0; i < check.wrongRows.size() && i < 12; ++i)
-            out << ' ' << check.wrongRows[i];
-        if (check.wrongRows.size() > 12) out << " ... (" << check.wrongRows.size() << " in all)";
-        out << '\n';
-    }
+    printWrongRows(out, "wrong rows", check);
     char header[200];
     std::snprintf(header, sizeof header, "\n  %-9s %14s %14s %14s %16s\n", "", "HBM read MB",
                   "HBM write MB", "GFLOPs", "peak scratch");
@@ -261,6 +411,71 @@ std::string vectorText(const Vector& v) {
         s += item;
     }
     return "[" + s + "]";
+}
+
+// A tile's values row by row, "[0.1 0.2; 0.3 0.4]", or for a large one its shape and largest
+// magnitude: a terminal line, not a dump.
+std::string matrixText(const Matrix& m) {
+    constexpr Eigen::Index kMaxShown = 64;
+    char item[64];
+    if (m.size() > kMaxShown) {
+        // Masked scores are -inf: the largest magnitude is of the finite values, the rest counted.
+        const auto finite = m.array().isFinite();
+        const Eigen::Index nonFinite = m.size() - finite.count();
+        std::snprintf(item, sizeof item, "%lld x %lld, max |value| %.4g",
+                      static_cast<long long>(m.rows()), static_cast<long long>(m.cols()),
+                      finite.select(m.array().abs(), 0.0).maxCoeff());
+        return item +
+               (nonFinite ? ", " + std::to_string(nonFinite) + " not finite" : std::string());
+    }
+    std::string s;
+    for (Eigen::Index r = 0; r < m.rows(); ++r)
+        for (Eigen::Index c = 0; c < m.cols(); ++c) {
+            std::snprintf(item, sizeof item, "%s%.4g", c ? " " : r ? "; " : "", m(r, c));
+            s += item;
+        }
+    return "[" + s + "]";
+}
+
+// The backward's values at a step, as the forward's m, ℓ and correction are printed.
+void printBackwardState(std::ostream& out, const StepState& s) {
+    const auto vector = [&](const char* name, const Vector& v) {
+        if (v.size()) out << "  " << name << ' ' << vectorText(v) << '\n';
+    };
+    const auto matrix = [&](const char* name, const Matrix& m) {
+        if (m.size()) out << "  " << name << ' ' << matrixText(m) << '\n';
+    };
+    // Before this tile, and after it once this step or an earlier one of the tile updated it.
+    const auto change = [&](const char* name, const Matrix& before, const Matrix& after) {
+        if (!after.size() && !before.size()) return;
+        out << "  " << name;
+        if (!after.size())
+            out << " before this tile " << matrixText(before) << '\n';
+        else if (before == after)
+            out << " unchanged " << matrixText(after) << '\n';
+        else
+            out << " before this tile " << matrixText(before) << " -> " << matrixText(after)
+                << '\n';
+    };
+    vector("L = m + log l", s.lse);
+    vector("D = rowsum(dO o O)", s.delta);
+    matrix("dO", s.dO);
+    matrix("S", s.scores);
+    matrix("P", s.weights);
+    matrix("dP", s.dP);
+    matrix("dS", s.dS);
+    change("dQ_i (HBM)", s.dQOld, s.dQNew);
+    change("dK_j (chip)", s.dKOld, s.dKNew);
+    change("dV_j (chip)", s.dVOld, s.dVNew);
+}
+
+// Where a backward bug first changes a value, or nothing when none is on.
+void printFirstBugStep(std::ostream& out, const StepEngine& engine) {
+    if (engine.algorithm() != Algorithm::Backward || !engine.options().backward.anyBug()) return;
+    const std::optional<int> step = engine.firstBackwardBugStep();
+    out << (step ? "the bug first changes a value at step " + std::to_string(*step)
+                 : std::string("the bug changes no value on this problem"))
+        << '\n';
 }
 
 // --step as a step expression (a number, end, first-rescale, +K/-K), resolved in this run.
@@ -299,16 +514,20 @@ int commandSteps(const QCommandLineParser& p, std::ostream& out) {
         if (s.lNew.size()) out << "  l after  " << vectorText(s.lNew) << '\n';
         if (s.correction.size())
             out << "  correction exp(m_old - m_new) " << vectorText(s.correction) << '\n';
+        if (setup.algorithm == Algorithm::Backward) printBackwardState(out, s);
         out << "  HBM read " << s.counters.hbmReadBytes << " B, written "
             << s.counters.hbmWriteBytes << " B, FLOPs " << s.counters.flops << ", SRAM "
             << s.sramElements << " elements\n";
+        printFirstBugStep(out, engine);
         return 0;
     }
     out << engine.stepCount() << " steps\n";
     for (int k = 0; k < engine.stepCount(); ++k) {
         const StepInfo i = engine.info(k);
         char line[240];
-        std::snprintf(line, sizeof line, "%6d  %-20s %s\n", k, toString(i.kind),
+        // The backward's kind names run to 25 characters ("initialise-query-gradient").
+        std::snprintf(line, sizeof line, "%6d  %-*s %s\n", k,
+                      setup.algorithm == Algorithm::Backward ? 25 : 20, toString(i.kind),
                       describeBlocks(i, setup.algorithm).c_str());
         out << line;
     }

@@ -4,15 +4,24 @@
 #include "core/hardware.h"
 #include "core/setup.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace flashviz::cli {
 
 namespace {
+
+// Characters, not bytes: ℓ, ∘ and ² are two or three bytes of UTF-8 each.
+std::size_t characterCount(const std::string& text) {
+    return std::size_t(std::count_if(text.begin(), text.end(), [](char c) {
+        return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+    }));
+}
 
 constexpr double KB = 1024.0;
 constexpr double MB = 1024.0 * 1024.0;
@@ -31,7 +40,9 @@ void heading(std::ostream& out, const std::string& title) {
     out << '\n' << rule << '\n' << title << '\n' << rule << '\n';
 }
 
-void note(std::ostream& out, const char* text) { out << '\n' << text << '\n'; }
+void note(std::ostream& out, const char* text) {
+    out << '\n' << text << '\n';
+}
 
 std::string vectorText(const Vector& v, int count, int decimals) {
     std::string s = "[";
@@ -51,28 +62,6 @@ std::string expText(const Vector& v) {
         s += std::isnan(x) ? "nan" : std::isinf(x) ? (x > 0 ? "inf" : "-inf") : format("%g", x);
     }
     return s + "]";
-}
-
-// Words filled into lines of at most `width` bytes.
-std::string wrapped(const std::string& text, std::size_t width = 76) {
-    std::string out, line, word;
-    auto flush = [&] {
-        if (word.empty()) return;
-        if (!line.empty() && line.size() + 1 + word.size() > width) {
-            out += line + '\n';
-            line.clear();
-        }
-        line += (line.empty() ? "" : " ") + word;
-        word.clear();
-    };
-    for (char c : text) {
-        if (c == ' ' || c == '\n')
-            flush();
-        else
-            word += c;
-    }
-    flush();
-    return out + line;
 }
 
 void demoMemoryBound(std::ostream& out) {
@@ -154,8 +143,7 @@ void demoBlockSize(std::ostream& out) {
     heading(out, "DEMO 4: block size -- the trade-off, and who sets it");
     const std::vector<int> blocks = {16, 32, 64, 128, 256, 512, 1024};
     const auto script = blockSizeSweep(1024, 64, blocks, kScriptSramBudgetBytes);
-    const auto wholeSm =
-        blockSizeSweep(1024, 64, blocks, std::uint64_t(defaultSramBudgetBytes()));
+    const auto wholeSm = blockSizeSweep(1024, 64, blocks, std::uint64_t(defaultSramBudgetBytes()));
     const auto& gpu = findHardwareProfile(kDefaultHardwareId);
     out << "n = " << script.n << ", d = " << script.headDim << ", SRAM budget assumed "
         << script.sramBudgetBytes / 1024 << " KB (the script's)\nand "
@@ -177,17 +165,17 @@ void demoBlockSize(std::ostream& out) {
     for (std::size_t i = 0; i < script.rows.size(); ++i)
         if (wholeSm.rows[i].fits && !script.rows[i].fits)
             between += (between.empty() ? "" : ", ") + std::to_string(script.rows[i].block);
-    note(out, format("Bigger blocks mean fewer passes over K and V, so traffic falls; but the tile\n"
-                     "must fit in on-chip memory. An SM of the %s offers %.0f KB of\n"
-                     "shared memory; the script assumed a kernel plans for about %d KB of it.\n"
-                     "That budget, not the algebra, chooses the block size%s.",
-                     gpu.name.c_str(), wholeSm.sramBudgetBytes / KB,
-                     int(script.sramBudgetBytes / 1024),
-                     between.empty() ? ""
-                                     : (":\nblock " + between +
-                                        " fits the whole SM but not the script's budget")
-                                           .c_str())
-                  .c_str());
+    note(out,
+         format("Bigger blocks mean fewer passes over K and V, so traffic falls; but the tile\n"
+                "must fit in on-chip memory. An SM of the %s offers %.0f KB of\n"
+                "shared memory; the script assumed a kernel plans for about %d KB of it.\n"
+                "That budget, not the algebra, chooses the block size%s.",
+                gpu.name.c_str(), wholeSm.sramBudgetBytes / KB, int(script.sramBudgetBytes / 1024),
+                between.empty()
+                    ? ""
+                    : (":\nblock " + between + " fits the whole SM but not the script's budget")
+                          .c_str())
+             .c_str());
 }
 
 void demoBackward(std::ostream& out) {
@@ -196,12 +184,27 @@ void demoBackward(std::ostream& out) {
                   "std GFLOPs", "flash GFLOPs", "extra flops");
     for (const auto& r : backwardTable(64, {512, 2048, 8192}))
         out << format("%7d %15.2f %17.2f %12.2f %14.2f %11.0f%%\n", r.n,
-                      r.costs.standard.storedElements * 4 / MB, r.costs.flash.storedElements * 4 / MB,
-                      r.costs.standard.flops / 1e9, r.costs.flash.flops / 1e9,
-                      100 * r.extraFlopsFraction);
+                      r.costs.standard.storedElements * 4 / MB,
+                      r.costs.flash.storedElements * 4 / MB, r.costs.standard.flops / 1e9,
+                      r.costs.flash.flops / 1e9, 100 * r.extraFlopsFraction);
     note(out, "The backward pass of FlashAttention keeps only m and l per row and recomputes\n"
               "the score tiles: a fifth more arithmetic, and at n = 8192 about 256 MB less held\n"
               "per head. Gradient checkpointing's trade, for one operator.");
+    const FlashOptions tiles; // FlashAttention's 64 x 64 tiles
+    const std::vector<int> ns{512, 2048, 8192};
+    out << format(
+        "\nAs FlashViz's engine counts FlashAttention-2's backward (d = 64, %d x %d tiles):\n",
+        tiles.blockRows, tiles.blockCols);
+    out << format("%7s %15s %17s %14s %12s %14s %13s %15s\n", "n", "std stored MB",
+                  "flash stored MB", "P stored: MB", "std GFLOPs", "flash GFLOPs", "flash HBM MB",
+                  "P stored: HBM MB");
+    for (const auto& r : countedBackwardTable(64, ns, tiles))
+        out << format("%7d %15.2f %17.2f %14.2f %12.2f %14.2f %13.2f %15.2f\n", r.n,
+                      r.standard.storedElements * 4 / MB, r.flashStoredElements * 4 / MB,
+                      r.storedWeightsStoredElements * 4 / MB, r.standard.flops / 1e9,
+                      r.flash.flops / 1e9, r.flash.hbmBytes() / MB,
+                      r.storedWeights.hbmBytes() / MB);
+    out << '\n' << wrapped(backwardModelWhy(ns.back(), ns.back(), 64, false, tiles)) << '\n';
 }
 
 void demoExactness(std::ostream& out) {
@@ -210,7 +213,8 @@ void demoExactness(std::ostream& out) {
     out << format("flash vs standard, max abs diff:  %.3e\n", e.flashMaxDiff);
     out << format("flash vs standard, allclose:      %s\n", e.flashAllClose ? "True" : "False");
     out << format("local-window vs standard, max abs diff: %.3e\n", e.windowMaxDiff);
-    out << format("local-window vs standard, allclose:     %s\n", e.windowAllClose ? "True" : "False");
+    out << format("local-window vs standard, allclose:     %s\n",
+                  e.windowAllClose ? "True" : "False");
     note(out, "A local window (each query sees keys within 64 positions) is cheaper and a\n"
               "different function. FlashAttention moves fewer bytes and computes the same one:\n"
               "a trained model's outputs do not change when you switch it on.");
@@ -218,8 +222,8 @@ void demoExactness(std::ostream& out) {
 
 void demoFlops(std::ostream& out) {
     heading(out, "DEMO 7: no, it is not doing less arithmetic");
-    out << format("%7s %12s %14s %12s %14s %12s\n", "n", "std GFLOPs", "flash GFLOPs",
-                  "std HBM MB", "flash HBM MB", "traffic cut");
+    out << format("%7s %12s %14s %12s %14s %12s\n", "n", "std GFLOPs", "flash GFLOPs", "std HBM MB",
+                  "flash HBM MB", "traffic cut");
     for (const auto& r : flopsVersusTraffic(64, {512, 1024, 2048, 4096}, 64, 6))
         out << format("%7d %12.3f %14.3f %12.2f %14.2f %11.1fx\n", r.n, r.standard.flops / 1e9,
                       r.flash.flops / 1e9, r.standard.hbmBytes() / MB, r.flash.hbmBytes() / MB,
@@ -268,11 +272,32 @@ void summary(std::ostream& out) {
 
 } // namespace
 
+std::string wrapped(const std::string& text, std::size_t width) {
+    std::string out, line, word;
+    auto flush = [&] {
+        if (word.empty()) return;
+        if (!line.empty() && characterCount(line) + 1 + characterCount(word) > width) {
+            out += line + '\n';
+            line.clear();
+        }
+        line += (line.empty() ? "" : " ") + word;
+        word.clear();
+    };
+    for (char c : text) {
+        if (c == ' ' || c == '\n')
+            flush();
+        else
+            word += c;
+    }
+    flush();
+    return out + line;
+}
+
 void printDemos(std::ostream& out, int only) {
     using Demo = void (*)(std::ostream&);
-    const Demo demos[] = {demoMemoryBound, demoOnlineSoftmax, demoTiled,    demoBlockSize,
-                          demoBackward,    demoExactness,     demoFlops,    demoDebugCopy,
-                          demoOverflow};
+    const Demo demos[] = {demoMemoryBound, demoOnlineSoftmax, demoTiled,
+                          demoBlockSize,   demoBackward,      demoExactness,
+                          demoFlops,       demoDebugCopy,     demoOverflow};
     for (int i = 0; i < 9; ++i)
         if (only == 0 || only == i + 1) demos[i](out);
     if (only == 0) summary(out);

@@ -7,6 +7,7 @@
 #include "style/format.h"
 
 #include "core/analysis.h"
+#include "core/backward.h"
 #include "core/hardware.h"
 
 #include <QAbstractAxis>
@@ -477,20 +478,32 @@ void TestAnalysis::backwardChartShowsEngineNumbers() {
     QVERIFY(flops && memory && flops != memory);
     const AnalysisPlan plan;
     const auto rows = backwardTable(64, plan.backwardNs);
+    // The engine's count, on the settings' tiles with none of their backward switches.
+    const AnalysisResults* results = m_view->results();
+    QVERIFY(results);
+    FlashOptions tiles = results->inputs.options;
+    tiles.backward = {};
+    const auto counted = countedBackwardTable(64, plan.backwardNs, tiles);
     QBarSet* stdStored = barSet(memory, QStringLiteral("standard-stored"));
     QBarSet* flashStored = barSet(memory, QStringLiteral("flash-stored"));
+    QBarSet* countedStored = barSet(memory, QStringLiteral("counted-flash-stored"));
     QBarSet* stdFlops = barSet(flops, QStringLiteral("standard-flops"));
     QBarSet* flashFlops = barSet(flops, QStringLiteral("flash-flops"));
-    QVERIFY(stdStored && flashStored && stdFlops && flashFlops);
-    // FLOPs 20% apart stand their labels upright (side by side they ran together); the stored
-    // bytes, orders of magnitude apart, keep them level.
+    QBarSet* countedStdFlops = barSet(flops, QStringLiteral("counted-standard-flops"));
+    QBarSet* countedFlashFlops = barSet(flops, QStringLiteral("counted-flash-flops"));
+    QVERIFY(stdStored && flashStored && countedStored && stdFlops && flashFlops &&
+            countedStdFlops && countedFlashFlops);
+    // Bars within 2x of their neighbour stand their labels upright (side by side they ran
+    // together): the FLOPs, 20% apart, and the stored bytes of the script's flash beside the
+    // engine's (L and O where the script has m and ℓ).
     const auto labelsAngle = [](QChart* chart) {
         return qobject_cast<QAbstractBarSeries*>(chart->series().first())->labelsAngle();
     };
     QCOMPARE(labelsAngle(flops), -90.0);
-    QCOMPARE(labelsAngle(memory), 0.0);
+    QCOMPARE(labelsAngle(memory), -90.0);
     QCOMPARE(stdStored->count(), static_cast<int>(rows.size()));
     QCOMPARE(stdFlops->count(), static_cast<int>(rows.size()));
+    QCOMPARE(countedStored->count(), static_cast<int>(counted.size()));
     for (int i = 0; i < stdStored->count(); ++i) {
         COMPARE_NEAR(stdStored->at(i),
                      mbOf(rows[i].costs.standard.storedElements * kBytesPerElement));
@@ -498,11 +511,30 @@ void TestAnalysis::backwardChartShowsEngineNumbers() {
                      mbOf(rows[i].costs.flash.storedElements * kBytesPerElement));
         COMPARE_NEAR(stdFlops->at(i), gflopOf(rows[i].costs.standard.flops));
         COMPARE_NEAR(flashFlops->at(i), gflopOf(rows[i].costs.flash.flops));
+        const int n = plan.backwardNs[std::size_t(i)];
+        COMPARE_NEAR(countedStored->at(i),
+                     mbOf(backwardStoredElements(n, n, 64, tiles.backward) * kBytesPerElement));
+        COMPARE_NEAR(countedFlashFlops->at(i),
+                     gflopOf(flashBackwardCounts(n, n, 64, false, tiles).flops));
+        COMPARE_NEAR(countedStdFlops->at(i), gflopOf(8ull * n * n * 64));
     }
-    // The explainer: at n = 8192, 262.00 MB against 6.06 MB, 20% more FLOPs.
+    // The explainer: at n = 8192, 262.00 MB against 6.06 MB, 20% more FLOPs; and the engine's
+    // own count beside it.
     const QString caption = m_view->caption(BackwardChart);
     for (const char* figure : {"262.00 MB", "6.06 MB", "20%"})
         QVERIFY2(caption.contains(QString::fromUtf8(figure)), qPrintable(caption));
+    FlashOptions withP = tiles;
+    withP.backward.storeWeights = true;
+    const int n = plan.backwardNs.back();
+    for (const std::uint64_t bytes :
+         {backwardStoredElements(n, n, 64, tiles.backward) * kBytesPerElement,
+          flashBackwardCounts(n, n, 64, false, tiles).hbmBytes(),
+          flashBackwardCounts(n, n, 64, false, withP).hbmBytes()}) {
+        const QString figure = formatBytesIn(double(bytes), ByteUnit::MB, 2);
+        QVERIFY2(caption.contains(figure), qPrintable(figure + QStringLiteral(" in ") + caption));
+    }
+    QVERIFY2(caption.contains(QStringLiteral("25% more FLOPs than standard's 4 matmuls")),
+             qPrintable(caption));
     QVERIFY(m_view->panelCount(MemoryBoundChart) == 1 &&
             m_view->chart(MemoryBoundChart, 1) == nullptr);
 }
@@ -808,12 +840,15 @@ void TestAnalysis::insideLegendsStackEveryEntry() {
             std::function<void(QGraphicsItem*)> visit = [&](QGraphicsItem* item) {
                 if (item->isVisible() && dynamic_cast<QGraphicsTextItem*>(item))
                     columns.insert(qRound(item->scenePos().x()));
-                for (QGraphicsItem* child : item->childItems()) visit(child);
+                for (QGraphicsItem* child : item->childItems())
+                    visit(child);
             };
             visit(legend);
             QVERIFY2(columns.size() == 1,
                      qPrintable(QStringLiteral("chart %1 at %2x: entries in %3 columns")
-                                    .arg(i + 1).arg(scale).arg(columns.size())));
+                                    .arg(i + 1)
+                                    .arg(scale)
+                                    .arg(columns.size())));
         }
     }
     m_view->setFont(QFont());
@@ -839,11 +874,13 @@ void TestAnalysis::legendLabelsAreWholeOnALaptop() {
                     (text->toPlainText().contains(QChar(0x2026)) ||
                      text->toPlainText().contains(QStringLiteral("..."))))
                     cut << text->toPlainText();
-                for (QGraphicsItem* child : item->childItems()) visit(child);
+                for (QGraphicsItem* child : item->childItems())
+                    visit(child);
             };
             visit(m_view->chart(i, panel)->legend());
             QVERIFY2(cut.isEmpty(), qPrintable(QStringLiteral("chart %1: %2")
-                                                   .arg(i + 1).arg(cut.join(QStringLiteral(" | ")))));
+                                                   .arg(i + 1)
+                                                   .arg(cut.join(QStringLiteral(" | ")))));
         }
     }
 }
@@ -878,8 +915,12 @@ void TestAnalysis::insideLegendsLeaveTheDataVisible() {
                     QVERIFY2(!legend->geometry().contains(at),
                              qPrintable(QStringLiteral("chart %1 at %2x%3, font x%4: the legend "
                                                        "covers %5 (%6, %7)")
-                                            .arg(i + 1).arg(size.width()).arg(size.height())
-                                            .arg(scale).arg(line->name()).arg(point.x())
+                                            .arg(i + 1)
+                                            .arg(size.width())
+                                            .arg(size.height())
+                                            .arg(scale)
+                                            .arg(line->name())
+                                            .arg(point.x())
                                             .arg(point.y())));
                 }
             }

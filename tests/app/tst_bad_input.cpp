@@ -94,6 +94,18 @@ void TestBadInput::refused_data() {
     cli("backend", {"run", "--backend", "tpu"}, "--backend 'tpu': use cpu or cuda");
     cli("loop order", {"steps", "--loop-order", "sideways"}, "--loop-order 'sideways'");
     cli("algorithm", {"steps", "--algorithm", "quantum"}, "--algorithm 'quantum'");
+    // The backward: one algorithm, its switches on it alone, its reference's memory.
+    cli("backward and standard", {"run", "--backward", "--algorithm", "standard"},
+        "--backward and --algorithm 'standard' ask for two algorithms; give one");
+    cli("backward switch on the forward", {"run", "--no-row-dot"},
+        "--no-row-dot is a switch of the backward pass");
+    cli("store-p on standard", {"steps", "--algorithm", "standard", "--store-p"},
+        "--store-p is a switch of the backward pass");
+    cli("backward too big",
+        {"run", "--backward", "--n", "1048576", "--d", "1", "--br", "1024", "--bc", "1024"},
+        "run --backward checks the backward pass's gradients");
+    cli("backward step past the run", {"steps", "--backward", "--step", "38"},
+        "this run has steps 0 to 37");
     // Memory: ordinary attention's n x n matrix is refused, not attempted.
     cli("standard too big", {"run", "--n", "1048576", "--d", "1", "--br", "1024", "--bc", "1024"},
         "memory");

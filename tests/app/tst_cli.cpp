@@ -1,10 +1,13 @@
 // flashviz-cli: the demos reproduce the explainer script's figures, `run --json` reports the
 // engine's numbers, and bad options fail with a message and a non-zero exit code.
 #include "app/cli/cli.h"
+#include "core/analysis.h"
+#include "core/backward.h"
 #include "core/check.h"
 #include "core/counters.h"
 #include "core/hardware.h"
 #include "core/options.h"
+#include "core/run.h"
 #include "core/setup.h"
 #include "core/steps.h"
 #include "core/units.h"
@@ -12,6 +15,8 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -58,6 +63,13 @@ class TestCli : public QObject {
     void runTooLargeForTheCheckNamesTheWayOut();
     void stepsListIsBounded();
     void profilesWriteCapacitiesAsTheWindowDoes();
+    void runBackwardJsonReportsTheEngine();
+    void runBackwardTextShowsTheCheckAndTheCounts();
+    void backwardBugsFail_data();
+    void backwardBugsFail();
+    void backwardTooLargeForTheCheckNamesTheBackward();
+    void stepsListsTheBackward();
+    void demoFiveCountsTheEnginesBackward();
 };
 
 void TestCli::helpAllPrintsTheHelp() {
@@ -83,10 +95,9 @@ void TestCli::defaultsAreCores() {
     QVERIFY2(problem.find(expected) == 0, problem.c_str());
     // Demo 4 assumes the SRAM budget the window draws (the default GPU's shared memory per SM).
     const auto demo = runCli({"demos", "--only", "4"});
-    const std::string budget = "and " +
-                               std::to_string(int(flashviz::defaultSramBudgetBytes() / 1024)) +
-                               " KB (one SM of the " +
-                               flashviz::findHardwareProfile(flashviz::kDefaultHardwareId).name;
+    const std::string budget =
+        "and " + std::to_string(int(flashviz::defaultSramBudgetBytes() / 1024)) +
+        " KB (one SM of the " + flashviz::findHardwareProfile(flashviz::kDefaultHardwareId).name;
     QVERIFY2(demo.out.find(budget) != std::string::npos, demo.out.c_str());
 }
 
@@ -155,6 +166,10 @@ void TestCli::demosReproduceTheScriptsFigures_data() {
     QTest::newRow("demo4 b=128") << "    128       4.50                 161.0  NO -- spills";
     QTest::newRow("demo4 budget") << "SRAM budget assumed 96 KB";
     QTest::newRow("demo4 b=1024") << "   1024       1.00                4872.0  NO -- spills";
+    QTest::newRow("demo5 n=512")
+        << "    512            1.38              0.38         0.17           0.20          20%";
+    QTest::newRow("demo5 n=2048")
+        << "   2048           17.50              1.52         2.68           3.22          20%";
     QTest::newRow("demo5 n=8192")
         << "   8192          262.00              6.06        42.95          51.54          20%";
     QTest::newRow("demo6 allclose") << "flash vs standard, allclose:      True";
@@ -336,6 +351,228 @@ void TestCli::benchJsonHasRows() {
              small.at("flash_peak_bytes").get<double>());
     QCOMPARE(large.at("standard_peak_bytes").get<double>(),
              4 * small.at("standard_peak_bytes").get<double>());
+}
+
+namespace {
+
+// The CLI's problem options as core reads them, for the engine's side of a comparison.
+flashviz::RunSetup setupOf(const flashviz::GivenOptions& given) {
+    return flashviz::readProblemOptions(given, flashviz::toySetup());
+}
+
+std::vector<std::string> argsOf(const std::string& command, const flashviz::GivenOptions& given) {
+    std::vector<std::string> args{command};
+    for (const auto& [name, value] : given) {
+        args.push_back("--" + name);
+        if (!value.empty()) args.push_back(value);
+    }
+    return args;
+}
+
+// A ragged causal problem with n_q != n_k and Br != Bc: every bug has something to break.
+const flashviz::GivenOptions kRagged{{"backward", ""}, {"n", "40"},  {"nk", "28"},  {"d", "8"},
+                                     {"br", "16"},     {"bc", "12"}, {"causal", ""}};
+
+} // namespace
+
+void TestCli::runBackwardJsonReportsTheEngine() {
+    auto args = argsOf("run", kRagged);
+    args.push_back("--json");
+    const auto r = runCli(args);
+    QCOMPARE(r.code, 0);
+    const auto j = nlohmann::json::parse(r.out);
+    const flashviz::RunSetup setup = setupOf(kRagged);
+    flashviz::CpuBackend cpu;
+    flashviz::RunRequest request;
+    request.options = setup.options;
+    const auto engine =
+        flashviz::runBackwardAndCheck(flashviz::makeProblem(setup.spec), cpu, request);
+    QCOMPARE(j.at("algorithm").get<std::string>(), std::string("backward"));
+    QVERIFY(j.at("passed").get<bool>());
+    QCOMPARE(j.at("max_abs_diff_dq").get<double>(), engine.check.dq.maxAbsDiff);
+    QCOMPARE(j.at("max_abs_diff_dk").get<double>(), engine.check.dk.maxAbsDiff);
+    QCOMPARE(j.at("max_abs_diff_dv").get<double>(), engine.check.dv.maxAbsDiff);
+    QVERIFY(j.at("max_abs_diff_dq").get<double>() <= 1e-12);
+    QCOMPARE(j.at("tolerance").get<double>(), engine.check.dq.tolerance);
+    QCOMPARE(j.at("non_finite").get<int>(), 0);
+    QVERIFY(j.at("wrong_rows_dq").empty() && j.at("wrong_rows_dk").empty() &&
+            j.at("wrong_rows_dv").empty());
+    const auto counts = flashviz::flashBackwardCounts(40, 28, 8, true, setup.options);
+    QCOMPARE(engine.counters, counts);
+    const auto& backward = j.at("backward");
+    QCOMPARE(backward.at("hbm_bytes").get<std::uint64_t>(), counts.hbmBytes());
+    QCOMPARE(backward.at("hbm_read_bytes").get<std::uint64_t>(), counts.hbmReadBytes);
+    QCOMPARE(backward.at("hbm_write_bytes").get<std::uint64_t>(), counts.hbmWriteBytes);
+    QCOMPARE(backward.at("flops").get<std::uint64_t>(), counts.flops);
+    QCOMPARE(backward.at("peak_scratch_floats").get<std::uint64_t>(), counts.peakScratchElements);
+    QCOMPARE(backward.at("stored_floats").get<std::uint64_t>(),
+             flashviz::backwardStoredElements(40, 28, 8, setup.options.backward));
+    flashviz::FlashOptions withP = setup.options;
+    withP.backward.storeWeights = true;
+    QCOMPARE(j.at("backward_p_stored").at("hbm_bytes").get<std::uint64_t>(),
+             flashviz::flashBackwardCounts(40, 28, 8, true, withP).hbmBytes());
+    QCOMPARE(j.at("backward_p_stored").at("stored_floats").get<std::uint64_t>(),
+             flashviz::backwardStoredElements(40, 28, 8, withP.backward));
+    QCOMPARE(j.at("standard_backward").at("flops").get<std::uint64_t>(),
+             flashviz::countedStandardBackward(40, 28, 8).flops);
+    // The script's model has one n: it is left out for n_q != n_k, and given for n_q = n_k.
+    QVERIFY(!j.contains("script_model"));
+    const auto square = nlohmann::json::parse(runCli({"run", "--backward", "--json"}).out);
+    const auto model = flashviz::backwardCosts(8, 4);
+    QCOMPARE(square.at("script_model").at("flash").at("flops").get<std::uint64_t>(),
+             model.flash.flops);
+    QCOMPARE(square.at("script_model").at("standard").at("stored_floats").get<std::uint64_t>(),
+             model.standard.storedElements);
+    for (const auto& flag : flashviz::backwardSwitches())
+        QCOMPARE(j.at("switches").at(flag.name).get<bool>(), false);
+    QCOMPARE(j.at("why").get<std::string>(),
+             flashviz::backwardModelWhy(40, 28, 8, true, setup.options));
+    // --backward and --algorithm backward are one run.
+    auto named = kRagged;
+    named.erase("backward");
+    named["algorithm"] = "backward";
+    auto namedArgs = argsOf("run", named);
+    namedArgs.push_back("--json");
+    QCOMPARE(runCli(namedArgs).out, r.out);
+}
+
+void TestCli::runBackwardTextShowsTheCheckAndTheCounts() {
+    const auto r = runCli({"run", "--backward"});
+    QCOMPARE(r.code, 0);
+    flashviz::CpuBackend cpu;
+    flashviz::RunRequest request;
+    request.options = flashviz::toySetup().options;
+    const auto engine = flashviz::runBackwardAndCheck(
+        flashviz::makeProblem(flashviz::toySetup().spec), cpu, request);
+    for (const std::string& line : std::vector<std::string>{
+             "FlashAttention backward on CPU", "backward switches: none", engine.check.summary(),
+             std::string("the same, P stored"), std::string("script's model, flash"),
+             std::to_string(engine.counters.hbmReadBytes), std::to_string(engine.storedElements)})
+        QVERIFY2(r.out.find(line) != std::string::npos, (line + " in\n" + r.out).c_str());
+    // Core's sentence, wrapped to the terminal.
+    std::string unwrapped = r.out;
+    std::replace(unwrapped.begin(), unwrapped.end(), '\n', ' ');
+    const std::string why = flashviz::backwardModelWhy(8, 8, 4, false, request.options);
+    QVERIFY2(unwrapped.find(why) != std::string::npos, r.out.c_str());
+    // With --store-p the other side of the trade is the recompute.
+    const auto stored = runCli({"run", "--backward", "--store-p"});
+    flashviz::FlashOptions recompute = request.options;
+    const auto recomputed = flashviz::flashBackwardCounts(8, 8, 4, false, recompute);
+    QVERIFY2(stored.out.find("backward (P stored)") != std::string::npos &&
+                 stored.out.find("the same, P recomputed") != std::string::npos &&
+                 stored.out.find(std::to_string(recomputed.flops)) != std::string::npos,
+             stored.out.c_str());
+}
+
+void TestCli::backwardBugsFail_data() {
+    QTest::addColumn<QString>("name");
+    for (const auto& flag : flashviz::backwardSwitches())
+        if (flag.isBug) QTest::newRow(flag.name) << QString::fromLatin1(flag.name);
+}
+
+void TestCli::backwardBugsFail() {
+    QFETCH(QString, name);
+    auto given = kRagged;
+    given[name.toStdString()] = "";
+    auto args = argsOf("run", given);
+    args.push_back("--json");
+    const auto r = runCli(args);
+    QCOMPARE(r.code, 0);
+    const auto j = nlohmann::json::parse(r.out);
+    QVERIFY2(!j.at("passed").get<bool>(), r.out.c_str());
+    QVERIFY(j.at("switches").at(name.toStdString()).get<bool>());
+    // JSON has no infinity: a gradient with inf or NaN in it reads null, and non_finite counts
+    // them.
+    double worst = 0;
+    for (const char* key : {"max_abs_diff_dq", "max_abs_diff_dk", "max_abs_diff_dv"})
+        worst = std::max(worst, j.at(key).is_null() ? std::numeric_limits<double>::infinity()
+                                                    : j.at(key).get<double>());
+    QVERIFY2(worst > 1e-6, qPrintable(QString::number(worst)));
+    QCOMPARE(std::isinf(worst), j.at("non_finite").get<int>() > 0);
+    const auto text = runCli(argsOf("run", given));
+    QVERIFY2(text.out.find("FAIL  dQ") != std::string::npos, text.out.c_str());
+    QVERIFY2(text.out.find("wrong rows:") != std::string::npos, text.out.c_str());
+    QVERIFY2(text.out.find("--" + name.toStdString() + ": backward:") != std::string::npos,
+             text.out.c_str());
+    // The step view names where the bug first changes a value.
+    auto steps = given;
+    steps["step"] = "end";
+    const auto at = runCli(argsOf("steps", steps));
+    QVERIFY2(at.out.find("the bug first changes a value at step") != std::string::npos,
+             at.out.c_str());
+}
+
+void TestCli::backwardTooLargeForTheCheckNamesTheBackward() {
+    const int n = flashviz::kMaxSequenceLength;
+    const auto r = runCli({"run", "--backward", "--n", std::to_string(n), "--d", "1", "--br",
+                           "1024", "--bc", "1024"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.find("run --backward checks the backward pass's gradients") != std::string::npos,
+             r.err.c_str());
+    QVERIFY2(r.err.find("flashviz-cli steps --algorithm backward") != std::string::npos,
+             r.err.c_str());
+}
+
+void TestCli::stepsListsTheBackward() {
+    auto given = kRagged;
+    const flashviz::RunSetup setup = setupOf(given);
+    const auto count =
+        flashviz::countSteps(setup.spec, flashviz::Algorithm::Backward, setup.options);
+    const auto list = runCli(argsOf("steps", given));
+    QCOMPARE(list.code, 0);
+    QCOMPARE(std::count(list.out.begin(), list.out.end(), '\n'), std::ptrdiff_t(count + 1));
+    QVERIFY2(list.out.find(std::to_string(count) + " steps\n") == 0, list.out.c_str());
+    const flashviz::StepEngine engine(flashviz::makeProblem(setup.spec),
+                                      flashviz::Algorithm::Backward, setup.options);
+    // Each step's line and its --step view name the engine's kind and blocks.
+    for (int k : {0, 1, 2, 3, 9, int(count) - 1}) {
+        const flashviz::StepInfo info = engine.info(k);
+        const std::string kind = flashviz::toString(info.kind);
+        const std::string blocks = flashviz::describeBlocks(info, flashviz::Algorithm::Backward);
+        QVERIFY2(list.out.find(kind) != std::string::npos, kind.c_str());
+        auto one = given;
+        one["step"] = std::to_string(k);
+        const auto at = runCli(argsOf("steps", one));
+        QCOMPARE(at.code, 0);
+        const std::string heading = "step " + std::to_string(k) + " of " + std::to_string(count) +
+                                    ": " + kind + " (" + blocks + ")";
+        QVERIFY2(at.out.find(heading) == 0, at.out.c_str());
+        QVERIFY2(at.out.find(flashviz::describe(
+                     info.kind, setup.options, flashviz::Algorithm::Backward)) != std::string::npos,
+                 at.out.c_str());
+    }
+    // The pre-pass prints D, an update of dQ its before and after.
+    const flashviz::StepState prePass = engine.state(0);
+    auto first = given;
+    first["step"] = "0";
+    QVERIFY(runCli(argsOf("steps", first)).out.find("D = rowsum(dO o O) [") != std::string::npos);
+    QCOMPARE(prePass.info.kind, flashviz::StepKind::ComputeRowDots);
+    int update = 0;
+    while (engine.info(update).kind != flashviz::StepKind::UpdateQueryGradient)
+        ++update;
+    auto at = given;
+    at["step"] = std::to_string(update);
+    const auto text = runCli(argsOf("steps", at));
+    QVERIFY2(text.out.find("dQ_i (HBM) before this tile ") != std::string::npos, text.out.c_str());
+    QVERIFY2(text.out.find(" -> ") != std::string::npos, text.out.c_str());
+}
+
+// Demo 5 prints the engine's counted backward beside the script's model, and why they differ.
+void TestCli::demoFiveCountsTheEnginesBackward() {
+    const auto r = runCli({"demos", "--only", "5"});
+    QCOMPARE(r.code, 0);
+    const auto rows =
+        flashviz::countedBackwardTable(64, {512, 2048, 8192}, flashviz::FlashOptions{});
+    char line[200];
+    const double MB = 1024.0 * 1024.0;
+    for (const auto& row : rows) {
+        std::snprintf(line, sizeof line, "%7d %15.2f %17.2f %14.2f %12.2f %14.2f", row.n,
+                      row.standard.storedElements * 4 / MB, row.flashStoredElements * 4 / MB,
+                      row.storedWeightsStoredElements * 4 / MB, row.standard.flops / 1e9,
+                      row.flash.flops / 1e9);
+        QVERIFY2(r.out.find(line) != std::string::npos, line);
+    }
+    QVERIFY2(r.out.find("where the script counts 6 (12 n²d)") != std::string::npos, r.out.c_str());
 }
 
 QTEST_APPLESS_MAIN(TestCli)

@@ -3,6 +3,7 @@
 // Demo 2 (online softmax) is held to its figures in tst_online_softmax.
 #include "core/analysis.h"
 #include "core/attention.h"
+#include "core/backward.h"
 #include "core/flash.h"
 
 #include <QtTest/QtTest>
@@ -44,6 +45,9 @@ class TstAnalysis : public QObject {
     void demo4BlockSize();
     void demo5Backward_data();
     void demo5Backward();
+    void demo5CountedBackward_data();
+    void demo5CountedBackward();
+    void demo5WhyQuotesTheCounts();
     void demo6Exactness();
     void demo7SameFlops_data();
     void demo7SameFlops();
@@ -242,6 +246,65 @@ void TstAnalysis::demo5Backward() {
     QVERIFY(std::abs(it->extraFlopsFraction - 0.2) <= 1e-12);
 }
 
+void TstAnalysis::demo5CountedBackward_data() {
+    QTest::addColumn<int>("n");
+    QTest::addColumn<int>("headDim");
+    QTest::addColumn<int>("block");
+    QTest::newRow("script 512") << 512 << 64 << 64;
+    QTest::newRow("script 8192") << 8192 << 64 << 64;
+    QTest::newRow("ragged tiles") << 100 << 8 << 24;
+    QTest::newRow("one tile") << 16 << 4 << 16;
+}
+
+// The engine's figures beside the script's: what flashBackwardCounts and backwardStoredElements
+// count, and their closed forms (5 matmuls, 10 n²d; standard 4, 8 n²d; L one float per row).
+void TstAnalysis::demo5CountedBackward() {
+    QFETCH(int, n);
+    QFETCH(int, headDim);
+    QFETCH(int, block);
+    FlashOptions o;
+    o.blockRows = o.blockCols = block;
+    const auto rows = countedBackwardTable(headDim, {n}, o);
+    QCOMPARE(int(rows.size()), 1);
+    const CountedBackwardRow& r = rows.front();
+    FlashOptions withP = o;
+    withP.backward.storeWeights = true;
+    QCOMPARE(r.n, n);
+    QCOMPARE(r.flash, flashBackwardCounts(n, n, headDim, false, o));
+    QCOMPARE(r.storedWeights, flashBackwardCounts(n, n, headDim, false, withP));
+    QCOMPARE(r.flashStoredElements, backwardStoredElements(n, n, headDim, o.backward));
+    QCOMPARE(r.storedWeightsStoredElements, backwardStoredElements(n, n, headDim, withP.backward));
+    const std::uint64_t N = n, d = headDim;
+    QCOMPARE(r.flash.flops, 10 * N * N * d);
+    QCOMPARE(r.storedWeights.flops, 8 * N * N * d);
+    QCOMPARE(r.standard.flops, 8 * N * N * d);
+    QCOMPARE(r.flashStoredElements, 4 * N * d + N); // Q, K, V, O and L
+    QCOMPARE(r.storedWeightsStoredElements, 4 * N * d + N + N * N);
+    QCOMPARE(r.standard.storedElements, N * N + 3 * N * d); // the script's, exactly
+    QCOMPARE(r.standard.storedElements, backwardCosts(n, headDim).standard.storedElements);
+    // dQ_i goes to HBM and back once per key block, for every query row.
+    const std::uint64_t keyBlocks = (N + block - 1) / block;
+    QCOMPARE(queryGradientRoundTripBytes(n, n, headDim, false, o),
+             2 * keyBlocks * N * d * kBytesPerElement);
+}
+
+void TstAnalysis::demo5WhyQuotesTheCounts() {
+    FlashOptions o;
+    o.blockRows = 16;
+    o.blockCols = 12;
+    const std::string why = backwardModelWhy(40, 28, 8, true, o);
+    for (const std::string& figure :
+         {std::string("one float per row (40 floats)"), std::string("keeps m and ℓ (80)"),
+          std::string("keeps O (320 floats)"), std::string("where the script counts 6 (12 n²d)")})
+        QVERIFY2(why.find(figure) != std::string::npos, (figure + " in " + why).c_str());
+    const Counters c = flashBackwardCounts(40, 28, 8, true, o);
+    const std::uint64_t trips = queryGradientRoundTripBytes(40, 28, 8, true, o);
+    QVERIFY(trips > 0 && trips < c.hbmBytes());
+    for (const std::string& bytes : {fmt("%.1f KB of the backward's", double(trips) / 1024),
+                                     fmt("%.1f KB of traffic", double(c.hbmBytes()) / 1024)})
+        QVERIFY2(why.find(bytes) != std::string::npos, (bytes + " in " + why).c_str());
+}
+
 void TstAnalysis::demo6Exactness() {
     const ExactnessDemo demo = exactnessDemo(512, 64, 64, 64, 5);
     QCOMPARE(demo.n, 512);
@@ -423,21 +486,19 @@ void TstAnalysis::verdictFollowsTheRidge() {
     const std::string text = memoryBoundVerdict(a100, 8192, 64, FlashOptions{});
     const Roofline fp32 = roofline(a100, Arithmetic::Fp32CudaCores, 8192, 64, FlashOptions{});
     const Roofline fp16 = roofline(a100, Arithmetic::Fp16TensorCores, 8192, 64, FlashOptions{});
-    const std::string expected = "QKᵀ and PV do " + fmt("%.3g", fp32.standard[0].intensity) +
-                                 " FLOPs per fp32 byte, "
-                                 "softmax " +
-                                 fmt("%.3g", fp32.standard[1].intensity) + ". fp32 CUDA cores do " +
-                                 fmt("%.3g", fp32.ridgeFlopsPerByte) +
-                                 " FLOPs in the time a byte arrives, so only "
-                                 "softmax waits on memory (" +
-                                 fmt("%.0f", 100 * fp32.standardMemoryBoundShare()) +
-                                 "% of the time); fp16/bf16 tensor cores do " +
-                                 fmt("%.3g", fp16.ridgeFlopsPerByte) +
-                                 " on 2-byte values, where QKᵀ and PV do " +
-                                 fmt("%.3g", fp16.standard[0].intensity) +
-                                 " FLOPs per fp16 byte, softmax " +
-                                 fmt("%.3g", fp16.standard[1].intensity) +
-                                 ", so every kernel waits on memory.";
+    const std::string expected =
+        "QKᵀ and PV do " + fmt("%.3g", fp32.standard[0].intensity) +
+        " FLOPs per fp32 byte, "
+        "softmax " +
+        fmt("%.3g", fp32.standard[1].intensity) + ". fp32 CUDA cores do " +
+        fmt("%.3g", fp32.ridgeFlopsPerByte) +
+        " FLOPs in the time a byte arrives, so only "
+        "softmax waits on memory (" +
+        fmt("%.0f", 100 * fp32.standardMemoryBoundShare()) +
+        "% of the time); fp16/bf16 tensor cores do " + fmt("%.3g", fp16.ridgeFlopsPerByte) +
+        " on 2-byte values, where QKᵀ and PV do " + fmt("%.3g", fp16.standard[0].intensity) +
+        " FLOPs per fp16 byte, softmax " + fmt("%.3g", fp16.standard[1].intensity) +
+        ", so every kernel waits on memory.";
     QCOMPARE(QString::fromStdString(text), QString::fromStdString(expected));
     // The figures: 0.063 B/FLOP against the 0.080 an A100 feeds fp32 cores.
     QVERIFY(fp32.ridgeFlopsPerByte > 12 && fp32.ridgeFlopsPerByte < 13);

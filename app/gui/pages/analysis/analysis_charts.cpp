@@ -45,7 +45,6 @@ const QColor kHardware(0x33, 0x33, 0x33);
 const QColor kHardwareLight(0x88, 0x88, 0x88);
 const QColor kSpill(0xE0, 0x40, 0x40, 0x38);
 
-
 QString number(double value, int decimals) {
     return QString::number(value, 'f', decimals);
 }
@@ -328,7 +327,11 @@ void legendInside(QChart* chart, Qt::Alignment corner, QLogValueAxis* makeRoomOn
         *placing = false;
         if (relaid)
             QMetaObject::invokeMethod(
-                legend, [again] { if (auto p = again.lock()) (*p)(); }, Qt::QueuedConnection);
+                legend,
+                [again] {
+                    if (auto p = again.lock()) (*p)();
+                },
+                Qt::QueuedConnection);
     };
     QObject::connect(chart, &QChart::plotAreaChanged, legend, [place] { (*place)(); });
     // The page sets its fonts after building the chart; without this the box kept the old
@@ -771,21 +774,29 @@ ChartPage blockSizeChart(const AnalysisResults& r) {
 }
 
 // ---- 5. backward pass ------------------------------------------------------------------------
-// Two panels of paired bars, standard against flash, each on its own log axis.
+// Two panels of paired bars, standard against flash, each on its own log axis; `more` adds sets
+// beside the pair (the backward's figures as the engine counts them beside the script's model).
+struct ExtraBars {
+    QString object, label;
+    QColor color;
+    std::vector<double> values;
+};
 struct BarPanel {
     QString headline, settings, yTitle;
     QStringList categories;
     QString stdObject, flashObject;
     std::vector<double> stdValues, flashValues;
+    QString stdLabel = QStringLiteral("standard attention");
+    QString flashLabel = QStringLiteral("FlashAttention");
+    std::vector<ExtraBars> more;
 };
 
 QChart* pairedBars(const BarPanel& panel) {
     QChart* chart = newChart(panel.headline, panel.settings);
     auto* bars = new QBarSeries;
     bars->setObjectName(panel.stdObject + QStringLiteral("-bars"));
-    QBarSet* standard =
-        makeBarSet(panel.stdObject, QStringLiteral("standard attention"), kStandard);
-    QBarSet* flash = makeBarSet(panel.flashObject, QStringLiteral("FlashAttention"), kFlash);
+    QBarSet* standard = makeBarSet(panel.stdObject, panel.stdLabel, kStandard);
+    QBarSet* flash = makeBarSet(panel.flashObject, panel.flashLabel, kFlash);
     double lo = std::numeric_limits<double>::max(), hi = 0;
     for (std::size_t i = 0; i < panel.stdValues.size(); ++i) {
         *standard << panel.stdValues[i];
@@ -795,6 +806,15 @@ QChart* pairedBars(const BarPanel& panel) {
     }
     bars->append(standard);
     bars->append(flash);
+    for (const ExtraBars& extra : panel.more) {
+        QBarSet* set = makeBarSet(extra.object, extra.label, extra.color);
+        for (double v : extra.values) {
+            *set << v;
+            lo = std::min(lo, v);
+            hi = std::max(hi, v);
+        }
+        bars->append(set);
+    }
     bars->setBarWidth(0.75);
     bars->setLabelsVisible(true);
     bars->setLabelsFormat(QStringLiteral("@value"));
@@ -809,18 +829,24 @@ QChart* pairedBars(const BarPanel& panel) {
     chart->addAxis(x, Qt::AlignBottom);
     chart->addAxis(y, Qt::AlignLeft);
     attach(chart, bars, x, y);
+    // More than a pair is cut off below a narrow panel, or squeezes its bars beside it: the
+    // legend goes inside, top left, where the shortest bars (the smallest n) leave it empty.
+    if (bars->count() > 2) legendInside(chart, Qt::AlignTop | Qt::AlignLeft, y);
     // Equal pairs (the forward pass's FLOPs) would print the same number twice, side by side and
     // run together at small sizes: the flash bars then go unlabelled (after attach, which
     // applies the theme's label colour).
     if (panel.stdValues == panel.flashValues) {
         flash->setLabelColor(Qt::transparent);
     } else {
-        // Close pairs (the backward pass's FLOPs, 20% apart) put their labels side by side at
-        // one height, where they run together on a laptop: stand them upright.
+        // Close neighbours (the backward pass's FLOPs, 20% apart) put their labels side by side
+        // at one height, where they run together on a laptop: stand them upright.
         bool close = false;
-        for (std::size_t i = 0; i < panel.stdValues.size(); ++i)
-            close = close || std::max(panel.stdValues[i], panel.flashValues[i]) <
-                                 2 * std::min(panel.stdValues[i], panel.flashValues[i]);
+        const QList<QBarSet*> sets = bars->barSets();
+        for (qsizetype k = 1; k < sets.size(); ++k)
+            for (qsizetype i = 0; i < sets[k]->count(); ++i) {
+                const double a = sets[k - 1]->at(i), b = sets[k]->at(i);
+                close = close || std::max(a, b) < 2 * std::min(a, b);
+            }
         if (close) bars->setLabelsAngle(-90);
     }
     return chart;
@@ -828,6 +854,9 @@ QChart* pairedBars(const BarPanel& panel) {
 
 ChartPage backwardChart(const AnalysisResults& r) {
     const auto& rows = r.backward;
+    const auto& counted = r.countedBackward;
+    // The engine's bars: FlashAttention-2's backward as FlashViz counts it, in deeper shades.
+    const QColor countedStandard = kStandard.darker(150), countedFlash = kFlash.darker(150);
     BarPanel flops{QStringLiteral("Pay %1% more FLOPs…")
                        .arg(number(100.0 * rows.back().extraFlopsFraction, 0)),
                    QStringLiteral("backward pass, d = %1: flash recomputes S").arg(r.headDim),
@@ -836,7 +865,17 @@ ChartPage backwardChart(const AnalysisResults& r) {
                    QStringLiteral("standard-flops"),
                    QStringLiteral("flash-flops"),
                    {},
-                   {}};
+                   {},
+                   QStringLiteral("std, script"),
+                   QStringLiteral("flash, script"),
+                   {{QStringLiteral("counted-standard-flops"),
+                     QStringLiteral("std, counted"),
+                     countedStandard,
+                     {}},
+                    {QStringLiteral("counted-flash-flops"),
+                     QStringLiteral("flash, counted"),
+                     countedFlash,
+                     {}}}};
     double keptLo = std::numeric_limits<double>::max(), keptHi = 0; // standard ÷ flash kept
     for (const BackwardRow& row : rows) {
         const double ratio =
@@ -849,13 +888,19 @@ ChartPage backwardChart(const AnalysisResults& r) {
                         .arg(times(keptLo) == times(keptHi)
                                  ? times(keptLo)
                                  : times(keptLo) + QStringLiteral("–") + times(keptHi)),
-                    QStringLiteral("standard keeps P (n × n); flash, m and ℓ"),
+                    QStringLiteral("standard keeps P; flash m, ℓ (counted: O, L)"),
                     QStringLiteral("MB kept for the backward pass (log scale)"),
                     {},
                     QStringLiteral("standard-stored"),
                     QStringLiteral("flash-stored"),
                     {},
-                    {}};
+                    {},
+                    QStringLiteral("std, script"),
+                    QStringLiteral("flash, script"),
+                    {{QStringLiteral("counted-flash-stored"),
+                      QStringLiteral("flash, counted"),
+                      countedFlash,
+                      {}}}};
     for (const BackwardRow& row : rows) {
         const QString category = QString::number(row.n);
         flops.categories << category;
@@ -865,17 +910,32 @@ ChartPage backwardChart(const AnalysisResults& r) {
         memory.stdValues.push_back(toMB(row.costs.standard.storedElements * kBytesPerElement));
         memory.flashValues.push_back(toMB(row.costs.flash.storedElements * kBytesPerElement));
     }
+    for (const CountedBackwardRow& row : counted) {
+        flops.more[0].values.push_back(toGFlop(row.standard.flops));
+        flops.more[1].values.push_back(toGFlop(row.flash.flops));
+        memory.more[0].values.push_back(toMB(row.flashStoredElements * kBytesPerElement));
+    }
     const BackwardRow& last = rows.back();
+    const CountedBackwardRow& engine = counted.back();
     ChartPage page;
     page.chart = pairedBars(flops);
     page.second = pairedBars(memory);
     page.caption =
         QStringLiteral(
-            "Recomputing S costs %1% more FLOPs; not storing P keeps %2 instead of %3 at n = %4.")
+            "Recomputing S costs %1% more FLOPs; not storing P keeps %2 instead of %3 at n = %4. "
+            "Counted by FlashViz (%5 × %6 tiles): %7 more FLOPs than standard's 4 matmuls, %8 "
+            "kept (O and L, not m and ℓ), %9 of HBM traffic, %10 with P stored.")
             .arg(number(100.0 * last.extraFlopsFraction, 0),
                  mb(last.costs.flash.storedElements * kBytesPerElement),
                  mb(last.costs.standard.storedElements * kBytesPerElement))
-            .arg(last.n);
+            .arg(last.n)
+            .arg(r.countedBackwardOptions.blockRows)
+            .arg(r.countedBackwardOptions.blockCols)
+            .arg(
+                QStringLiteral("%1%").arg(number(
+                    100.0 * (double(engine.flash.flops) / double(engine.standard.flops) - 1.0), 0)),
+                mb(engine.flashStoredElements * kBytesPerElement), mb(engine.flash.hbmBytes()),
+                mb(engine.storedWeights.hbmBytes()));
     return page;
 }
 
@@ -963,6 +1023,9 @@ ChartPage flopsChart(const AnalysisResults& r) {
         QStringLiteral("standard-flops"),
         QStringLiteral("flash-flops"),
         {},
+        {},
+        QStringLiteral("standard attention"),
+        QStringLiteral("FlashAttention"),
         {}};
     std::vector<ByN> byN;
     for (const FlopsRow& row : rows)
@@ -975,6 +1038,9 @@ ChartPage flopsChart(const AnalysisResults& r) {
                      QStringLiteral("standard-traffic"),
                      QStringLiteral("flash-traffic"),
                      {},
+                     {},
+                     QStringLiteral("standard attention"),
+                     QStringLiteral("FlashAttention"),
                      {}};
     bool sameFlops = true;
     double flopsApart = 0; // the largest |flash - standard| / standard

@@ -89,6 +89,9 @@ AnalysisOutcome computeAnalysis(const AnalysisInputs& inputs, const AnalysisProg
         r.softmax = onlineSoftmaxDemo(scriptSoftmaxRow(), inputs.options.blockCols);
         step();
         r.backward = backwardTable(d, plan.backwardNs);
+        r.countedBackwardOptions = inputs.options;
+        r.countedBackwardOptions.backward = {};
+        r.countedBackward = countedBackwardTable(d, plan.backwardNs, r.countedBackwardOptions);
         step();
         r.overflow = overflowDemo(scriptOverflowScores());
         step();

@@ -60,8 +60,11 @@ struct AnalysisResults {
     double sramElements = 0;              // M of the paper's model: the per-SM budget in elements
     // 4. block size vs the SRAM budget
     BlockSweep sweep;
-    // 5. backward pass
+    // 5. backward pass: the script's model, and beside it the backward as the engine counts it
+    // (the correct one: the settings' tiles, none of their backward switches)
     std::vector<BackwardRow> backward;
+    std::vector<CountedBackwardRow> countedBackward;
+    FlashOptions countedBackwardOptions;
     // 6. exact vs local window, one run per half-width
     std::vector<ExactnessDemo> exactness;
     // 7. FLOPs vs traffic
