@@ -122,12 +122,8 @@ std::vector<CountedBackwardRow> countedBackwardTable(int headDim, const std::vec
                                                      const FlashOptions& options) {
     std::vector<CountedBackwardRow> rows;
     for (int n : ns) {
-        FlashOptions withP = options;
-        withP.backward.storeWeights = true;
-        rows.push_back({n, flashBackwardCounts(n, n, headDim, false, options),
-                        flashBackwardCounts(n, n, headDim, false, withP),
-                        backwardStoredElements(n, n, headDim, options.backward),
-                        backwardStoredElements(n, n, headDim, withP.backward),
+        const BackwardTrade t = backwardTrade(n, n, headDim, false, options);
+        rows.push_back({n, t.recompute, t.stored, t.recomputeKept, t.storedKept,
                         countedStandardBackward(n, n, headDim)});
     }
     return rows;
@@ -329,8 +325,9 @@ std::vector<Roofline> rooflines(const HardwareProfile& hardware, int n, int head
 std::string backwardModelWhy(int queries, int keys, int headDim, bool causal,
                              const FlashOptions& options) {
     const std::uint64_t nq = queries, d = headDim;
+    // The algorithm as written, whatever switches the run has on.
     FlashOptions recompute = options;
-    recompute.backward.storeWeights = false;
+    recompute.backward = BackwardOptions{};
     const Counters counted = flashBackwardCounts(queries, keys, headDim, causal, recompute);
     const std::uint64_t roundTrips =
         queryGradientRoundTripBytes(queries, keys, headDim, causal, recompute);
@@ -343,9 +340,10 @@ std::string backwardModelWhy(int queries, int keys, int headDim, bool causal,
            "and written back in HBM at every tile: " +
            bytesText(roundTrips) + " of the backward's " + bytesText(counted.hbmBytes()) +
            " of traffic (the script counts no traffic). The engine counts 5 matmuls per tile "
-           "(10 n²d: S again, dV, dP, dQ, dK) where the script counts 6 (12 n²d), and 4 for "
-           "standard attention (8 n²d: dV, dP, dQ, dK) where the script counts 5 (10 n²d); "
-           "with P stored, S is not recomputed and FlashAttention's count is 4 too.";
+           "(10 n²d without a mask: S again, dV, dP, dQ, dK) where the script counts 6 (12 n²d), "
+           "and 4 for standard attention (8 n²d: dV, dP, dQ, dK) where the script counts 5 "
+           "(10 n²d); with P stored, S is not recomputed and FlashAttention's count is 4 too, "
+           "but the forward then writes P and the backward reads it back.";
 }
 
 std::string memoryBoundVerdict(const HardwareProfile& hardware, int n, int headDim,

@@ -109,9 +109,24 @@ void applyQueryGradient(Eigen::Ref<MatrixT<Scalar>> dq, const BackwardTile<Scala
         dq.noalias() = scale * (tile.dScores * kTile);
 }
 
-std::uint64_t backwardWorkingSetElements(int rows, int cols, int headDim) {
+std::uint64_t backwardWorkingSetElements(int rows, int cols, int headDim,
+                                         const BackwardOptions& options) {
     const std::uint64_t r = rows, c = cols, d = headDim;
-    return 4 * c * d + 3 * r * d + 2 * r + 2 * r * c;
+    return 4 * c * d + 3 * r * d + (options.storeWeights ? r : 2 * r) + 2 * r * c;
+}
+
+BackwardTrade backwardTrade(int queries, int keys, int headDim, bool causal,
+                            const FlashOptions& options) {
+    FlashOptions recompute = options, stored = options;
+    recompute.backward.storeWeights = false;
+    stored.backward.storeWeights = true;
+    BackwardTrade t;
+    t.recompute = flashBackwardCounts(queries, keys, headDim, causal, recompute);
+    t.stored = flashBackwardCounts(queries, keys, headDim, causal, stored);
+    t.stored.write(std::uint64_t(queries) * keys); // the forward's write of P
+    t.recomputeKept = backwardStoredElements(queries, keys, headDim, recompute.backward);
+    t.storedKept = backwardStoredElements(queries, keys, headDim, stored.backward);
+    return t;
 }
 
 std::uint64_t backwardStoredElements(int queries, int keys, int headDim,
@@ -160,7 +175,8 @@ Counters flashBackwardCounts(int queries, int keys, int headDim, bool causal,
         c.write(2 * std::uint64_t(cols.size()) * d);
     }
     c.scratch(backwardWorkingSetElements(std::min(options.blockRows, queries),
-                                         std::min(options.blockCols, keys), headDim));
+                                         std::min(options.blockCols, keys), headDim,
+                                         options.backward));
     return c;
 }
 
@@ -184,7 +200,8 @@ BackwardOutputT<Scalar> flashBackward(const MatrixT<Scalar>& q, const MatrixT<Sc
     out.grads.dv.setZero(keys, d);
     c.write(std::uint64_t(queries) * d);
     c.scratch(backwardWorkingSetElements(std::min(options.blockRows, queries),
-                                         std::min(options.blockCols, keys), d));
+                                         std::min(options.blockCols, keys), d,
+                                         options.backward));
     const VectorT<Scalar>& offset = saved.offset(bw);
     BackwardTile<Scalar> tile;
     for (int j = 0; j < blockCount(keys, options.blockCols); ++j) {

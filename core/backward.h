@@ -144,9 +144,20 @@ GradientCheck compareGradients(const Gradients& grads, const Gradients& referenc
 Counters flashBackwardCounts(int queries, int keys, int headDim, bool causal,
                              const FlashOptions& options);
 
-// What sits on chip while a tile is processed: K_j, V_j, dK_j, dV_j; Q_i, dO_i, dQ_i; L_i, D_i;
-// the S/P tile and the dP/dS tile.
-std::uint64_t backwardWorkingSetElements(int rows, int cols, int headDim);
+// FlashAttention's trade, both sides counted alike for one problem: the backward recomputing S
+// and P, and the same backward reading back a P the forward stored, which also costs the
+// forward's write of that n_q x n_k P (the backward's own counters hold only its read).
+struct BackwardTrade {
+    Counters recompute, stored;
+    std::uint64_t recomputeKept = 0, storedKept = 0; // elements the forward leaves in HBM
+};
+BackwardTrade backwardTrade(int queries, int keys, int headDim, bool causal,
+                            const FlashOptions& options);
+
+// What sits on chip while a tile is processed: K_j, V_j, dK_j, dV_j; Q_i, dO_i, dQ_i; L_i (not
+// with storeWeights: P is read, not recomputed), D_i; the S/P tile and the dP/dS tile.
+std::uint64_t backwardWorkingSetElements(int rows, int cols, int headDim,
+                                         const BackwardOptions& options);
 
 // What the forward leaves in HBM for the backward to read, in elements: Q, K, V, O and L (one
 // float per row, FlashAttention-2), plus the whole P with storeWeights.

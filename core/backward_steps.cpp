@@ -2,8 +2,10 @@
 // The state at a step replays only what it needs: the earlier query blocks of its key block (for
 // dK_j and dV_j) and the earlier key blocks of its query block (for dQ_i), from the nearest
 // checkpoint of those sums, which one pass lays down when the steps are laid out: at most
-// `every` tiles each way, whatever the total number of steps. The checkpoints are the very sums
-// the pass holds there, so a state is the same, bit for bit, as the pass run to that step.
+// `every` tiles each way, where `every` is 1 while every sum fits in the 64 MB the checkpoints
+// may take and grows with the tiles past that (n = 4096, d = 64, 64 x 64 tiles: 6). The
+// checkpoints are the very sums the pass holds there, so a state is the same, bit for bit, as
+// the pass run to that step.
 #include "core/backward.h"
 #include "core/errors.h"
 #include "core/flash.h"
@@ -27,6 +29,7 @@ struct BackwardStepData {
     int every = 1;
     std::vector<std::vector<Matrix>> dkSaved, dvSaved; // per key block
     std::vector<std::vector<Matrix>> dqSaved;          // per query block
+    bool forwardWrong = false; // a forward switch changed O (so every state from the pre-pass on)
 };
 
 namespace {
@@ -45,22 +48,6 @@ int tileStepCount(const BackwardOptions& options) { return options.storeWeights 
 
 StepKind tileStep(const BackwardOptions& options, int index) {
     return options.storeWeights ? kStoredWeightSteps[index] : kRecomputeSteps[index];
-}
-
-// Where a step stands in its tile, to tell which values exist yet; -1 outside a tile.
-int backwardPhaseOf(StepKind kind) {
-    switch (kind) {
-    case StepKind::LoadQueryGradient: return 0;
-    case StepKind::RecomputeScores: return 1;
-    case StepKind::RecomputeWeights:
-    case StepKind::ReadStoredWeights: return 2;
-    case StepKind::UpdateValueGradient: return 3;
-    case StepKind::ComputeWeightGradient: return 4;
-    case StepKind::ComputeScoreGradient: return 5;
-    case StepKind::UpdateQueryGradient: return 6;
-    case StepKind::UpdateKeyGradient: return 7;
-    default: return -1;
-    }
 }
 
 template <typename Scalar>
@@ -150,6 +137,21 @@ void layDownCheckpoints(const TileInputs<Scalar>& in, const std::vector<int>& fi
 
 } // namespace
 
+int backwardPhaseOf(StepKind kind) {
+    switch (kind) {
+    case StepKind::LoadQueryGradient: return 0;
+    case StepKind::RecomputeScores: return 1;
+    case StepKind::RecomputeWeights:
+    case StepKind::ReadStoredWeights: return 2;
+    case StepKind::UpdateValueGradient: return 3;
+    case StepKind::ComputeWeightGradient: return 4;
+    case StepKind::ComputeScoreGradient: return 5;
+    case StepKind::UpdateQueryGradient: return 6;
+    case StepKind::UpdateKeyGradient: return 7;
+    default: return -1;
+    }
+}
+
 void StepEngine::setUpBackward(const std::function<void()>& poll) {
     const auto& spec = m_problem.spec;
     auto data = std::make_shared<BackwardStepData>();
@@ -166,6 +168,11 @@ void StepEngine::setUpBackward(const std::function<void()>& poll) {
         data->lse = saved.lse.template cast<double>();
         data->m = saved.m.template cast<double>();
         data->delta = flashviz::rowDots<Scalar>(data->dO.cast<Scalar>(), saved.o).template cast<double>();
+        if (forward.rescale && forward.runningMax) return;
+        FlashOptions correct = forward;
+        correct.rescale = correct.runningMax = true;
+        const auto right = flashForward<Scalar>(q, k, v, m_problem.scale(), spec.causal, correct);
+        data->forwardWrong = right.o != f.o;
     };
     if (spec.precision == Precision::Double)
         run(double{});
@@ -243,7 +250,7 @@ Counters StepEngine::backwardStepDelta(const StepInfo& info) const {
         delta.write(nq);
         delta.scratch(backwardWorkingSetElements(std::min(m_options.blockRows, spec.queries),
                                                  std::min(m_options.blockCols, spec.keys),
-                                                 spec.headDim));
+                                                 spec.headDim, bw));
         break;
     case StepKind::InitialiseQueryGradient: delta.write(nq * d); break;
     case StepKind::LoadKeyValue: delta.read(2 * c * d); break;
@@ -445,19 +452,33 @@ const Vector& StepEngine::rowDots() const {
 
 int StepEngine::backwardCheckpointInterval() const { return m_backward ? m_backward->every : 0; }
 
+// Whether a switched-on backward bug can change a value here at all, from the sizes alone: the
+// mask is only forgotten where there is one, dQ only overwritten where a second key block adds
+// to it, and a stored P is beyond the recompute's two bugs.
+static bool anyBugCanBite(const BackwardOptions& b, bool causal, int keyBlocks) {
+    const bool recompute = !b.storeWeights;
+    return !b.subtractRowDot || (recompute && !b.useLogSumExp) ||
+           (!b.accumulateDq && keyBlocks > 1) || (recompute && causal && !b.maskRecompute);
+}
+
 std::optional<int> StepEngine::firstBackwardBugStep() const {
-    if (m_algorithm != Algorithm::Backward || !m_options.backward.anyBug()) return std::nullopt;
-    const auto& spec = m_problem.spec;
+    if (m_algorithm != Algorithm::Backward) return std::nullopt;
     const BackwardStepData& data = *m_backward;
+    if (data.forwardWrong) return 0; // the pre-pass reads the forward's O, and it is wrong
+    const auto& spec = m_problem.spec;
+    if (!anyBugCanBite(m_options.backward, spec.causal, keyBlockCount())) return std::nullopt;
     BackwardOptions correct = m_options.backward;
     correct.subtractRowDot = correct.useLogSumExp = correct.accumulateDq = correct.maskRecompute = true;
     const auto wrong = tileInputs<double>(m_problem, m_options.backward, data.dO, data.lse, data.m,
                                           data.delta);
     const auto right = tileInputs<double>(m_problem, correct, data.dO, data.lse, data.m, data.delta);
     const int perTile = 1 + tileStepCount(m_options.backward);
+    // The step of `kind` in tile (j, i), from the same table infoBackward() reads.
     const auto stepOf = [&](int j, int i, StepKind kind) {
         const Outer& o = m_outer[std::size_t(j)];
-        return o.firstStep + 1 + (i - o.firstQuery) * perTile + backwardPhaseOf(kind);
+        int index = 0;
+        while (tileStep(m_options.backward, index) != kind) ++index;
+        return o.firstStep + 1 + (i - o.firstQuery) * perTile + 1 + index;
     };
     Matrix dq = Matrix::Zero(spec.queries, spec.headDim); // the correct dQ, as it accumulates
     BackwardTile<double> good, bad;
@@ -470,7 +491,7 @@ std::optional<int> StepEngine::firstBackwardBugStep() const {
             wrong.compute(rows, cols, bad);
             if (!m_options.backward.storeWeights && bad.scores != good.scores)
                 return stepOf(j, i, StepKind::RecomputeScores);
-            if (bad.weights != good.weights)
+            if (bad.weights != good.weights) // only the recompute's bugs change P
                 return stepOf(j, i, StepKind::RecomputeWeights);
             if (bad.dScores != good.dScores) return stepOf(j, i, StepKind::ComputeScoreGradient);
             auto dqRows = dq.middleRows(rows.begin, rows.size());

@@ -30,8 +30,9 @@ struct BackwardOptions {
     bool anyBug() const { return !subtractRowDot || !useLogSumExp || !accumulateDq || !maskRecompute; }
 };
 
-// The backward's switches by the one name every face uses (command lines, presets,
-// lecture.json): switching one on sets `field` to `onValue`.
+// The backward's switches by the name the command lines use (presets, saved settings and
+// lecture.json use the BackwardOptions field names as JSON keys): switching one on sets `field`
+// to `onValue`.
 struct BackwardSwitch {
     const char* name; // "no-row-dot", "no-lse", "overwrite-dq", "no-mask-recompute", "store-p", "ones-upstream"
     bool BackwardOptions::*field;

@@ -193,7 +193,12 @@ RunSetup readProblemOptions(const GivenOptions& given, RunSetup base) {
     if (find(given, "causal")) spec.causal = true;
     if (find(given, "no-rescale")) options.rescale = false;
     if (find(given, "no-running-max")) options.runningMax = false;
-    if (find(given, "keep-full-s")) options.keepFullScores = true;
+    if (find(given, "keep-full-s")) {
+        if (base.algorithm == Algorithm::Backward)
+            refuse("--keep-full-s is the forward's debug copy of S; the backward keeps none: "
+                   "leave it out, or add --store-p to keep P");
+        options.keepFullScores = true;
+    }
     validate(spec); // the memory the inputs need, before anything is made
     validate(spec, options);
     return base;

@@ -63,6 +63,9 @@ enum class StepKind {
     UpdateKeyGradient,       // dK_j += scale * dS_ij^T Q_i
     StoreKeyValueGradient,   // dK_j, dV_j: SRAM -> HBM
 };
+// Where a backward step stands in its tile, to tell which values exist yet: 0 LoadQueryGradient,
+// then S, P (recomputed or read), dV, dP, dS, dQ, dK at 1..7; -1 outside a tile.
+int backwardPhaseOf(StepKind kind);
 // The last kind, for loops over every kind (a new kind goes before it or becomes it).
 inline constexpr StepKind kLastStepKind = StepKind::StoreKeyValueGradient;
 const char* toString(StepKind kind);
@@ -184,17 +187,19 @@ public:
     // for this problem (every row's maximum sits in its first visible block).
     std::optional<int> firstRescaleStep() const;
 
-    // The backward: the first step at which a backward bug switched on in the options changes a
-    // value (S unmasked, P without ℓ, dS without D, dQ overwritten); std::nullopt when none is on
-    // or it changes nothing here. Costs one pass over the tiles.
+    // The backward: the first step at which a bug switched on in the options changes a value:
+    // step 0 when a forward switch changed O (the pre-pass reads it), else the backward's own (S
+    // unmasked, P without ℓ, dS without D, dQ overwritten); std::nullopt when none is on or it
+    // changes nothing here. Up to one pass over the tiles, where the sizes do not settle it.
     std::optional<int> firstBackwardBugStep() const;
     // The upstream gradient, the forward's L = m + log ℓ and the pre-pass's D for every row
     // (empty for the forward algorithms).
     const Matrix& upstreamGradient() const;
     const Vector& logSumExp() const;
     const Vector& rowDots() const;
-    // How many tiles apart the backward keeps its sums (1 for problems small enough to keep
-    // every one): a state replays at most this many tiles for dK_j, dV_j and for dQ_i.
+    // How many tiles apart the backward keeps its sums: 1 while every sum fits in the 64 MB the
+    // checkpoints may take, then growing with the tiles; a state replays at most this many tiles
+    // for dK_j, dV_j and for dQ_i.
     int backwardCheckpointInterval() const;
 
 private:
