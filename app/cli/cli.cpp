@@ -269,12 +269,8 @@ int commandRunBackward(const RunSetup& setup, Backend& backend, bool json, std::
     request.options = setup.options;
     const BackwardRunResult run = runBackwardAndCheck(makeProblem(spec), backend, request);
     const GradientCheck& check = run.check;
-    FlashOptions withP = setup.options;
-    withP.backward.storeWeights = true;
-    const Counters storedP =
-        flashBackwardCounts(spec.queries, spec.keys, spec.headDim, spec.causal, withP);
-    const std::uint64_t storedPElements =
-        backwardStoredElements(spec.queries, spec.keys, spec.headDim, withP.backward);
+    const BackwardTrade trade =
+        backwardTrade(spec.queries, spec.keys, spec.headDim, spec.causal, setup.options);
     const BackwardCost standard = countedStandardBackward(spec.queries, spec.keys, spec.headDim);
     const bool square = spec.queries == spec.keys;
     const BackwardComparison model = backwardCosts(spec.queries, spec.headDim);
@@ -297,7 +293,8 @@ int commandRunBackward(const RunSetup& setup, Backend& backend, bool json, std::
                          {"non_finite", check.dq.nonFiniteCount + check.dk.nonFiniteCount +
                                             check.dv.nonFiniteCount},
                          {"backward", backwardCountersJson(run.counters, run.storedElements)},
-                         {"backward_p_stored", backwardCountersJson(storedP, storedPElements)},
+                         // With P stored: the backward's read of it and the forward's write.
+                         {"backward_p_stored", backwardCountersJson(trade.stored, trade.storedKept)},
                          {"standard_backward",
                           {{"flops", standard.flops}, {"stored_floats", standard.storedElements}}},
                          {"switches", switches},
@@ -327,18 +324,15 @@ int commandRunBackward(const RunSetup& setup, Backend& backend, bool json, std::
     std::snprintf(header, sizeof header, "\n  %-22s %14s %14s %14s %14s %14s\n", "", "HBM read B",
                   "HBM write B", "FLOPs", "peak scratch", "stored floats");
     out << header;
-    // The run beside the other side of the trade: P stored, or (with --store-p) recomputed.
+    // The run beside the other side of the trade: P stored (its traffic with the forward's
+    // write of P), or (with --store-p) recomputed.
     if (setup.options.backward.storeWeights) {
-        FlashOptions recompute = setup.options;
-        recompute.backward.storeWeights = false;
         printBackwardRow(out, "backward (P stored)", run.counters, run.storedElements);
-        printBackwardRow(
-            out, "the same, P recomputed",
-            flashBackwardCounts(spec.queries, spec.keys, spec.headDim, spec.causal, recompute),
-            backwardStoredElements(spec.queries, spec.keys, spec.headDim, recompute.backward));
+        printBackwardRow(out, "  + forward writes P", trade.stored, trade.storedKept);
+        printBackwardRow(out, "the same, P recomputed", trade.recompute, trade.recomputeKept);
     } else {
         printBackwardRow(out, "backward", run.counters, run.storedElements);
-        printBackwardRow(out, "the same, P stored", storedP, storedPElements);
+        printBackwardRow(out, "P stored, + its write", trade.stored, trade.storedKept);
     }
     printModelRow(out, "standard (counted)", standard);
     if (square) {

@@ -113,6 +113,8 @@ class TstBackward : public QObject {
     void stepsRunKeyBlocksOuter();
     void firstBugStepIsWhereAValueChanges_data();
     void firstBugStepIsWhereAValueChanges();
+    void forwardBugIsWrongFromThePrePass();
+    void bugsThatCannotBiteAreFoundWithoutAScan();
     void upstreamGradientIsTheSeeds();
     void runUseCaseChecksEveryGradient();
     void refusesAMismatchedUpstreamGradient();
@@ -263,11 +265,15 @@ void TstBackward::countersEqualTheClosedForm() {
         const StepEngine engine(p, Algorithm::Backward, o);
         QCOMPARE(engine.stepCount(), int(countSteps(p.spec, Algorithm::Backward, o)));
         Counters walked;
+        u64 largestOnChip = 0;
         for (int s = 0; s < engine.stepCount(); ++s) {
             const StepState st = engine.state(s);
-            QVERIFY(st.sramElements <= closed.peakScratchElements);
+            largestOnChip = std::max(largestOnChip, st.sramElements);
             walked = st.counters;
         }
+        // The peak scratch is the largest working set a step holds, when a whole tile exists.
+        if (c.blockRows <= c.queries && c.blockCols <= c.keys)
+            QCOMPARE(largestOnChip, closed.peakScratchElements);
         QVERIFY2(walked == closed, qPrintable(show(walked) + " vs " + show(closed)));
         if (!c.causal && !*variant) QCOMPARE(closed.flops, 10 * u64(c.queries) * c.keys * c.headDim);
     }
@@ -392,11 +398,15 @@ void TstBackward::stepsRunKeyBlocksOuter() {
 void TstBackward::firstBugStepIsWhereAValueChanges_data() {
     QTest::addColumn<QString>("bug");
     QTest::addColumn<bool>("causal");
+    QTest::addColumn<bool>("storeP");
     QTest::addColumn<QString>("kind");
-    QTest::newRow("no-row-dot") << "no-row-dot" << false << "compute-score-gradient";
-    QTest::newRow("no-lse") << "no-lse" << false << "recompute-weights";
-    QTest::newRow("overwrite-dq") << "overwrite-dq" << false << "update-query-gradient";
-    QTest::newRow("no-mask-recompute") << "no-mask-recompute" << true << "recompute-scores";
+    QTest::newRow("no-row-dot") << "no-row-dot" << false << false << "compute-score-gradient";
+    QTest::newRow("no-lse") << "no-lse" << false << false << "recompute-weights";
+    QTest::newRow("overwrite-dq") << "overwrite-dq" << false << false << "update-query-gradient";
+    QTest::newRow("no-mask-recompute") << "no-mask-recompute" << true << false << "recompute-scores";
+    // A tile has one step fewer with P stored: the step named must still be the bug's own.
+    QTest::newRow("store-p, no-row-dot") << "no-row-dot" << true << true << "compute-score-gradient";
+    QTest::newRow("store-p, overwrite-dq") << "overwrite-dq" << false << true << "update-query-gradient";
 }
 
 // The step named is the first at which the buggy run shows a different value than the correct
@@ -404,9 +414,10 @@ void TstBackward::firstBugStepIsWhereAValueChanges_data() {
 void TstBackward::firstBugStepIsWhereAValueChanges() {
     QFETCH(QString, bug);
     QFETCH(bool, causal);
+    QFETCH(bool, storeP);
     QFETCH(QString, kind);
     const Problem p = makeProblem(makeSpec(16, 16, 4, causal));
-    const FlashOptions correct = makeOptions(4, 4);
+    const FlashOptions correct = storeP ? withSwitch(makeOptions(4, 4), "store-p") : makeOptions(4, 4);
     const StepEngine right(p, Algorithm::Backward, correct);
     const StepEngine wrong(p, Algorithm::Backward, withSwitch(correct, qPrintable(bug)));
     const auto first = wrong.firstBackwardBugStep();
@@ -420,6 +431,30 @@ void TstBackward::firstBugStepIsWhereAValueChanges() {
     };
     for (int s = 0; s < *first; ++s) QVERIFY2(!differs(s), qPrintable(QStringLiteral("step %1 differs").arg(s)));
     QVERIFY(differs(*first));
+}
+
+// The pre-pass reads the forward's O: a forward switch that changes O makes the backward wrong
+// from step 0; one that changes nothing here (no rescale where every maximum comes first) does not.
+void TstBackward::forwardBugIsWrongFromThePrePass() {
+    FlashOptions noRescale = makeOptions(4, 4);
+    noRescale.rescale = false;
+    const StepEngine late(makeProblem(makeSpec(16, 16, 4, false, Precision::Double,
+                                               InputPattern::LateMaximum)),
+                          Algorithm::Backward, noRescale);
+    QCOMPARE(late.firstBackwardBugStep(), std::optional<int>(0));
+    const StepEngine early(makeProblem(makeSpec(16, 16, 4, false, Precision::Double,
+                                                InputPattern::EarlyMaximum)),
+                           Algorithm::Backward, noRescale);
+    QVERIFY(!early.firstBackwardBugStep());
+}
+
+// With P stored, the recompute's bugs change nothing, and the answer needs no pass.
+void TstBackward::bugsThatCannotBiteAreFoundWithoutAScan() {
+    const Problem p = makeProblem(makeSpec(16, 16, 4, true));
+    const FlashOptions stored = withSwitch(withSwitch(withSwitch(makeOptions(4, 4), "store-p"), "no-lse"),
+                                           "no-mask-recompute");
+    QVERIFY(!StepEngine(p, Algorithm::Backward, stored).firstBackwardBugStep());
+    QVERIFY(checkOf(p, stored).passed());
 }
 
 void TstBackward::upstreamGradientIsTheSeeds() {
