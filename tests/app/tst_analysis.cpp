@@ -529,7 +529,7 @@ void TestAnalysis::backwardChartShowsEngineNumbers() {
     for (const std::uint64_t bytes :
          {backwardStoredElements(n, n, 64, tiles.backward) * kBytesPerElement,
           flashBackwardCounts(n, n, 64, false, tiles).hbmBytes(),
-          flashBackwardCounts(n, n, 64, false, withP).hbmBytes()}) {
+          flashBackwardCounts(n, n, 64, false, withP).hbmBytes() + std::uint64_t(n) * n * 4}) {
         const QString figure = formatBytesIn(double(bytes), ByteUnit::MB, 2);
         QVERIFY2(caption.contains(figure), qPrintable(figure + QStringLiteral(" in ") + caption));
     }

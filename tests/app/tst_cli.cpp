@@ -409,8 +409,9 @@ void TestCli::runBackwardJsonReportsTheEngine() {
              flashviz::backwardStoredElements(40, 28, 8, setup.options.backward));
     flashviz::FlashOptions withP = setup.options;
     withP.backward.storeWeights = true;
+    // P stored: the backward's read of it and the forward's write, 40 x 28 floats each.
     QCOMPARE(j.at("backward_p_stored").at("hbm_bytes").get<std::uint64_t>(),
-             flashviz::flashBackwardCounts(40, 28, 8, true, withP).hbmBytes());
+             flashviz::flashBackwardCounts(40, 28, 8, true, withP).hbmBytes() + 40 * 28 * 4);
     QCOMPARE(j.at("backward_p_stored").at("stored_floats").get<std::uint64_t>(),
              flashviz::backwardStoredElements(40, 28, 8, withP.backward));
     QCOMPARE(j.at("standard_backward").at("flops").get<std::uint64_t>(),
@@ -446,7 +447,7 @@ void TestCli::runBackwardTextShowsTheCheckAndTheCounts() {
         flashviz::makeProblem(flashviz::toySetup().spec), cpu, request);
     for (const std::string& line : std::vector<std::string>{
              "FlashAttention backward on CPU", "backward switches: none", engine.check.summary(),
-             std::string("the same, P stored"), std::string("script's model, flash"),
+             std::string("P stored, + its write"), std::string("script's model, flash"),
              std::to_string(engine.counters.hbmReadBytes), std::to_string(engine.storedElements)})
         QVERIFY2(r.out.find(line) != std::string::npos, (line + " in\n" + r.out).c_str());
     // Core's sentence, wrapped to the terminal.

@@ -68,7 +68,8 @@ void TestCommandLine::windowRefusesBlocksPastTheSequence() {
         (void)validateForWindow(settings);
         QFAIL("accepted");
     } catch (const flashviz::EngineError& e) {
-        QVERIFY2(QString::fromUtf8(e.what()).contains(QStringLiteral("(allowed: 1 to 8)")), e.what());
+        QVERIFY2(QString::fromUtf8(e.what()).contains(QStringLiteral("(allowed: 1 to 8)")),
+                 e.what());
     }
 }
 
@@ -138,8 +139,8 @@ void TestCommandLine::missingBackendFallsBackAndSaysSo() {
     QCOMPARE(c.start.backend, std::optional<flashviz::BackendKind>(flashviz::BackendKind::Cpu));
     QTemporaryDir dir;
     const QString file = dir.filePath(QStringLiteral("shot.png"));
-    const Exit shot = runFlashviz(
-        {QStringLiteral("--backend"), QStringLiteral("cuda"), QStringLiteral("--screenshot"), file});
+    const Exit shot = runFlashviz({QStringLiteral("--backend"), QStringLiteral("cuda"),
+                                   QStringLiteral("--screenshot"), file});
     QCOMPARE(shot.code, kExitBackendFellBack);
     QVERIFY(shot.err.contains("the CPU computes instead"));
     QVERIFY(!QImage(file).isNull());
@@ -155,10 +156,9 @@ void TestCommandLine::stepPastTheRunFailsTheProcess() {
     QVERIFY(!QFile::exists(file)); // nothing written for a step the run does not have
     // Without --screenshot the window opens at once (a large start shows its build's progress
     // and Cancel) and the step is checked once the run is built: refused the same way.
-    const Exit window =
-        runFlashviz({QStringLiteral("--no-restore"), QStringLiteral("--step"),
-                     QStringLiteral("first-rescale"), QStringLiteral("--preset"),
-                     QStringLiteral("bug-hides")});
+    const Exit window = runFlashviz({QStringLiteral("--no-restore"), QStringLiteral("--step"),
+                                     QStringLiteral("first-rescale"), QStringLiteral("--preset"),
+                                     QStringLiteral("bug-hides")});
     QCOMPARE(window.code, kExitRefused);
     QVERIFY(window.err.contains("no step of this run rescales"));
 }
@@ -279,6 +279,9 @@ void TestCommandLine::screenshotWritesAPng_data() {
     QTest::newRow("toy") << QStringList{} << QSize(1920, 1080);
     QTest::newRow("bug, small window")
         << QStringList{"--preset", "bug-bites", "--size", "1280x800"} << QSize(1280, 800);
+    QTest::newRow("backward, bug, laptop")
+        << QStringList{"--preset", "backward", "--bug", "--step", "8", "--size", "1366x768"}
+        << QSize(1366, 768);
     QTest::newRow("lecture") << QStringList{"--lecture", "--chapter", "4", "--step", "11"}
                              << QSize(1920, 1080);
 }

@@ -15,9 +15,9 @@
 
 using namespace flashviz;
 using namespace flashviz::gui;
+using flashviz::gui::test::largeSettings;
 using flashviz::test::sameState;
 using flashviz::test::sameValues;
-using flashviz::gui::test::largeSettings;
 
 namespace {
 
@@ -53,6 +53,8 @@ class TestController : public QObject {
     void cancelKeepsThePreviousScene();
     void progressMovesWithinTheLongStages();
     void jumpToTheFirstWrongStep();
+    void bugKeyBreaksTheBackward();
+    void backwardJumpNoticesSayWhy();
     void newerBuildReplacesTheOlder();
     void framesOnAWorkerShowTheLatestStep();
     void presetSteps();
@@ -393,18 +395,30 @@ void TestController::presetSteps() {
 void TestController::stepExpressionsDoNotOverflow_data() {
     QTest::addColumn<QString>("spec");
     QTest::addColumn<QString>("expected"); // "end", "first+K", a number, or "none"
-    QTest::newRow("first-rescale+1") << "first-rescale+1" << "first+1";
-    QTest::newRow("first-rescale-1") << "first-rescale-1" << "first-1";
-    QTest::newRow("largest offset") << "first-rescale+2147483646" << "end";
-    QTest::newRow("offset past int") << "first-rescale+2147483647" << "none";
-    QTest::newRow("offset far past int") << "first-rescale+99999999999" << "none";
-    QTest::newRow("largest offset back") << "first-rescale-2147483646" << "0";
-    QTest::newRow("end-2") << "end-2" << "end-2";
-    QTest::newRow("end+2147483646") << "end+2147483646" << "end";
-    QTest::newRow("number past the end") << "2147483646" << "end";
-    QTest::newRow("number past int") << "2147483648" << "none";
-    QTest::newRow("garbage after the name") << "first-rescaleX" << "none";
-    QTest::newRow("trailing garbage") << "12abc" << "none";
+    QTest::newRow("first-rescale+1") << "first-rescale+1"
+                                     << "first+1";
+    QTest::newRow("first-rescale-1") << "first-rescale-1"
+                                     << "first-1";
+    QTest::newRow("largest offset") << "first-rescale+2147483646"
+                                    << "end";
+    QTest::newRow("offset past int") << "first-rescale+2147483647"
+                                     << "none";
+    QTest::newRow("offset far past int") << "first-rescale+99999999999"
+                                         << "none";
+    QTest::newRow("largest offset back") << "first-rescale-2147483646"
+                                         << "0";
+    QTest::newRow("end-2") << "end-2"
+                           << "end-2";
+    QTest::newRow("end+2147483646") << "end+2147483646"
+                                    << "end";
+    QTest::newRow("number past the end") << "2147483646"
+                                         << "end";
+    QTest::newRow("number past int") << "2147483648"
+                                     << "none";
+    QTest::newRow("garbage after the name") << "first-rescaleX"
+                                            << "none";
+    QTest::newRow("trailing garbage") << "12abc"
+                                      << "none";
 }
 
 void TestController::stepExpressionsDoNotOverflow() {
@@ -417,11 +431,16 @@ void TestController::stepExpressionsDoNotOverflow() {
     const int first = *scene->firstRescaleStep, end = scene->stepCount() - 1;
     QVERIFY(first >= 2 && first + 1 < end);
     std::optional<int> want;
-    if (expected == QLatin1String("end")) want = end;
-    else if (expected == QLatin1String("end-2")) want = end - 2;
-    else if (expected == QLatin1String("first+1")) want = first + 1;
-    else if (expected == QLatin1String("first-1")) want = first - 1;
-    else if (expected != QLatin1String("none")) want = expected.toInt();
+    if (expected == QLatin1String("end"))
+        want = end;
+    else if (expected == QLatin1String("end-2"))
+        want = end - 2;
+    else if (expected == QLatin1String("first+1"))
+        want = first + 1;
+    else if (expected == QLatin1String("first-1"))
+        want = first - 1;
+    else if (expected != QLatin1String("none"))
+        want = expected.toInt();
     QCOMPARE(resolveStep(*scene, spec), want);
     // Applying the settings with that step lands on it (or keeps the default, step 0).
     QVERIFY(c.apply(scene->settings, spec));
@@ -451,15 +470,16 @@ void TestController::progressMovesWithinTheLongStages() {
     QVERIFY(c.waitUntilIdle());
     QCOMPARE(c.scene()->settings.spec.queries, 6144);
     for (std::size_t i = 1; i < reports.size(); ++i)
-        QVERIFY2(reports[i].percent >= reports[i - 1].percent,
-                 qPrintable(QStringLiteral("%1 after %2")
-                                .arg(reports[i].percent)
-                                .arg(reports[i - 1].percent)));
+        QVERIFY2(
+            reports[i].percent >= reports[i - 1].percent,
+            qPrintable(
+                QStringLiteral("%1 after %2").arg(reports[i].percent).arg(reports[i - 1].percent)));
     // The pacer reports every 100 ms, until the stage's expected time (from the rate measured
     // before) has passed: a stage of 200 ms shows a figure besides its first, one of 400 ms two.
     // (No more is asked: a stage slower than expected holds at 95 % of its share.)
     int paced = 0;
-    for (const QString& prefix : {QStringLiteral("Ordinary attention"), QStringLiteral("FlashAttention")}) {
+    for (const QString& prefix :
+         {QStringLiteral("Ordinary attention"), QStringLiteral("FlashAttention")}) {
         std::set<int> figures;
         qint64 first = -1, last = -1;
         for (const Report& r : reports)
@@ -484,6 +504,68 @@ void TestController::progressMovesWithinTheLongStages() {
 
 // G goes to the first wrong step only where there is one: with the rescale in place (or where it
 // never bites) the step stays and a notice says why (it jumped to the first rescale, silently).
+// B on a backward scene leaves D out of dS (not the forward's rescale); G goes to where the
+// gradients first differ from the correct run's.
+void TestController::bugKeyBreaksTheBackward() {
+    Controller c;
+    QVERIFY(c.applyPreset(QStringLiteral("backward")));
+    QVERIFY(c.waitUntilIdle());
+    QVERIFY(c.scene()->backward->check.passed());
+    QVERIFY(!c.firstWrongStep());
+    c.toggleBug();
+    QVERIFY(c.waitUntilIdle());
+    QVERIFY(!c.settings().options.backward.subtractRowDot);
+    QVERIFY(c.settings().options.rescale);
+    const auto scene = c.scene();
+    QVERIFY(!scene->backward->check.passed());
+    QVERIFY(scene->backward->firstBugStep);
+    QCOMPARE(c.firstWrongStep(), scene->backward->firstBugStep);
+    c.jumpToFirstWrongStep();
+    QCOMPARE(c.step(), *scene->backward->firstBugStep);
+    QCOMPARE(scene->engine->info(c.step()).kind, StepKind::ComputeScoreGradient);
+    // The frame there holds the correct run's state beside the buggy one.
+    QVERIFY(c.waitUntilIdle());
+    QVERIFY(c.frame()->correct);
+    QVERIFY(!sameValues(c.frame()->state.dS, c.frame()->correct->dS));
+    c.toggleBug();
+    QVERIFY(c.waitUntilIdle());
+    QVERIFY(c.settings().options.backward.subtractRowDot);
+    QVERIFY(c.scene()->backward->check.passed());
+    // The same preset as the shipped bug one, which opens at that step.
+    QVERIFY(c.applyPreset(QStringLiteral("backward-bug")));
+    QVERIFY(c.waitUntilIdle());
+    QCOMPARE(c.step(), *scene->backward->firstBugStep);
+    // On the forward B is still the rescale.
+    QVERIFY(c.apply(toySettings()));
+    c.toggleBug();
+    QVERIFY(c.waitUntilIdle());
+    QVERIFY(!c.settings().options.rescale);
+    QVERIFY(c.settings().options.backward.subtractRowDot);
+}
+
+void TestController::backwardJumpNoticesSayWhy() {
+    Controller c;
+    QSignalSpy notices(&c, &Controller::notice);
+    QVERIFY(c.applyPreset(QStringLiteral("backward")));
+    c.jumpToFirstWrongStep();
+    QCOMPARE(notices.size(), 1);
+    const QString right = notices.at(0).at(0).toString();
+    QVERIFY2(right.contains(QStringLiteral("No step is wrong")) &&
+                 right.contains(QStringLiteral("D")) && !right.contains(QStringLiteral("rescale")),
+             qPrintable(right));
+    // The forgotten mask on a problem without one changes nothing, and G says why.
+    VizSettings s = c.settings();
+    s.options.backward.maskRecompute = false;
+    QVERIFY(c.apply(s));
+    QVERIFY(c.waitUntilIdle());
+    QVERIFY(c.scene()->backward->check.passed());
+    QVERIFY(!c.firstWrongStep());
+    c.jumpToFirstWrongStep();
+    QCOMPARE(notices.size(), 2);
+    QVERIFY2(notices.at(1).at(0).toString().contains(QStringLiteral("causal mask")),
+             qPrintable(notices.at(1).at(0).toString()));
+}
+
 void TestController::jumpToTheFirstWrongStep() {
     Controller c;
     QVERIFY(c.apply(withPattern(InputPattern::LateMaximum)));

@@ -1,8 +1,9 @@
 // Lecture mode: the chapters and their narrative, clicker keys moving through steps and chapters,
 // B toggling the bug, fixed seeds replaying identically, Esc leaving with the user's settings back.
-#include "lecture/lecture.h"
 #include "core/analysis.h"
+#include "core/backward.h"
 #include "core/hardware.h"
+#include "lecture/lecture.h"
 #include "session/controller.h"
 #include "session/resources.h"
 #include "session/step_why.h"
@@ -39,6 +40,9 @@ class TestLecture : public QObject {
     void narrativesQuoteTheWhyList();
     void memoryBoundChapterFollowsTheGpu();
     void whyFollowsTheSwitches();
+    void backwardChapterQuotesTheEngine();
+    void backwardBugNarrativeFollowsTheCheck();
+    void backwardWhyFollowsTheAlgorithmAndSwitches();
 };
 
 void TestLecture::initTestCase() {
@@ -48,15 +52,20 @@ void TestLecture::initTestCase() {
 
 void TestLecture::chaptersFollowTheExplainer() {
     const auto& chapters = lectureChapters();
-    QCOMPARE(int(chapters.size()), 7);
-    const QStringList ids = {QStringLiteral("memory"),  QStringLiteral("standard"),
-                             QStringLiteral("online"),  QStringLiteral("tiles"),
-                             QStringLiteral("traffic"), QStringLiteral("bug"),
-                             QStringLiteral("summary")};
-    for (int i = 0; i < 7; ++i)
+    QCOMPARE(int(chapters.size()), 9);
+    // The explainer's five steps, the bug and the summary; then the backward pass after them.
+    const QStringList ids = {
+        QStringLiteral("memory"),  QStringLiteral("standard"), QStringLiteral("online"),
+        QStringLiteral("tiles"),   QStringLiteral("traffic"),  QStringLiteral("bug"),
+        QStringLiteral("summary"), QStringLiteral("backward"), QStringLiteral("backward-bug")};
+    for (int i = 0; i < 9; ++i)
         QCOMPARE(chapters[std::size_t(i)].id, ids[i]);
     QCOMPARE(chapters[1].settings.algorithm, Algorithm::Standard);
     QVERIFY(!chapters[5].settings.options.rescale);
+    QCOMPARE(chapters[7].settings.algorithm, Algorithm::Backward);
+    QVERIFY(!chapters[7].settings.options.backward.anyBug());
+    QCOMPARE(chapters[8].settings.algorithm, Algorithm::Backward);
+    QVERIFY(!chapters[8].settings.options.backward.subtractRowDot);
 }
 
 void TestLecture::everyChapterBuildsAndFillsItsNarrative() {
@@ -330,9 +339,8 @@ void TestLecture::memoryBoundChapterFollowsTheGpu() {
         QVERIFY(w.waitUntilIdle());
         const Scene& scene = *w.controller()->scene();
         const ProblemSpec& spec = scene.settings.spec;
-        const QString verdict = QString::fromStdString(
-            memoryBoundVerdict(findHardwareProfile(gpu), spec.queries, spec.headDim,
-                               scene.settings.options));
+        const QString verdict = QString::fromStdString(memoryBoundVerdict(
+            findHardwareProfile(gpu), spec.queries, spec.headDim, scene.settings.options));
         QVERIFY(!verdict.isEmpty());
         QVERIFY2(w.lecture()->narrativeText().simplified().contains(unbroken(verdict).simplified()),
                  qPrintable(w.lecture()->narrativeText()));
@@ -365,6 +373,121 @@ void TestLecture::whyFollowsTheSwitches() {
     }
     QVERIFY(whyOfStep(StepKind::UpdateSum, noRescale).contains(QStringLiteral("switched off")));
     QCOMPARE(whyOfStep(StepKind::UpdateMax, noRescale), whyOfStep(StepKind::UpdateMax, {}));
+}
+
+namespace {
+
+const LectureChapter& chapterNamed(const QString& id) {
+    const auto& chapters = lectureChapters();
+    const auto it = std::find_if(chapters.begin(), chapters.end(),
+                                 [&](const LectureChapter& c) { return c.id == id; });
+    if (it == chapters.end()) qFatal("no chapter %s", qPrintable(id));
+    return *it;
+}
+
+} // namespace
+
+// The backward chapter's figures are the scene's check and the engine's counts, never typed in.
+void TestLecture::backwardChapterQuotesTheEngine() {
+    const LectureChapter& chapter = chapterNamed(QStringLiteral("backward"));
+    for (const char* placeholder : {"{gradCheck}", "{recomputeFlops}", "{keptBytes}",
+                                    "{keptBytesWithP}", "{dqTraffic}", "{backwardTraffic}"})
+        QVERIFY2(chapter.narrative.contains(QLatin1String(placeholder)), placeholder);
+    Controller c;
+    QVERIFY2(c.apply(chapter.settings), qPrintable(c.lastRefusal()));
+    QVERIFY(c.waitUntilIdle());
+    const Scene& scene = *c.scene();
+    QVERIFY(scene.backward);
+    QVERIFY(scene.backward->check.passed());
+    const QString text = fillNarrative(chapter.narrative, scene);
+    const auto& spec = scene.settings.spec;
+    FlashOptions withP = scene.settings.options;
+    withP.backward.storeWeights = true;
+    const Counters counted = flashBackwardCounts(spec.queries, spec.keys, spec.headDim, spec.causal,
+                                                 scene.settings.options);
+    const Counters stored =
+        flashBackwardCounts(spec.queries, spec.keys, spec.headDim, spec.causal, withP);
+    const QStringList figures{
+        QString::fromStdString(scene.backward->check.summary()).simplified(),
+        formatFlops(double(counted.flops - stored.flops)),
+        formatBytes(double(scene.backward->storedElements * kBytesPerElement)),
+        formatBytes(
+            double(backwardStoredElements(spec.queries, spec.keys, spec.headDim, withP.backward) *
+                   kBytesPerElement)),
+        formatBytes(double(counted.hbmBytes())),
+        formatBytes(double(scene.backward->storedWeightsTotals.hbmBytes())),
+        formatBytes(double(queryGradientRoundTripBytes(spec.queries, spec.keys, spec.headDim,
+                                                       spec.causal, scene.settings.options)))};
+    for (const QString& figure : figures)
+        QVERIFY2(text.contains(unbroken(figure)),
+                 qPrintable(figure + QStringLiteral(" in ") + text));
+    // The beats walk the pre-pass and the first key block: every step before key block 1.
+    const std::vector<int> beats = resolveBeats(chapter, scene);
+    QCOMPARE(beats.front(), 0);
+    QCOMPARE(beats.back(), scene.engine->firstStepOfOuterBlock(1) - 1);
+    QCOMPARE(int(beats.size()), scene.engine->firstStepOfOuterBlock(1));
+}
+
+void TestLecture::backwardBugNarrativeFollowsTheCheck() {
+    const auto window = freshWindow();
+    MainWindow& w = *window;
+    const int index = int(&chapterNamed(QStringLiteral("backward-bug")) - &lectureChapters()[0]);
+    w.enterLecture(index);
+    QVERIFY(w.waitUntilIdle());
+    const auto broken = w.controller()->scene();
+    QVERIFY(broken->backward);
+    const GradientCheck& check = broken->backward->check;
+    QVERIFY(!check.passed());
+    const auto first = broken->backward->firstBugStep;
+    QVERIFY(first);
+    // The first beat is the first wrong step, where dS leaves D out.
+    QCOMPARE(w.controller()->step(), *first);
+    QCOMPARE(broken->engine->info(*first).kind, StepKind::ComputeScoreGradient);
+    const QString failing = w.lecture()->narrativeText();
+    QVERIFY2(failing.contains(QStringLiteral("The check fails: dQ by up to %1 in %2 of %3 rows")
+                                  .arg(formatValue(check.dq.maxAbsDiff, 2))
+                                  .arg(check.dq.wrongRows.size())
+                                  .arg(broken->settings.spec.queries)) &&
+                 failing.contains(QStringLiteral("step %1").arg(*first)) &&
+                 failing.contains(QStringLiteral("put D back")) &&
+                 !failing.contains(QStringLiteral("dV by")),
+             qPrintable(failing));
+    QTest::keyClick(&w, Qt::Key_B);
+    QVERIFY(w.waitUntilIdle());
+    QVERIFY(w.controller()->settings().options.backward.subtractRowDot);
+    QVERIFY(w.controller()->scene()->backward->check.passed());
+    const QString passing = w.lecture()->narrativeText();
+    QVERIFY2(passing.contains(QStringLiteral("The check passes: dQ, dK and dV")) &&
+                 !passing.contains(QStringLiteral("fails")) &&
+                 !passing.contains(QStringLiteral("first wrong")) &&
+                 passing.contains(QStringLiteral("leave D out again")),
+             qPrintable(passing));
+}
+
+// The backward's step kinds have their sentences, the shared load-key-value its backward one,
+// and each bug switch the sentence of the step it breaks.
+void TestLecture::backwardWhyFollowsTheAlgorithmAndSwitches() {
+    const FlashOptions correct;
+    for (int k = int(StepKind::ComputeRowDots); k <= int(StepKind::StoreKeyValueGradient); ++k)
+        QVERIFY2(!whyOfStep(StepKind(k), correct, Algorithm::Backward).isEmpty(),
+                 toString(StepKind(k)));
+    const QString keyBlock = whyOfStep(StepKind::LoadKeyValue, correct, Algorithm::Backward);
+    QVERIFY2(keyBlock.contains(QStringLiteral("dK_j")), qPrintable(keyBlock));
+    QVERIFY(whyOfStep(StepKind::LoadKeyValue, correct, Algorithm::Flash) != keyBlock);
+    const std::pair<const char*, StepKind> broken[] = {
+        {"no-row-dot", StepKind::ComputeScoreGradient},
+        {"no-lse", StepKind::RecomputeWeights},
+        {"overwrite-dq", StepKind::UpdateQueryGradient},
+        {"no-mask-recompute", StepKind::RecomputeScores}};
+    for (const auto& [name, kind] : broken) {
+        FlashOptions bug;
+        for (const BackwardSwitch& flag : backwardSwitches())
+            if (QLatin1String(flag.name) == QLatin1String(name))
+                bug.backward.*flag.field = flag.onValue;
+        QVERIFY(bug.backward.anyBug());
+        const QString text = whyOfStep(kind, bug, Algorithm::Backward);
+        QVERIFY2(text != whyOfStep(kind, correct, Algorithm::Backward), name);
+    }
 }
 
 QTEST_MAIN(TestLecture)

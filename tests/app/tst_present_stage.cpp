@@ -1,6 +1,8 @@
 // The memory stage's and the matrices view's models (present/), step by step, from real scenes:
 // what HBM holds (S never for FlashAttention, from its write step on for standard attention,
-// tile by tile for the debug copy), the tiles in flight, the counters, and where the pieces go.
+// tile by tile for the debug copy; the backward's dQ running until its last key block, dK and
+// dV from their store on), the tiles in flight, the counters, the wrong rows, and where the
+// pieces go.
 #include "core/hardware.h"
 #include "present/matrices_model.h"
 #include "present/stage_model.h"
@@ -11,16 +13,77 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <map>
 
 using namespace flashviz;
 using namespace flashviz::gui;
 
 namespace {
 
-std::shared_ptr<const Scene> sceneOf(const QString& preset) {
+const VizSettings& presetSettings(const QString& preset) {
     const Preset* found = findPreset(preset);
     if (!found) qFatal("no preset %s", qPrintable(preset));
-    return buildScene(found->settings, nullptr);
+    return found->settings;
+}
+
+// Built once per preset: several tests and sizes look at the same scene (n = 4096 among them).
+std::shared_ptr<const Scene> sceneOf(const QString& preset) {
+    static std::map<QString, std::shared_ptr<const Scene>> built;
+    auto& scene = built[preset];
+    if (!scene) scene = buildScene(presetSettings(preset), nullptr);
+    return scene;
+}
+
+// A backward preset with the switches named (as on the command lines: "store-p",
+// "overwrite-dq", ...) switched on.
+std::shared_ptr<const Scene> backwardScene(const QString& preset, const QStringList& switches) {
+    VizSettings settings = presetSettings(preset);
+    for (const QString& name : switches) {
+        const auto& all = backwardSwitches();
+        const auto found = std::find_if(all.begin(), all.end(), [&](const BackwardSwitch& s) {
+            return name == QLatin1String(s.name);
+        });
+        if (found == all.end()) qFatal("no backward switch %s", qPrintable(name));
+        settings.options.backward.*(found->field) = found->onValue;
+    }
+    return buildScene(settings, nullptr);
+}
+
+// The backward presets and variants the data-driven tests run: the toy, a causal ragged problem
+// with a bug, P stored, dQ overwritten, n_q ≠ n_k with Br ≠ Bc.
+void addBackwardRows() {
+    QTest::addColumn<QString>("preset");
+    QTest::addColumn<QStringList>("switches");
+    QTest::newRow("backward") << QStringLiteral("backward") << QStringList();
+    QTest::newRow("backward-causal") << QStringLiteral("backward-causal") << QStringList();
+    QTest::newRow("store-p") << QStringLiteral("backward") << QStringList{"store-p"};
+    QTest::newRow("overwrite-dq") << QStringLiteral("backward") << QStringList{"overwrite-dq"};
+    QTest::newRow("causal store-p") << QStringLiteral("backward-causal") << QStringList{"store-p"};
+}
+
+// Per query block (or key block) the last step of `kind` in it, found by scanning the engine's
+// steps: what the stage must agree with (-1 for a block without one).
+std::vector<int> lastStepOfEachBlock(const Scene& scene, StepKind kind, bool byQueryBlock) {
+    std::vector<int> last(
+        std::size_t(byQueryBlock ? scene.engine->queryBlockCount() : scene.engine->keyBlockCount()),
+        -1);
+    for (int s = 0; s < scene.stepCount(); ++s) {
+        const StepInfo info = scene.engine->info(s);
+        if (info.kind == kind)
+            last[std::size_t(byQueryBlock ? info.queryBlock : info.keyBlock)] = s;
+    }
+    return last;
+}
+
+// The rows of a matrix `parts` covers, one flag a row.
+std::vector<bool> rowsCovered(const std::vector<QRect>& parts, int rows, int cols) {
+    std::vector<bool> covered(std::size_t(rows), false);
+    for (const QRect& part : parts) {
+        if (part.left() != 0 || part.width() != cols) qFatal("not a part of whole rows");
+        for (int r = part.top(); r <= part.bottom(); ++r)
+            covered[std::size_t(r)] = true;
+    }
+    return covered;
 }
 
 // The step of the run whose kind is `kind` (standard attention takes each kind once).
@@ -51,6 +114,85 @@ bool inside(const QRectF& outer, const QRectF& inner) {
            inner.right() <= outer.right() + 1e-9 && inner.bottom() <= outer.bottom() + 1e-9;
 }
 
+// Where a one-line text drawn by drawFittedText lies: shrunk from its font down to 6 pt to fit
+// its box; null when even 6 pt does not fit (it would be elided: cut).
+QRectF fittedInk(const QRectF& box, const QString& text, QFont font, Qt::Alignment align) {
+    qreal width = QFontMetricsF(font).horizontalAdvance(text);
+    while (font.pointSizeF() > 6.0 && width > box.width()) {
+        font.setPointSizeF(font.pointSizeF() - 0.5);
+        width = QFontMetricsF(font).horizontalAdvance(text);
+    }
+    if (width > box.width() + 0.5) return {};
+    const qreal left = align & Qt::AlignHCenter ? box.center().x() - width / 2 : box.left();
+    return {left, box.top(), width, std::min(box.height(), QFontMetricsF(font).height())};
+}
+
+// Whether a word-wrapped text drawn by drawFittedText is whole in its box: at its font or smaller,
+// down to 6 pt (below that it is drawn on one line, elided).
+bool wrappedFits(const QRectF& box, const QString& text, QFont font) {
+    for (;; font.setPointSizeF(font.pointSizeF() - 0.5)) {
+        const QRectF used = QFontMetricsF(font).boundingRect(box, Qt::TextWordWrap, text);
+        if (used.height() <= box.height() && used.width() <= box.width() + 0.5) return true;
+        if (font.pointSizeF() <= 6.0) return false;
+    }
+}
+
+// What is cut or overlaps in a laid-out memory stage ("" when nothing): a matrix, tile or label
+// outside its panel, a label that cannot be read whole, two pieces on top of each other.
+QString stageLayoutProblems(const StageModel& m, const StageLayout& l, const Theme& theme) {
+    QStringList problems;
+    const auto overlap = [](const QRectF& a, const QRectF& b) {
+        return a.intersected(b).width() > 0.5 && a.intersected(b).height() > 0.5;
+    };
+    std::vector<std::pair<QRectF, QString>> hbmPieces; // matrices and their labels' ink
+    for (std::size_t i = 0; i < l.matrices.size(); ++i) {
+        const MatrixPlace& p = l.matrices[i];
+        const StageMatrix& matrix = m.matrices[i];
+        if (!inside(l.hbmContent, p.rect)) problems << matrix.name + QStringLiteral(" outside HBM");
+        hbmPieces.emplace_back(p.rect, matrix.name);
+        const std::pair<QRectF, QString> labels[] = {
+            {p.nameRect, matrix.name},
+            {p.shapeRect, matrix.shape},
+            {p.bytesRect, p.bytesShort ? matrix.bytesShort : matrix.bytes}};
+        for (const auto& [box, text] : labels) {
+            if (box.isNull()) continue; // the shape line, where there is no room for it
+            const QRectF ink =
+                fittedInk(box, text, theme.font(box == p.nameRect ? 8.5 : 8, box == p.nameRect),
+                          Qt::AlignHCenter);
+            if (ink.isNull() || !inside(l.hbmBox, ink))
+                problems << QStringLiteral("'%1' cut").arg(text);
+            else
+                hbmPieces.emplace_back(ink, text);
+        }
+    }
+    for (std::size_t a = 0; a < hbmPieces.size(); ++a)
+        for (std::size_t b = a + 1; b < hbmPieces.size(); ++b)
+            if (overlap(hbmPieces[a].first, hbmPieces[b].first))
+                problems << QStringLiteral("'%1' over '%2'")
+                                .arg(hbmPieces[a].second, hbmPieces[b].second);
+    std::vector<std::pair<QRectF, QString>> chipPieces;
+    for (std::size_t i = 0; i < l.tiles.size(); ++i) {
+        const gui::TilePlace& t = l.tiles[i];
+        const QString& name = m.tiles[i].name;
+        if (!inside(l.chipContent, t.rect) || t.rect.bottom() > l.sramBar.top())
+            problems << name + QStringLiteral(" outside the chip");
+        const QRectF ink = fittedInk(t.labelRect, name, theme.font(7.5, true), Qt::AlignLeft);
+        if (ink.isNull() || !inside(l.chipBox, ink))
+            problems << QStringLiteral("'%1' cut").arg(name);
+        chipPieces.emplace_back(t.rect, name);
+        if (!ink.isNull()) chipPieces.emplace_back(ink, name + QStringLiteral(" label"));
+    }
+    for (std::size_t a = 0; a < chipPieces.size(); ++a)
+        for (std::size_t b = a + 1; b < chipPieces.size(); ++b)
+            if (overlap(chipPieces[a].first, chipPieces[b].first))
+                problems << QStringLiteral("'%1' over '%2'")
+                                .arg(chipPieces[a].second, chipPieces[b].second);
+    // A step that reads and writes (dQ_i's round trip) shows both lanes' words apart.
+    if (overlap(l.readLane.amountRect, l.writeLane.labelRect))
+        problems << QStringLiteral("the read's amount over the write's label");
+    return problems.join(QStringLiteral("; "));
+}
+
 } // namespace
 
 class TestPresentStage : public QObject {
@@ -71,6 +213,21 @@ class TestPresentStage : public QObject {
     void stageLayoutKeepsEveryPieceInItsPanel_data();
     void stageLayoutKeepsEveryPieceInItsPanel();
     void matricesLayoutIsToScale();
+    void backwardFlightsCarryTheBlockTheStepNames_data();
+    void backwardFlightsCarryTheBlockTheStepNames();
+    void queryGradientRunsUntilItsLastKeyBlock_data();
+    void queryGradientRunsUntilItsLastKeyBlock();
+    void keyGradientsAppearWhenStored_data();
+    void keyGradientsAppearWhenStored();
+    void backwardStoresSAndPOnlyWhenAsked_data();
+    void backwardStoresSAndPOnlyWhenAsked();
+    void backwardTilesHoldWhatTheStepMade_data();
+    void backwardTilesHoldWhatTheStepMade();
+    void backwardMatricesFadeWhatIsNotFinal_data();
+    void backwardMatricesFadeWhatIsNotFinal();
+    void backwardWrongRowsAreTheChecks();
+    void windowSizesKeepEveryPieceInItsPanel_data();
+    void windowSizesKeepEveryPieceInItsPanel();
 };
 
 void TestPresentStage::flashNeverStoresS_data() {
@@ -252,7 +409,8 @@ void TestPresentStage::standardRunsOneKernelAtATime() {
 
 void TestPresentStage::countersAreTheEngines_data() {
     QTest::addColumn<QString>("preset");
-    for (const char* id : {"toy", "standard", "debug-copy", "causal"})
+    for (const char* id :
+         {"toy", "standard", "debug-copy", "causal", "backward", "backward-causal", "backward-bug"})
         QTest::newRow(id) << QString::fromLatin1(id);
 }
 
@@ -281,12 +439,26 @@ void TestPresentStage::countersAreTheEngines() {
         const double bytes = double(now.hbmBytes());
         const QString intensity = QString::number(double(now.flops) / bytes, 'g', 3);
         if (bytes > 0)
-            QVERIFY2(stage.counters(1.0).time.note.startsWith(intensity + QStringLiteral(" FLOP/B")),
-                     qPrintable(stage.counters(1.0).time.note));
+            QVERIFY2(
+                stage.counters(1.0).time.note.startsWith(intensity + QStringLiteral(" FLOP/B")),
+                qPrintable(stage.counters(1.0).time.note));
         QVERIFY2(stage.counters(1.0).time.note.contains(QString::number(stage.ridge, 'g', 3)),
                  qPrintable(stage.counters(1.0).time.note));
     }
-    QCOMPARE(makeStageModel(*makeFrame(scene, 0)).totals, scene->totals);
+    const StageModel first = makeStageModel(*makeFrame(scene, 0));
+    QCOMPARE(first.totals, scene->totals);
+    // The backward's FLOPs beside the other side of its own trade: P stored, or recomputed.
+    if (scene->isBackward()) {
+        const auto& spec = scene->settings.spec;
+        const BackwardTrade trade = backwardTrade(spec.queries, spec.keys, spec.headDim,
+                                                  spec.causal, scene->settings.options);
+        const bool stored = scene->settings.options.backward.storeWeights;
+        const QString note = first.counters(1.0).flops.note;
+        QVERIFY2(note.contains(formatFlops(double((stored ? trade.recompute : trade.stored).flops))),
+                 qPrintable(note));
+        QVERIFY2(note.contains(stored ? QStringLiteral("recomputed") : QStringLiteral("P stored")),
+                 qPrintable(note));
+    }
 }
 
 // O rows reach HBM as their query block finishes (not before, and not while they are in
@@ -343,15 +515,17 @@ void TestPresentStage::wrongRowsAreTheChecks() {
     VizSettings bug = findPreset(QStringLiteral("bug-bites"))->settings;
     const auto scene = buildScene(bug, nullptr);
     const MatricesModel m = makeMatricesModel(*makeFrame(scene, scene->stepCount() - 1));
-    QVERIFY(!m.wrongRows.empty());
-    QCOMPARE(m.wrongRows, scene->check.wrongRows);
+    QCOMPARE(m.wrongRows.size(), std::size_t(1));
+    QCOMPARE(m.wrongRows[0].beside, MatrixId::O);
+    QVERIFY(!m.wrongRows[0].rows.empty());
+    QCOMPARE(m.wrongRows[0].rows, scene->check.wrongRows);
     int runRows = 0;
-    for (const Range& run : m.wrongRowRuns) {
+    for (const Range& run : m.wrongRows[0].runs) {
         runRows += run.size();
         for (int row = run.begin; row < run.end; ++row)
             QVERIFY(scene->isRowWrong(row));
     }
-    QCOMPARE(std::size_t(runRows), m.wrongRows.size());
+    QCOMPARE(std::size_t(runRows), m.wrongRows[0].rows.size());
     QVERIFY(m.note.contains(QStringLiteral("Red marks")));
     QVERIFY(makeMatricesModel(*makeFrame(sceneOf(QStringLiteral("toy")), 0)).wrongRows.empty());
 }
@@ -359,7 +533,8 @@ void TestPresentStage::wrongRowsAreTheChecks() {
 void TestPresentStage::stageLayoutKeepsEveryPieceInItsPanel_data() {
     QTest::addColumn<QString>("preset");
     QTest::addColumn<QSize>("size");
-    for (const char* id : {"toy", "standard", "debug-copy", "long", "paper-order"}) {
+    for (const char* id : {"toy", "standard", "debug-copy", "long", "paper-order", "backward",
+                           "backward-causal", "backward-long"}) {
         QTest::newRow(qPrintable(QStringLiteral("%1 860x420").arg(id)))
             << QString::fromLatin1(id) << QSize(860, 420);
         // The view's minimum size: the matrices stay in their panel, off the bus's arrows.
@@ -400,13 +575,16 @@ void TestPresentStage::stageLayoutKeepsEveryPieceInItsPanel() {
                          small.horizontalAdvance(m.matrices[i].bytesShort) > p.bytesRect.width(),
                      qPrintable(bytes));
         }
-        for (const gui::TilePlace& t : l.tiles)
-            QVERIFY(t.rect.top() >= l.chipContent.top() && t.rect.left() >= l.chipContent.left());
+        // At the view's minimum size the forward's labels shrink to their floor and may be cut;
+        // from 860 x 420 on nothing is.
+        const QString problems = stageLayoutProblems(m, l, theme);
+        if (size.width() >= 860 || scene->isBackward())
+            QVERIFY2(problems.isEmpty(), qPrintable(QStringLiteral("step %1: ").arg(s) + problems));
         for (const QRectF& k : l.kernels)
             QVERIFY(inside(l.chipContent, k) && k.bottom() <= l.sramBar.top());
         QVERIFY(inside(l.chipContent, l.sramBar));
         for (const FlightPath& f : l.flights)
-            QVERIFY(!f.from.isNull() && !f.to.isNull());
+            QVERIFY(!f.hbm.isNull() && !f.chip.isNull());
         for (const CounterPlace* c :
              {&l.counters.read, &l.counters.written, &l.counters.flops, &l.counters.time})
             QVERIFY(inside(l.counterStrip, c->value));
@@ -428,6 +606,544 @@ void TestPresentStage::matricesLayoutIsToScale() {
     for (std::size_t i = 1; i < l.panels.size(); ++i)
         QVERIFY(l.panels[i - 1].rect.right() < l.panels[i].rect.left());
     QVERIFY(l.note.top() >= s.bottom());
+}
+
+void TestPresentStage::backwardFlightsCarryTheBlockTheStepNames_data() {
+    addBackwardRows();
+}
+
+// Every backward step that moves data has its flights: the block the step names, between its
+// matrix and its slot, in the direction the engine counts (bytes read: a flight up; bytes
+// written: a flight down; dQ_i's read-add-write a round trip); the steps on chip have none.
+void TestPresentStage::backwardFlightsCarryTheBlockTheStepNames() {
+    QFETCH(QString, preset);
+    QFETCH(QStringList, switches);
+    const auto scene = backwardScene(preset, switches);
+    const ProblemSpec& spec = scene->settings.spec;
+    const BackwardOptions& options = scene->settings.options.backward;
+    const int d = spec.headDim;
+    const auto flightOf = [](const StageModel& stage, MatrixId id) -> const Flight* {
+        for (const Flight& f : stage.flights)
+            if (f.matrix == id) return &f;
+        return nullptr;
+    };
+    const auto carries = [&](const StageModel& stage, MatrixId id, HbmTraffic direction,
+                             const QRect& part, ChipEnd end) {
+        const Flight* f = flightOf(stage, id);
+        return f && f->direction == direction && f->hbmPart == part && f->chipEnd == end;
+    };
+    QSet<StepKind> seen;
+    for (int s = 0; s < scene->stepCount(); ++s) {
+        const auto frame = makeFrame(scene, s);
+        const StageModel stage = makeStageModel(*frame);
+        const StepInfo& info = frame->state.info;
+        const QString where = QStringLiteral("step %1 (%2)").arg(s).arg(toString(info.kind));
+        seen.insert(info.kind);
+        // The directions are the engine's counts of this step.
+        bool up = false, down = false;
+        for (const Flight& f : stage.flights) {
+            up |= f.direction == HbmTraffic::Read || f.direction == HbmTraffic::ReadWrite;
+            down |= f.direction == HbmTraffic::Write || f.direction == HbmTraffic::ReadWrite;
+        }
+        QVERIFY2(up == (stage.now.hbmReadBytes > stage.before.hbmReadBytes), qPrintable(where));
+        QVERIFY2(down == (stage.now.hbmWriteBytes > stage.before.hbmWriteBytes), qPrintable(where));
+        const QRect queryRows = rowsOf(info.rows, d), keyRows = rowsOf(info.cols, d);
+        switch (info.kind) {
+        case StepKind::ComputeRowDots: {
+            QCOMPARE(stage.flights.size(), std::size_t(3));
+            QVERIFY(carries(stage, MatrixId::O, HbmTraffic::Read, QRect(0, 0, d, spec.queries),
+                            ChipCentre{}));
+            QVERIFY(carries(stage, MatrixId::dO, HbmTraffic::Read, QRect(0, 0, d, spec.queries),
+                            ChipCentre{}));
+            QVERIFY(carries(stage, MatrixId::RowDot, HbmTraffic::Write,
+                            QRect(0, 0, 1, spec.queries), ChipCentre{}));
+            // O and dO are read before D is written.
+            QVERIFY(flightOf(stage, MatrixId::O)->lands <=
+                    flightOf(stage, MatrixId::RowDot)->departs);
+            QVERIFY(!flightOf(stage, MatrixId::RowDot)->position(0.25));
+            QVERIFY(!flightOf(stage, MatrixId::O)->position(0.75));
+            break;
+        }
+        case StepKind::InitialiseQueryGradient:
+            QCOMPARE(stage.flights.size(), std::size_t(1));
+            QVERIFY(carries(stage, MatrixId::dQ, HbmTraffic::Write, QRect(0, 0, d, spec.queries),
+                            ChipCentre{}));
+            break;
+        case StepKind::LoadKeyValue:
+            QCOMPARE(stage.flights.size(), std::size_t(2));
+            QVERIFY(carries(stage, MatrixId::K, HbmTraffic::Read, keyRows, ChipSlot::Key));
+            QVERIFY(carries(stage, MatrixId::V, HbmTraffic::Read, keyRows, ChipSlot::Value));
+            QVERIFY(stage.arriving(ChipSlot::Key) && !stage.arriving(ChipSlot::Query));
+            break;
+        case StepKind::LoadQueryGradient:
+            QCOMPARE(stage.flights.size(), std::size_t(options.storeWeights ? 3 : 4));
+            QVERIFY(carries(stage, MatrixId::Q, HbmTraffic::Read, queryRows, ChipSlot::Query));
+            QVERIFY(carries(stage, MatrixId::dO, HbmTraffic::Read, queryRows,
+                            ChipSlot::OutputGradient));
+            QVERIFY(carries(stage, MatrixId::RowDot, HbmTraffic::Read, rowsOf(info.rows, 1),
+                            ChipSlot::RowDot));
+            // With P stored L is never needed.
+            QCOMPARE(carries(stage, MatrixId::LogSumExp, HbmTraffic::Read, rowsOf(info.rows, 1),
+                             ChipSlot::LogSumExp),
+                     !options.storeWeights);
+            QVERIFY(!stage.arriving(ChipSlot::Key));
+            break;
+        case StepKind::ReadStoredWeights:
+            QCOMPARE(stage.flights.size(), std::size_t(1));
+            QVERIFY(
+                carries(stage, MatrixId::P, HbmTraffic::Read,
+                        QRect(info.cols.begin, info.rows.begin, info.cols.size(), info.rows.size()),
+                        ChipSlot::Weights));
+            break;
+        case StepKind::UpdateQueryGradient: {
+            QCOMPARE(stage.flights.size(), std::size_t(1));
+            // Read, added to and written back; overwritten (nothing read) with the bug.
+            const HbmTraffic trip =
+                options.accumulateDq ? hbmTrafficOf(info.kind) : HbmTraffic::Write;
+            QVERIFY2(carries(stage, MatrixId::dQ, trip, queryRows, ChipSlot::QueryGradient),
+                     qPrintable(where));
+            const Flight& f = stage.flights[0];
+            if (options.accumulateDq) {
+                QCOMPARE(trip, HbmTraffic::ReadWrite);
+                QCOMPARE(*f.position(0.0), 0.0);
+                QCOMPARE(*f.position(0.5), 1.0);
+                QCOMPARE(*f.position(1.0), 0.0);
+                QVERIFY(!f.returning(0.25) && f.returning(0.75));
+                QVERIFY(!f.image.isNull() && !f.returnImage.isNull());
+                QVERIFY(stage.arriving(ChipSlot::QueryGradient));
+            }
+            break;
+        }
+        case StepKind::StoreKeyValueGradient:
+            QCOMPARE(stage.flights.size(), std::size_t(2));
+            QVERIFY(
+                carries(stage, MatrixId::dK, HbmTraffic::Write, keyRows, ChipSlot::KeyGradient));
+            QVERIFY(
+                carries(stage, MatrixId::dV, HbmTraffic::Write, keyRows, ChipSlot::ValueGradient));
+            QCOMPARE(*stage.flights[0].position(0.0), 1.0); // it starts on chip
+            break;
+        default:
+            QVERIFY2(stage.flights.empty(), qPrintable(where));
+            break;
+        }
+    }
+    for (const StepKind kind : {StepKind::ComputeRowDots, StepKind::InitialiseQueryGradient,
+                                StepKind::LoadKeyValue, StepKind::LoadQueryGradient,
+                                StepKind::UpdateQueryGradient, StepKind::StoreKeyValueGradient})
+        QVERIFY2(seen.contains(kind), toString(kind));
+    QCOMPARE(seen.contains(StepKind::ReadStoredWeights), options.storeWeights);
+}
+
+void TestPresentStage::queryGradientRunsUntilItsLastKeyBlock_data() {
+    addBackwardRows();
+}
+
+// dQ is in HBM from dQ = 0 on; a query block's rows hold a running value (hatched) until the
+// UpdateQueryGradient of the last key block it sees, final from then on (not while that step
+// animates); a block that sees no key keeps dQ_i = 0, final at once.
+void TestPresentStage::queryGradientRunsUntilItsLastKeyBlock() {
+    QFETCH(QString, preset);
+    QFETCH(QStringList, switches);
+    const auto scene = backwardScene(preset, switches);
+    const ProblemSpec& spec = scene->settings.spec;
+    const int br = scene->settings.options.blockRows;
+    const std::vector<int> lastUpdate =
+        lastStepOfEachBlock(*scene, StepKind::UpdateQueryGradient, true);
+    int zeroed = -1, runningSeen = 0;
+    for (int s = 0; s < scene->stepCount(); ++s) {
+        const StageModel stage = makeStageModel(*makeFrame(scene, s));
+        const HbmMatrix& dQ = *inStage(stage, MatrixId::dQ);
+        if (scene->engine->info(s).kind == StepKind::InitialiseQueryGradient) zeroed = s;
+        for (const bool moving : {false, true}) {
+            const QString where = QStringLiteral("step %1%2").arg(s).arg(moving ? " moving" : "");
+            const auto& held = moving ? dQ.heldWhileMoving : dQ.held;
+            const auto& running = moving ? dQ.runningWhileMoving : dQ.running;
+            const bool written = zeroed >= 0 && (moving ? s > zeroed : s >= zeroed);
+            const std::vector<bool> final = rowsCovered(held, dQ.rows, dQ.cols);
+            const std::vector<bool> runs = rowsCovered(running, dQ.rows, dQ.cols);
+            for (int row = 0; row < spec.queries; ++row) {
+                const int last = lastUpdate[std::size_t(row / br)];
+                const bool done = last < 0 ? written : (moving ? s > last : s >= last);
+                QVERIFY2(final[std::size_t(row)] == done,
+                         qPrintable(where + QStringLiteral(" row %1").arg(row)));
+                QVERIFY2(runs[std::size_t(row)] == (written && !done),
+                         qPrintable(where + QStringLiteral(" row %1").arg(row)));
+                runningSeen += runs[std::size_t(row)];
+            }
+        }
+    }
+    QVERIFY(zeroed >= 0 && runningSeen > 0);
+    const StageModel end = makeStageModel(*makeFrame(scene, scene->stepCount() - 1));
+    QCOMPARE(area(inStage(end, MatrixId::dQ)->held), qint64(spec.queries) * spec.headDim);
+}
+
+void TestPresentStage::keyGradientsAppearWhenStored_data() {
+    addBackwardRows();
+}
+
+// dK_j and dV_j reach HBM at their key block's StoreKeyValueGradient (after it animates), never
+// before; D at the pre-pass; L, dO and the forward's O are there from the start.
+void TestPresentStage::keyGradientsAppearWhenStored() {
+    QFETCH(QString, preset);
+    QFETCH(QStringList, switches);
+    const auto scene = backwardScene(preset, switches);
+    const ProblemSpec& spec = scene->settings.spec;
+    const int bc = scene->settings.options.blockCols;
+    const std::vector<int> stored =
+        lastStepOfEachBlock(*scene, StepKind::StoreKeyValueGradient, false);
+    for (int s = 0; s < scene->stepCount(); ++s) {
+        const StageModel stage = makeStageModel(*makeFrame(scene, s));
+        const StepKind kind = scene->engine->info(s).kind;
+        for (const bool moving : {false, true}) {
+            const QString where = QStringLiteral("step %1%2").arg(s).arg(moving ? " moving" : "");
+            for (const MatrixId id : {MatrixId::dK, MatrixId::dV}) {
+                const HbmMatrix& m = *inStage(stage, id);
+                QVERIFY(m.running.empty() && m.runningWhileMoving.empty());
+                const std::vector<bool> held =
+                    rowsCovered(moving ? m.heldWhileMoving : m.held, m.rows, m.cols);
+                for (int row = 0; row < spec.keys; ++row) {
+                    const int at = stored[std::size_t(row / bc)];
+                    QVERIFY2(at >= 0, qPrintable(where));
+                    QVERIFY2(held[std::size_t(row)] == (moving ? s > at : s >= at),
+                             qPrintable(where + QStringLiteral(" row %1").arg(row)));
+                }
+            }
+            // D is written by the pre-pass, the first step: there once it has animated.
+            const HbmMatrix& D = *inStage(stage, MatrixId::RowDot);
+            const bool written = !(kind == StepKind::ComputeRowDots && moving);
+            QCOMPARE(s == 0, kind == StepKind::ComputeRowDots);
+            QVERIFY2((moving ? D.heldWhileMoving : D.held).empty() != written, qPrintable(where));
+            for (const MatrixId id : {MatrixId::O, MatrixId::dO, MatrixId::LogSumExp}) {
+                const HbmMatrix& m = *inStage(stage, id);
+                QCOMPARE(m.held, std::vector<QRect>{m.whole()});
+            }
+        }
+    }
+}
+
+void TestPresentStage::backwardStoresSAndPOnlyWhenAsked_data() {
+    QTest::addColumn<QString>("preset");
+    QTest::addColumn<QStringList>("switches");
+    QTest::newRow("recomputed") << QStringLiteral("backward") << QStringList();
+    QTest::newRow("causal") << QStringLiteral("backward-causal") << QStringList();
+    QTest::newRow("store-p") << QStringLiteral("backward") << QStringList{"store-p"};
+}
+
+// S is never in HBM; P neither, unless the forward stored it (store-p): then the whole of it, from
+// the start, read and never written, with its real bytes. The never-stored box says what storing
+// P would take.
+void TestPresentStage::backwardStoresSAndPOnlyWhenAsked() {
+    QFETCH(QString, preset);
+    QFETCH(QStringList, switches);
+    const auto scene = backwardScene(preset, switches);
+    const ProblemSpec& spec = scene->settings.spec;
+    const bool storedWeights = scene->settings.options.backward.storeWeights;
+    const QString weightBytes =
+        formatBytes(double(spec.queries) * spec.keys * double(kBytesPerElement));
+    for (int s = 0; s < scene->stepCount(); ++s) {
+        const StageModel stage = makeStageModel(*makeFrame(scene, s));
+        const QString where = QStringLiteral("step %1").arg(s);
+        const HbmMatrix* S = inStage(stage, MatrixId::S);
+        QVERIFY(S);
+        QVERIFY2(S->neverStored && S->held.empty() && S->heldWhileMoving.empty(),
+                 qPrintable(where));
+        const StageMatrix* P = stage.matrix(MatrixId::P);
+        QCOMPARE(P != nullptr, storedWeights);
+        if (P) {
+            QVERIFY(!P->hbm.neverStored);
+            QCOMPARE(P->hbm.held, std::vector<QRect>{P->hbm.whole()});
+            QCOMPARE(P->bytes, weightBytes);
+            QCOMPARE(P->tier, 0); // with what the backward reads
+            QVERIFY(stage.matrix(MatrixId::S)->bytes.startsWith(QStringLiteral("0 B")));
+        } else {
+            QCOMPARE(stage.matrix(MatrixId::S)->bytes,
+                     QStringLiteral("0 B (stored P: %1)").arg(weightBytes));
+        }
+        // What the backward writes sits below what it reads.
+        for (const StageMatrix& m : stage.matrices) {
+            const bool writes = m.hbm.id == MatrixId::RowDot || m.hbm.id == MatrixId::dQ ||
+                                m.hbm.id == MatrixId::dK || m.hbm.id == MatrixId::dV ||
+                                m.hbm.neverStored;
+            QCOMPARE(m.tier, writes ? 1 : 0);
+        }
+    }
+}
+
+void TestPresentStage::backwardTilesHoldWhatTheStepMade_data() {
+    addBackwardRows();
+}
+
+// The chip's tiles are the engine's state: the key block's K_j, V_j, dK_j, dV_j resident through
+// it (dK_j, dV_j zeroed when it loads), the query block's Q_i, dO_i, (L_i), D_i; one S/P buffer
+// and one dP/dS buffer named for what they hold; dQ_i on chip only while it is updated; the
+// pulse on what the step computes.
+void TestPresentStage::backwardTilesHoldWhatTheStepMade() {
+    QFETCH(QString, preset);
+    QFETCH(QStringList, switches);
+    const auto scene = backwardScene(preset, switches);
+    const bool storedWeights = scene->settings.options.backward.storeWeights;
+    for (int s = 0; s < scene->stepCount(); ++s) {
+        const auto frame = makeFrame(scene, s);
+        const StepState& st = frame->state;
+        const StageModel stage = makeStageModel(*frame);
+        const StepKind k = st.info.kind;
+        const QString where = QStringLiteral("step %1 (%2)").arg(s).arg(toString(k));
+        QVERIFY(stage.tiled && stage.backward && stage.kernels.empty());
+        QCOMPARE(stage.tile(ChipSlot::LogSumExp) != nullptr, !storedWeights);
+        for (const ChipSlot slot :
+             {ChipSlot::Key, ChipSlot::Value, ChipSlot::KeyGradient, ChipSlot::ValueGradient})
+            QVERIFY2(stage.tile(slot)->resident == (st.info.keyBlock >= 0), qPrintable(where));
+        for (const ChipSlot slot : {ChipSlot::Query, ChipSlot::OutputGradient, ChipSlot::RowDot})
+            QVERIFY2(stage.tile(slot)->resident == (st.info.queryBlock >= 0), qPrintable(where));
+        QCOMPARE(stage.tile(ChipSlot::QueryGradient)->resident, k == StepKind::UpdateQueryGradient);
+        // One buffer for S then P, one for dP then dS.
+        const ChipTile* weights = stage.tile(ChipSlot::Weights);
+        const ChipTile* scores = stage.tile(ChipSlot::Scores);
+        QVERIFY((weights == nullptr) != (scores == nullptr));
+        QCOMPARE(weights != nullptr, st.weights.size() > 0);
+        QCOMPARE((weights ? weights : scores)->resident,
+                 st.weights.size() > 0 || st.scores.size() > 0);
+        const ChipTile* dS = stage.tile(ChipSlot::ScoreGradient);
+        const ChipTile* dP = stage.tile(ChipSlot::WeightGradient);
+        QVERIFY((dS == nullptr) != (dP == nullptr));
+        QCOMPARE(dS != nullptr, st.dS.size() > 0);
+        QCOMPARE((dS ? dS : dP)->resident, st.dP.size() > 0);
+        std::vector<ChipSlot> produced;
+        for (const ChipTile& t : stage.tiles)
+            if (t.produced) produced.push_back(t.slot);
+        std::vector<ChipSlot> expected;
+        switch (k) {
+        case StepKind::LoadKeyValue:
+            expected = {ChipSlot::KeyGradient, ChipSlot::ValueGradient};
+            break;
+        case StepKind::RecomputeScores:
+            expected = {ChipSlot::Scores};
+            break;
+        case StepKind::RecomputeWeights:
+            expected = {ChipSlot::Weights};
+            break;
+        case StepKind::UpdateValueGradient:
+            expected = {ChipSlot::ValueGradient};
+            break;
+        case StepKind::ComputeWeightGradient:
+            expected = {ChipSlot::WeightGradient};
+            break;
+        case StepKind::ComputeScoreGradient:
+            expected = {ChipSlot::ScoreGradient};
+            break;
+        case StepKind::UpdateQueryGradient:
+            expected = {ChipSlot::QueryGradient};
+            break;
+        case StepKind::UpdateKeyGradient:
+            expected = {ChipSlot::KeyGradient};
+            break;
+        default:
+            break;
+        }
+        QVERIFY2(produced == expected, qPrintable(where));
+        // Three rows of tiles: the key block's, the query block's, what is computed.
+        for (const ChipTile& t : stage.tiles) {
+            const bool keyBlock = t.slot == ChipSlot::Key || t.slot == ChipSlot::Value ||
+                                  t.slot == ChipSlot::KeyGradient ||
+                                  t.slot == ChipSlot::ValueGradient;
+            const bool computed = t.slot == ChipSlot::Scores || t.slot == ChipSlot::Weights ||
+                                  t.slot == ChipSlot::WeightGradient ||
+                                  t.slot == ChipSlot::ScoreGradient;
+            QCOMPARE(t.tier, keyBlock ? 0 : computed ? 2 : 1);
+        }
+    }
+}
+
+void TestPresentStage::backwardMatricesFadeWhatIsNotFinal_data() {
+    addBackwardRows();
+}
+
+// The matrices view shows Q, K, V, O, dO and the final dQ, dK, dV, faded exactly where HBM does
+// not hold them final at this step; the active tiles are the step's blocks; the note says S and
+// P are recomputed (or read back with store-p).
+void TestPresentStage::backwardMatricesFadeWhatIsNotFinal() {
+    QFETCH(QString, preset);
+    QFETCH(QStringList, switches);
+    const auto scene = backwardScene(preset, switches);
+    const int d = scene->settings.spec.headDim;
+    const std::vector<MatrixId> order = {MatrixId::Q,  MatrixId::K,  MatrixId::V,  MatrixId::O,
+                                         MatrixId::dO, MatrixId::dQ, MatrixId::dK, MatrixId::dV};
+    for (int s = 0; s < scene->stepCount(); ++s) {
+        const auto frame = makeFrame(scene, s);
+        const MatricesModel m = makeMatricesModel(*frame);
+        const StageModel stage = makeStageModel(*frame);
+        const StepInfo& info = frame->state.info;
+        const QString where = QStringLiteral("step %1").arg(s);
+        QCOMPARE(m.panels.size(), order.size());
+        for (std::size_t i = 0; i < order.size(); ++i) {
+            const MatrixPanel& panel = m.panels[i];
+            QCOMPARE(panel.hbm.id, order[i]);
+            QVERIFY(!panel.image.isNull() && panel.values);
+            const bool gradient = i >= 5;
+            if (!gradient) {
+                QVERIFY(panel.faded.empty());
+                continue;
+            }
+            // Faded and final cover the matrix once, and final is what HBM holds final.
+            QCOMPARE(area(panel.faded) + area(panel.hbm.held),
+                     qint64(panel.hbm.rows) * panel.hbm.cols);
+            const HbmMatrix& inHbm = *inStage(stage, panel.hbm.id);
+            QVERIFY2(panel.hbm.held == inHbm.held, qPrintable(where));
+            const std::vector<bool> faded =
+                rowsCovered(panel.faded, panel.hbm.rows, panel.hbm.cols);
+            const std::vector<bool> final = rowsCovered(inHbm.held, inHbm.rows, inHbm.cols);
+            for (int row = 0; row < panel.hbm.rows; ++row)
+                QVERIFY2(faded[std::size_t(row)] != final[std::size_t(row)], qPrintable(where));
+        }
+        const auto outlined = [&](MatrixId id, Range rows) {
+            const QRect part(0, rows.begin, d, rows.size());
+            return std::any_of(m.highlights.begin(), m.highlights.end(), [&](const Highlight& h) {
+                return h.matrix == id && h.part == part;
+            });
+        };
+        if (info.keyBlock >= 0)
+            for (const MatrixId id : {MatrixId::K, MatrixId::V, MatrixId::dK, MatrixId::dV})
+                QVERIFY2(outlined(id, info.cols), qPrintable(where));
+        if (info.queryBlock >= 0)
+            for (const MatrixId id : {MatrixId::Q, MatrixId::dO, MatrixId::dQ})
+                QVERIFY2(outlined(id, info.rows), qPrintable(where));
+        if (info.keyBlock < 0 && info.queryBlock < 0) QVERIFY(!m.highlights.empty());
+        QVERIFY(!m.scoreTile);
+    }
+    const MatricesModel first = makeMatricesModel(*makeFrame(scene, 0));
+    const MatricesModel last = makeMatricesModel(*makeFrame(scene, scene->stepCount() - 1));
+    for (std::size_t i = 5; i < order.size(); ++i) {
+        QCOMPARE(area(first.panels[i].faded),
+                 qint64(first.panels[i].hbm.rows) * first.panels[i].hbm.cols);
+        QVERIFY(last.panels[i].faded.empty());
+    }
+    const bool storedWeights = scene->settings.options.backward.storeWeights;
+    QVERIFY2(first.note.contains(storedWeights ? QStringLiteral("read back")
+                                               : QStringLiteral("recomputed")),
+             qPrintable(first.note));
+    QVERIFY2(first.note.contains(QStringLiteral("never stored")), qPrintable(first.note));
+}
+
+// With a backward bug the marks beside dQ, dK and dV are the check's wrong rows of each, laid out
+// beside their own panel, one a row; a correct run has none.
+void TestPresentStage::backwardWrongRowsAreTheChecks() {
+    for (const char* preset : {"backward-bug", "backward-causal"}) {
+        const auto scene = sceneOf(QString::fromLatin1(preset));
+        const BackwardScene& bw = *scene->backward;
+        QVERIFY2(!bw.check.passed(), preset);
+        const MatricesModel m = makeMatricesModel(*makeFrame(scene, scene->stepCount() - 1));
+        const std::pair<MatrixId, const CheckReport*> checks[] = {{MatrixId::dQ, &bw.check.dq},
+                                                                  {MatrixId::dK, &bw.check.dk},
+                                                                  {MatrixId::dV, &bw.check.dv}};
+        std::size_t marks = 0;
+        for (const auto& [id, check] : checks) {
+            const auto found = std::find_if(m.wrongRows.begin(), m.wrongRows.end(),
+                                            [&](const WrongRows& w) { return w.beside == id; });
+            QCOMPARE(found != m.wrongRows.end(), !check->wrongRows.empty());
+            if (found == m.wrongRows.end()) continue;
+            std::vector<int> rows = check->wrongRows;
+            std::sort(rows.begin(), rows.end());
+            QCOMPARE(found->rows, rows);
+            int inRuns = 0;
+            for (const Range& run : found->runs)
+                inRuns += run.size();
+            QCOMPARE(std::size_t(inRuns), rows.size());
+            marks += rows.size();
+        }
+        QVERIFY(marks > 0);
+        QVERIFY(std::none_of(m.wrongRows.begin(), m.wrongRows.end(),
+                             [](const WrongRows& w) { return w.beside == MatrixId::O; }));
+        QVERIFY(m.note.contains(QStringLiteral("Red marks")));
+        // Toy rows are tall enough for one mark each, left of the panel it belongs to.
+        const MatricesLayout l = layOutMatrices(m, QRectF(0, 0, 900, 420), Theme::desktop());
+        QCOMPARE(l.wrongRowMarks.size(), marks);
+        for (const QPolygonF& mark : l.wrongRowMarks) {
+            const QRectF box = mark.boundingRect();
+            const auto panel =
+                std::find_if(l.panels.begin(), l.panels.end(), [&](const PanelPlace& p) {
+                    return box.right() <= p.rect.left() + 1e-9 &&
+                           box.right() >= p.rect.left() - 6 && box.center().y() >= p.rect.top() &&
+                           box.center().y() <= p.rect.bottom();
+                });
+            QVERIFY(panel != l.panels.end());
+            const MatrixId beside = m.panels[std::size_t(panel - l.panels.begin())].hbm.id;
+            QVERIFY(beside == MatrixId::dQ || beside == MatrixId::dK || beside == MatrixId::dV);
+        }
+    }
+    const MatricesModel fine =
+        makeMatricesModel(*makeFrame(sceneOf(QStringLiteral("backward")), 5));
+    QVERIFY(fine.wrongRows.empty());
+    QVERIFY(!fine.note.contains(QStringLiteral("Red marks")));
+}
+
+void TestPresentStage::windowSizesKeepEveryPieceInItsPanel_data() {
+    QTest::addColumn<QString>("preset");
+    QTest::addColumn<QSize>("window");
+    QTest::addColumn<QSize>("stage");
+    QTest::addColumn<QSize>("matrices");
+    QTest::addColumn<bool>("lecture");
+    // The memory stage's and the matrices view's sizes at 1920 x 1080, 1600 x 1000, 1366 x 768
+    // and 1280 x 800, as the window lays them out by default: in the step view, and in lecture
+    // mode (wider and shorter, in the projector's theme).
+    const struct {
+        QSize window, stage, matrices;
+        bool lecture;
+    } sizes[] = {{{1920, 1080}, {1182, 378}, {664, 442}, false},
+                 {{1600, 1000}, {912, 341}, {522, 399}, false},
+                 {{1366, 768}, {678, 239}, {418, 269}, false},
+                 {{1280, 800}, {592, 249}, {380, 291}, false},
+                 {{1920, 1080}, {1331, 375}, {1331, 374}, true},
+                 {{1600, 1000}, {1109, 362}, {1109, 362}, true},
+                 {{1366, 768}, {944, 267}, {944, 267}, true},
+                 {{1280, 800}, {888, 289}, {888, 289}, true}};
+    for (const char* preset : {"toy", "backward", "backward-causal", "backward-long"})
+        for (const auto& size : sizes)
+            QTest::addRow("%s %dx%d%s", preset, size.window.width(), size.window.height(),
+                          size.lecture ? " lecture" : "")
+                << QString::fromLatin1(preset) << size.window << size.stage << size.matrices
+                << size.lecture;
+}
+
+// At each window size a lecturer meets, in both themes, nothing on the memory stage is cut or
+// lies on another piece, and the matrices' panels, titles and note do not overlap, at the
+// backward's pre-pass, a tile, an update of dQ and a store of dK, dV.
+void TestPresentStage::windowSizesKeepEveryPieceInItsPanel() {
+    QFETCH(QString, preset);
+    QFETCH(QSize, window);
+    QFETCH(QSize, stage);
+    QFETCH(QSize, matrices);
+    QFETCH(bool, lecture);
+    const auto scene = sceneOf(preset);
+    const Theme theme = lecture ? Theme::presentation(window) : Theme::desktop();
+    std::vector<int> steps;
+    for (int s = 0; s < std::min(scene->stepCount(), 40); ++s)
+        steps.push_back(s);
+    steps.push_back(scene->stepCount() - 1);
+    for (const int s : steps) {
+        const auto frame = makeFrame(scene, s);
+        const StageModel m = makeStageModel(*frame);
+        const StageLayout l = layOutStage(m, QRectF(QPointF(0, 0), QSizeF(stage)), theme);
+        const QString problems = stageLayoutProblems(m, l, theme);
+        QVERIFY2(problems.isEmpty(), qPrintable(QStringLiteral("step %1: ").arg(s) + problems));
+        const MatricesModel mm = makeMatricesModel(*frame);
+        const MatricesLayout ml =
+            layOutMatrices(mm, QRectF(QPointF(0, 0), QSizeF(matrices)), theme);
+        for (std::size_t i = 0; i < ml.panels.size(); ++i) {
+            const PanelPlace& p = ml.panels[i];
+            QVERIFY2(p.rect.right() <= matrices.width() && p.rect.bottom() <= ml.note.top() + 1e-9,
+                     qPrintable(mm.panels[i].title));
+            if (i > 0) QVERIFY(ml.panels[i - 1].rect.right() < p.rect.left());
+            const QRectF ink = fittedInk(
+                p.titleRect, p.titleFits ? mm.panels[i].titleWithShape : mm.panels[i].title,
+                theme.font(9.5, true), Qt::AlignLeft);
+            QVERIFY2(!ink.isNull() && ink.bottom() <= p.rect.top() + 1e-9,
+                     qPrintable(mm.panels[i].title));
+            if (i + 1 < ml.panels.size())
+                QVERIFY2(ink.right() <= ml.panels[i + 1].rect.left(),
+                         qPrintable(mm.panels[i].title));
+        }
+        QVERIFY2(wrappedFits(ml.note, mm.note, theme.font(8)), qPrintable(mm.note));
+    }
 }
 
 QTEST_MAIN(TestPresentStage)

@@ -1,18 +1,22 @@
 // The models of the tile detail, the check panel, the code panel and the comparison view
 // (app/gui/present): built from scenes and frames without a window, they hold the engine's own
 // values at each step, the bug's wrong rows and its first wrong step, the backend's record only
-// when asked for and recorded, and the Scene's totals.
+// when asked for and recorded, and the Scene's totals; for the forward and for the backward
+// (its S, P, dP, dS, L, D, dQ, dK, dV, its GradientCheck, done steps and stored-P trade).
 #include "present/check_model.h"
 #include "present/code_model.h"
 #include "present/comparison_model.h"
 #include "present/tile_model.h"
 #include "session/scene.h"
 #include "session/settings.h"
+#include "style/format.h"
 
 #include <QtTest>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <set>
 
 using namespace flashviz;
 using namespace flashviz::gui;
@@ -50,6 +54,79 @@ bool showsWrongState(const TileModel& model) {
     });
 }
 
+// The backward on the toy's inputs, as each case of the data-driven tests names it: the plain run,
+// shapes the tiles do not divide (n_q ≠ n_k, Br ≠ Bc), causal, float, P stored, each bug switch.
+VizSettings backwardSettings(const QString& variant) {
+    VizSettings s = toySettings();
+    s.algorithm = Algorithm::Backward;
+    BackwardOptions& bw = s.options.backward;
+    if (variant == QLatin1String("ragged")) {
+        s.spec.queries = 10;
+        s.spec.keys = 7;
+        s.options.blockRows = 4;
+        s.options.blockCols = 3;
+    }
+    if (variant == QLatin1String("causal") || variant == QLatin1String("no-mask-recompute"))
+        s.spec.causal = true;
+    if (variant == QLatin1String("ragged-causal")) {
+        s.spec.queries = 7;
+        s.spec.keys = 10;
+        s.options.blockRows = 3;
+        s.options.blockCols = 4;
+        s.spec.causal = true;
+    }
+    if (variant == QLatin1String("float")) s.spec.precision = Precision::Float;
+    s.options.rescale = variant != QLatin1String("no-rescale"); // the forward's bug, read by D
+    bw.storeWeights = variant == QLatin1String("store-p");
+    bw.subtractRowDot = variant != QLatin1String("no-row-dot");
+    bw.useLogSumExp = variant != QLatin1String("no-lse");
+    bw.accumulateDq = variant != QLatin1String("overwrite-dq");
+    bw.maskRecompute = variant != QLatin1String("no-mask-recompute");
+    return s;
+}
+
+const char* const kBackwardVariants[] = {
+    "plain",      "ragged", "causal",       "ragged-causal",     "float",     "store-p",
+    "no-row-dot", "no-lse", "overwrite-dq", "no-mask-recompute", "no-rescale"};
+
+void addBackwardVariants() {
+    QTest::addColumn<QString>("variant");
+    for (const char* v : kBackwardVariants)
+        QTest::newRow(v) << QString::fromLatin1(v);
+}
+
+const Matrix& latestOf(const Matrix& after, const Matrix& before) {
+    return after.size() ? after : before;
+}
+
+Vector rowVector(const Matrix& m, int row) {
+    return m.row(row).transpose();
+}
+
+// Where a backward step stands in its tile (0 before S; then S, P, dV, dP, dS, dQ, dK), as the
+// engine's own order of steps says: the grids must appear from the step that computes them.
+int tilePhase(StepKind kind) {
+    switch (kind) {
+    case StepKind::RecomputeScores:
+        return 1;
+    case StepKind::RecomputeWeights:
+    case StepKind::ReadStoredWeights:
+        return 2;
+    case StepKind::UpdateValueGradient:
+        return 3;
+    case StepKind::ComputeWeightGradient:
+        return 4;
+    case StepKind::ComputeScoreGradient:
+        return 5;
+    case StepKind::UpdateQueryGradient:
+        return 6;
+    case StepKind::UpdateKeyGradient:
+        return 7;
+    default:
+        return 0;
+    }
+}
+
 // The first step the backend's record of a tile appears at.
 int firstTracedStep(const std::shared_ptr<const Scene>& scene) {
     for (int step = 0; step < scene->stepCount(); ++step)
@@ -71,6 +148,19 @@ class TestPresentTile : public QObject {
     void checkProgressFollowsTheSteps();
     void codeLineExecutesTheStep();
     void comparisonTotalsAreTheScenes();
+    void backwardTileValuesAreTheEngines_data() { addBackwardVariants(); }
+    void backwardTileValuesAreTheEngines();
+    void backwardGridsAppearAtTheirSteps_data() { addBackwardVariants(); }
+    void backwardGridsAppearAtTheirSteps();
+    void backwardBackendColumnIsTheTrace();
+    void backwardCodeLineExecutesTheStep_data() { addBackwardVariants(); }
+    void backwardCodeLineExecutesTheStep();
+    void backwardCheckIsTheGradientCheck_data() { addBackwardVariants(); }
+    void backwardCheckIsTheGradientCheck();
+    void backwardProgressFollowsTheDoneSteps_data() { addBackwardVariants(); }
+    void backwardProgressFollowsTheDoneSteps();
+    void backwardComparisonTotalsAreTheScenes_data() { addBackwardVariants(); }
+    void backwardComparisonTotalsAreTheScenes();
 };
 
 // At every step of the toy, the table lists the step engine's m, ℓ, correction, accumulator and
@@ -352,6 +442,10 @@ void TestPresentTile::comparisonTotalsAreTheScenes() {
     QCOMPARE(model.rows[1].flash, double(flash->totals.peakScratchBytes()));
     QCOMPARE(model.rows[2].standard, double(flash->standardTotals.flops));
     QVERIFY(model.flash.hbmBytes() < model.standard.hbmBytes());
+    // The toy's flash working set (Q, K, V tiles, S, m, ℓ) outgrows standard's 8 × 8 S: the ratio
+    // says larger, as the bars show, never "1× smaller".
+    QVERIFY(model.rows[1].flash > model.rows[1].standard);
+    QVERIFY2(model.rows[1].note.contains(QStringLiteral("larger")), qPrintable(model.rows[1].note));
 
     VizSettings standardSettings = toySettings();
     standardSettings.algorithm = Algorithm::Standard;
@@ -359,6 +453,332 @@ void TestPresentTile::comparisonTotalsAreTheScenes() {
     const ComparisonModel beside = comparisonModel(*standard);
     QCOMPARE(beside.standard, standard->totals);
     QCOMPARE(beside.flash, flash->totals);
+    // The script's backward model is the backward's footnote alone.
+    QVERIFY(model.footnote.isEmpty() && beside.footnote.isEmpty());
+}
+
+// At every step of the backward the grids are the engine's S, P, dP and dS of the tile, and each
+// table line lists its query row's L, D and dQ_i and its key row's dK_j and dV_j as the engine
+// has them (the pre-pass: every row's dO, O and D); with a bug on, the correct run's value beside
+// a value exactly where the two runs differ.
+void TestPresentTile::backwardTileValuesAreTheEngines() {
+    QFETCH(QString, variant);
+    const auto scene = sceneOf(backwardSettings(variant));
+    QVERIFY(scene->backward.has_value());
+    int lines = 0, corrected = 0, markedGrids = 0;
+    for (int step = 0; step < scene->stepCount(); ++step) {
+        const auto frame = makeFrame(scene, step);
+        const StepState& st = frame->state;
+        const StepInfo& info = st.info;
+        const TileModel model = tileModel(*frame, ViewOptions{});
+        const QString where = QStringLiteral("%1 step %2 (%3)")
+                                  .arg(variant)
+                                  .arg(step)
+                                  .arg(QString::fromLatin1(toString(info.kind)));
+        QVERIFY2(model.backward, qPrintable(where));
+        QVERIFY2(!model.heading.contains(QStringLiteral("-1")), qPrintable(model.heading));
+        QCOMPARE(model.scores.values, st.scores);
+        QCOMPARE(model.weights.values, st.weights);
+        QCOMPARE(model.dWeights.values, st.dP);
+        QCOMPARE(model.dScores.values, st.dS);
+        // With a bug on, a grid's cells are marked exactly where the correct run's differ.
+        const std::pair<const TileGrid*, const Matrix StepState::*> grids[] = {
+            {&model.scores, &StepState::scores},
+            {&model.weights, &StepState::weights},
+            {&model.dWeights, &StepState::dP},
+            {&model.dScores, &StepState::dS}};
+        for (const auto& [grid, member] : grids) {
+            const Matrix& mine = st.*member;
+            const Matrix* theirs = frame->correct ? &(*frame->correct.*member) : nullptr;
+            const bool differs = theirs && mine.size() > 0 && *theirs != mine;
+            QVERIFY2(grid->wrongCells.empty() != differs, qPrintable(where + grid->title));
+            for (std::size_t c = 0; c < grid->wrongCells.size(); ++c)
+                QCOMPARE(grid->wrongCells[c] != 0, mine.data()[c] != theirs->data()[c]);
+            if (differs) ++markedGrids;
+        }
+        const bool prePass = info.kind == StepKind::ComputeRowDots;
+        QCOMPARE(model.hasTable, prePass || info.keyBlock >= 0);
+        const StepState* right = frame->correct ? &*frame->correct : nullptr;
+        QCOMPARE(right != nullptr, scene->settings.hasBug());
+        for (int i = 0; i < int(model.rows.size()); ++i) {
+            const TileRow& row = model.rows[std::size_t(i)];
+            const bool query = (prePass || info.queryBlock >= 0) && i < info.rows.size();
+            const bool key = info.keyBlock >= 0 && i < info.cols.size();
+            QCOMPARE(row.row, query ? info.rows.begin + i : -1);
+            QCOMPARE(row.key, key ? info.cols.begin + i : -1);
+            if (query) {
+                QCOMPARE(*row.delta.now, st.delta(i));
+                if (prePass) {
+                    QCOMPARE(row.dO.now, rowVector(st.dO, i));
+                    QCOMPARE(row.output.now, rowVector(st.output, i));
+                    // A forward bug's wrong O and D beside the correct run's.
+                    QCOMPARE(row.output.correct.size() > 0,
+                             right && rowVector(right->output, i) != rowVector(st.output, i));
+                    QCOMPARE(row.delta.correct.has_value(),
+                             right && right->delta(i) != st.delta(i));
+                } else {
+                    QCOMPARE(*row.lse.now, st.lse(i));
+                    const Matrix& dq = latestOf(st.dQNew, st.dQOld);
+                    QCOMPARE(row.dq.now, rowVector(dq, i));
+                    QCOMPARE(row.wrong, scene->backward->wrongQueryRow[std::size_t(row.row)] != 0);
+                    QCOMPARE(row.dq.changed, info.kind == StepKind::UpdateQueryGradient &&
+                                                 rowVector(st.dQNew, i) != rowVector(st.dQOld, i));
+                    if (row.dq.changed) QCOMPARE(row.dq.before, rowVector(st.dQOld, i));
+                    const bool differs = right && rowVector(latestOf(right->dQNew, right->dQOld),
+                                                            i) != rowVector(dq, i);
+                    QCOMPARE(row.dq.correct.size() > 0, differs);
+                    if (differs) ++corrected;
+                }
+            }
+            if (key) {
+                QCOMPARE(row.dk.now, rowVector(latestOf(st.dKNew, st.dKOld), i));
+                QCOMPARE(row.dv.now, rowVector(latestOf(st.dVNew, st.dVOld), i));
+                QCOMPARE(row.keyWrong, scene->backward->wrongKeyRow[std::size_t(row.key)] != 0);
+                QCOMPARE(row.dk.changed, info.kind == StepKind::UpdateKeyGradient &&
+                                             rowVector(st.dKNew, i) != rowVector(st.dKOld, i));
+                QCOMPARE(row.dv.changed, info.kind == StepKind::UpdateValueGradient &&
+                                             rowVector(st.dVNew, i) != rowVector(st.dVOld, i));
+                if (right) {
+                    const Matrix& dk = latestOf(right->dKNew, right->dKOld);
+                    QCOMPARE(row.dk.correct.size() > 0,
+                             rowVector(dk, i) != rowVector(latestOf(st.dKNew, st.dKOld), i));
+                }
+            }
+            ++lines;
+        }
+        if (model.hasTable)
+            QCOMPARE(int(model.rows.size()),
+                     std::min(prePass ? info.rows.size()
+                                      : std::max(info.queryBlock >= 0 ? info.rows.size() : 0,
+                                                 info.cols.size()),
+                              kTileRowsListed));
+    }
+    QVERIFY(lines > 0);
+    // A bug that bites shows the correct dQ beside the wrong one somewhere.
+    if (!scene->backward->check.dq.passed()) QVERIFY2(corrected > 0, qPrintable(variant));
+    // Every bug but the overwritten dQ changes a tile: S, P or dS (a forward bug through the L
+    // and D the tile reads).
+    const BackwardOptions& bw = scene->settings.options.backward;
+    const bool changesTile =
+        !bw.subtractRowDot || !bw.useLogSumExp || !bw.maskRecompute || !scene->check.passed();
+    QCOMPARE(markedGrids > 0, changesTile && !scene->backward->check.passed());
+}
+
+// Each grid is empty before the step that computes it within its tile and holds values from that
+// step to the tile's end; it is highlighted on its own step only. S is never computed with P
+// stored. The focus pair turns to dP and dS once dP exists.
+void TestPresentTile::backwardGridsAppearAtTheirSteps() {
+    QFETCH(QString, variant);
+    const auto scene = sceneOf(backwardSettings(variant));
+    const bool stored = scene->settings.options.backward.storeWeights;
+    std::array<int, 4> seen{};
+    for (int step = 0; step < scene->stepCount(); ++step) {
+        const auto frame = makeFrame(scene, step);
+        const StepKind kind = frame->state.info.kind;
+        const int phase = tilePhase(kind);
+        const TileModel model = tileModel(*frame, ViewOptions{});
+        // A step without a tile draws no grid; a tile's steps draw all four (or a pair of them).
+        const bool tile = frame->state.info.queryBlock >= 0 && frame->state.info.keyBlock >= 0;
+        QCOMPARE(int(model.grids().size()), tile ? 4 : 0);
+        const std::array<const TileGrid*, 4> grids = {&model.scores, &model.weights,
+                                                      &model.dWeights, &model.dScores};
+        const std::array<int, 4> from = {stored ? 99 : 1, 2, 4, 5};
+        const std::array<bool, 4> own = {
+            kind == StepKind::RecomputeScores,
+            kind == StepKind::RecomputeWeights || kind == StepKind::ReadStoredWeights,
+            kind == StepKind::ComputeWeightGradient, kind == StepKind::ComputeScoreGradient};
+        for (std::size_t g = 0; g < 4; ++g) {
+            const QString where =
+                QStringLiteral("%1 step %2 grid %3").arg(variant).arg(step).arg(grids[g]->title);
+            QVERIFY2(grids[g]->computed == (phase >= from[g]), qPrintable(where));
+            QVERIFY2(grids[g]->active == own[g], qPrintable(where));
+            if (grids[g]->computed) {
+                QCOMPARE(grids[g]->firstRow, frame->state.info.rows.begin);
+                QCOMPARE(grids[g]->firstCol, frame->state.info.cols.begin);
+                ++seen[g];
+            }
+        }
+        QCOMPARE(model.focusPair, phase >= 4 ? 1 : 0);
+    }
+    QCOMPARE(seen[0] > 0, !stored);
+    QVERIFY(seen[1] > 0 && seen[2] > 0 && seen[3] > 0);
+}
+
+// With the view option on, the backend's column lists the dQ_i it recorded (the trace's), and at
+// the tile's last step its largest difference from the CPU's dQ_i, dK_j, dV_j: none on the CPU.
+void TestPresentTile::backwardBackendColumnIsTheTrace() {
+    const auto scene = sceneOf(backwardSettings(QStringLiteral("ragged")));
+    QVERIFY(scene->backward->trace);
+    int compared = 0;
+    for (int step = 0; step < scene->stepCount(); ++step) {
+        const auto frame = makeFrame(scene, step);
+        const TileModel hidden = tileModel(*frame, ViewOptions{false});
+        QVERIFY(!hasColumn(hidden, TileColumn::Backend));
+        const TileModel shown = tileModel(*frame, ViewOptions{true});
+        if (!shown.hasTable || frame->state.info.keyBlock < 0) continue;
+        QVERIFY(hasColumn(shown, TileColumn::Backend));
+        const BackwardTileTrace* trace = frame->backwardTrace;
+        for (int i = 0; i < int(shown.rows.size()); ++i) {
+            const TileRow& row = shown.rows[std::size_t(i)];
+            QCOMPARE(row.backwardBackend.has_value(), trace != nullptr);
+            if (!trace) continue;
+            if (row.row >= 0) QCOMPARE(row.backwardBackend->dq, rowVector(trace->dQ, i));
+            QVERIFY(row.backwardBackend->difference);
+            QVERIFY(*row.backwardBackend->difference < 1e-12);
+            ++compared;
+        }
+    }
+    QVERIFY(compared > 0);
+}
+
+// The highlighted line executes the step for every backward step, with each switch; each bug
+// switch changes exactly the line of the step it breaks, store-p strikes S's recompute out and
+// reads P instead, and without a switch nothing is marked.
+void TestPresentTile::backwardCodeLineExecutesTheStep() {
+    QFETCH(QString, variant);
+    const VizSettings settings = backwardSettings(variant);
+    const auto scene = sceneOf(settings);
+    std::set<StepKind> kinds;
+    for (int step = 0; step < scene->stepCount(); ++step) {
+        const auto frame = makeFrame(scene, step);
+        const CodeModel model = codeModel(*frame);
+        QVERIFY2(model.current >= 0,
+                 qPrintable(QStringLiteral("%1 step %2").arg(variant).arg(step)));
+        const std::vector<StepKind>& lineKinds = model.lines[std::size_t(model.current)].kinds;
+        QVERIFY(std::find(lineKinds.begin(), lineKinds.end(), frame->state.info.kind) !=
+                lineKinds.end());
+        kinds.insert(frame->state.info.kind);
+    }
+    QCOMPARE(int(kinds.size()), settings.options.backward.storeWeights ? 11 : 12);
+    // The lines a switch marks: a bug's changed line runs the step it breaks; store-p's struck
+    // out recompute of S runs at no step at all.
+    const std::vector<CodeLine> code = pseudocode(settings);
+    std::vector<QString> marked;
+    for (const CodeLine& line : code)
+        if (line.removed)
+            marked.push_back(
+                line.kinds.empty() ? line.text : QString::fromLatin1(toString(line.kinds.front())));
+    std::vector<QString> expected;
+    if (variant == QLatin1String("no-row-dot")) expected = {"compute-score-gradient"};
+    if (variant == QLatin1String("no-lse")) expected = {"recompute-weights"};
+    if (variant == QLatin1String("overwrite-dq")) expected = {"update-query-gradient"};
+    if (variant == QLatin1String("no-mask-recompute")) expected = {"recompute-scores"};
+    if (variant == QLatin1String("store-p")) expected = {"S = scale · Q_i K_jᵀ"};
+    QCOMPARE(marked, expected);
+}
+
+// The check model's verdict, errors and wrong rows are the scene's GradientCheck: dQ's rows are
+// query rows, the key rows those where dK or dV is wrong; the step to go to is firstBugStep.
+void TestPresentTile::backwardCheckIsTheGradientCheck() {
+    QFETCH(QString, variant);
+    const auto scene = sceneOf(backwardSettings(variant));
+    const GradientCheck& check = scene->backward->check;
+    const CheckModel model = checkModel(*makeFrame(scene, 0));
+    QVERIFY(model.backward);
+    QCOMPARE(model.passed, check.passed());
+    QCOMPARE(model.summary, QString::fromStdString(check.summary()));
+    QCOMPARE(int(model.gradients.size()), 3);
+    const CheckReport* reports[] = {&check.dq, &check.dk, &check.dv};
+    for (int g = 0; g < 3; ++g) {
+        QCOMPARE(model.gradients[std::size_t(g)].maxAbsDiff, reports[g]->maxAbsDiff);
+        QCOMPARE(model.gradients[std::size_t(g)].wrongRows, int(reports[g]->wrongRows.size()));
+        QCOMPARE(model.gradients[std::size_t(g)].passed, reports[g]->passed());
+    }
+    QCOMPARE(model.tolerance, check.dq.tolerance);
+    QCOMPARE(model.wrongRows, check.dq.wrongRows);
+    std::set<int> keys(check.dk.wrongRows.begin(), check.dk.wrongRows.end());
+    keys.insert(check.dv.wrongRows.begin(), check.dv.wrongRows.end());
+    QCOMPARE(model.wrongKeyRows, std::vector<int>(keys.begin(), keys.end()));
+    QCOMPARE(model.rows, scene->settings.spec.queries);
+    QCOMPARE(model.keyRows, scene->settings.spec.keys);
+    for (int r = 0; r < model.keyRows; ++r)
+        QCOMPARE(model.keyRowMaxDiff(r), std::max(check.dk.rowMaxDiff(r), check.dv.rowMaxDiff(r)));
+    QCOMPARE(model.divergenceStep(), scene->backward->firstBugStep);
+    // A bug that bites fails loudly and names its first wrong step; none on, nothing named.
+    const bool bug = scene->settings.hasBug();
+    if (!bug) QVERIFY(model.passed && !model.divergenceStep());
+    if (!model.passed) QVERIFY(model.divergenceStep());
+    if (variant == QLatin1String("no-row-dot") || variant == QLatin1String("overwrite-dq") ||
+        variant == QLatin1String("no-mask-recompute"))
+        QVERIFY2(!model.passed, qPrintable(variant));
+    if (model.firstBugStep) {
+        const StepInfo info = scene->engine->info(*model.firstBugStep);
+        QCOMPARE(model.firstBugKind, info.kind);
+        QCOMPARE(model.firstBugQueryBlock, info.queryBlock);
+        QCOMPARE(model.firstBugKeyBlock, info.keyBlock);
+    }
+}
+
+// A key row's dK and dV are final from its key block's store on, a query row's dQ from its
+// block's last update; the blocks counted done are those; at the last step everything is final.
+void TestPresentTile::backwardProgressFollowsTheDoneSteps() {
+    QFETCH(QString, variant);
+    const auto scene = sceneOf(backwardSettings(variant));
+    const BackwardScene& bw = *scene->backward;
+    const FlashOptions& options = scene->settings.options;
+    bool sawPartial = false;
+    for (int step = 0; step < scene->stepCount(); ++step) {
+        const auto frame = makeFrame(scene, step);
+        const CheckModel model = checkModel(*frame);
+        int keysDone = 0, queriesDone = 0;
+        for (int r = 0; r < model.keyRows; ++r) {
+            const int done = bw.keyBlockDoneStep[std::size_t(r / options.blockCols)];
+            QCOMPARE(model.keyRowFinished[std::size_t(r)] != 0, step >= done);
+        }
+        for (const int done : bw.keyBlockDoneStep)
+            keysDone += step >= done;
+        for (int r = 0; r < model.rows; ++r) {
+            const int done = bw.queryBlockDoneStep[std::size_t(r / options.blockRows)];
+            QCOMPARE(model.rowFinished[std::size_t(r)] != 0, step >= (done >= 0 ? done : 1));
+        }
+        for (const int done : bw.queryBlockDoneStep)
+            queriesDone += step >= (done >= 0 ? done : 1);
+        QCOMPARE(model.keyBlocksDone, keysDone);
+        QCOMPARE(model.queryBlocksDone, queriesDone);
+        const StepInfo& info = frame->state.info;
+        const std::vector<CheckBar> keyBars = keyCheckBars(model, model.keyRows);
+        for (int r = 0; r < model.keyRows; ++r)
+            QCOMPARE(keyBars[std::size_t(r)].current,
+                     info.keyBlock >= 0 && r >= info.cols.begin && r < info.cols.end);
+        sawPartial = sawPartial || (keysDone > 0 && keysDone < model.keyBlocks);
+        if (step == 0) QCOMPARE(model.finishedKeyRows, 0);
+        if (step == scene->stepCount() - 1) {
+            QCOMPARE(model.finishedKeyRows, model.keyRows);
+            QCOMPARE(model.finishedRows, model.rows);
+        }
+    }
+    QVERIFY(sawPartial);
+}
+
+// The backward's comparison: the same backward with P stored (BackwardScene::storedWeightsTotals)
+// against recomputing it (this run's totals), and the floats the forward leaves in HBM for each.
+void TestPresentTile::backwardComparisonTotalsAreTheScenes() {
+    QFETCH(QString, variant);
+    const auto scene = sceneOf(backwardSettings(variant));
+    const ComparisonModel model = comparisonModel(*scene);
+    const BackwardScene& bw = *scene->backward;
+    const bool stored = scene->settings.options.backward.storeWeights;
+    QCOMPARE(model.standard, bw.storedWeightsTotals);
+    if (stored) // this run, plus the forward's write of P
+        QCOMPARE(model.standard.hbmReadBytes, scene->totals.hbmReadBytes);
+    else
+        QCOMPARE(model.flash, scene->totals);
+    QCOMPARE(model.rows[0].standard, double(model.standard.hbmBytes()));
+    QCOMPARE(model.rows[0].flash, double(model.flash.hbmBytes()));
+    QCOMPARE(model.rows[2].standard, double(model.standard.flops));
+    QCOMPARE(model.rows[2].flash, double(model.flash.flops));
+    // This run's stored floats are the scene's; P adds n_q × n_k.
+    const auto& spec = scene->settings.spec;
+    QCOMPARE(model.rows[1].unit, ComparisonUnit::Floats);
+    QCOMPARE(stored ? model.rows[1].standard : model.rows[1].flash, double(bw.storedElements));
+    QCOMPARE(model.rows[1].standard - model.rows[1].flash, double(spec.queries) * spec.keys);
+    QVERIFY(model.flash.hbmBytes() < model.standard.hbmBytes() || spec.queries * spec.keys < 64);
+    QVERIFY(model.flash.flops > model.standard.flops);
+    // Beside them, the script's demo-5 model of the same trade, from core's closed form.
+    const BackwardComparison script = backwardCosts(spec.queries, spec.headDim);
+    QVERIFY2(model.footnote.contains(formatCount(script.standard.storedElements)) &&
+                 model.footnote.contains(formatCount(script.flash.storedElements)),
+             qPrintable(model.footnote));
 }
 
 QTEST_GUILESS_MAIN(TestPresentTile)

@@ -4,6 +4,7 @@
 #include "lecture/lecture.h"
 #include "session/controller.h"
 #include "session/step_why.h"
+#include "settings_support.h"
 #include "shell/main_window.h"
 #include "style/paint_util.h"
 #include "views/check_panel.h"
@@ -14,11 +15,11 @@
 #include "widgets/controls_panel.h"
 #include "widgets/key_help.h"
 #include "widgets/playback_bar.h"
-#include "settings_support.h"
 #include "window_support.h"
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QGroupBox>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
@@ -67,6 +68,7 @@ class TestWindow : public QObject {
     void presetNoteNeverMovesTheFields();
     void nonIntegerIsRefusedAndTheValueKept();
     void switchesExplainThemselves();
+    void backwardHasItsOwnSwitches();
     void jumpWithoutAWrongStepSaysSo();
     void cancelledBuildLeavesNoStageBehind();
     void stepViewSaysWhyInTheLecturesWords();
@@ -452,15 +454,20 @@ void TestWindow::keyHelpFromTheActions() {
 
     QAction* bug = nullptr;
     for (QAction* a : w.actions())
-        if (a->text() == QStringLiteral("Rescale bug on / off")) bug = a;
+        if (a->text() == QStringLiteral("Bug on / off (the rescale; backward: D)")) bug = a;
     QVERIFY(bug);
     bug->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_B));
     const QStringList changed = w.keyHelpText().split(QLatin1Char('\n'));
-    QVERIFY(changed.contains(QStringLiteral("Ctrl+B  Rescale bug on / off")));
-    QVERIFY(!changed.contains(QStringLiteral("B  Rescale bug on / off")));
+    QVERIFY(changed.contains(QStringLiteral("Ctrl+B  Bug on / off (the rescale; backward: D)")));
+    QVERIFY(!changed.contains(QStringLiteral("B  Bug on / off (the rescale; backward: D)")));
     QTRY_VERIFY(w.playback()->caption().endsWith(
         QStringLiteral("(Space plays, → steps, Ctrl+B breaks the rescale)")));
     QVERIFY(w.lecture()->keysLine().contains(QStringLiteral("Ctrl+B  bug on/off")));
+    // On the backward, B leaves D out, and the hint says so.
+    QVERIFY(w.controller()->applyPreset(QStringLiteral("backward")));
+    QVERIFY(w.waitUntilIdle());
+    QTRY_VERIFY(w.playback()->caption().endsWith(
+        QStringLiteral("(Space plays, → steps, Ctrl+B leaves D out)")));
 }
 
 void TestWindow::screenshotWritesAPng() {
@@ -665,10 +672,92 @@ void TestWindow::nonIntegerIsRefusedAndTheValueKept() {
 
 void TestWindow::switchesExplainThemselves() {
     const auto window = freshWindow();
-    for (const char* name : {"bug", "keepFullScores", "noRunningMax", "causal", "backendValues"})
+    for (const char* name :
+         {"bug", "keepFullScores", "noRunningMax", "causal", "backendValues", "noRowDot", "noLse",
+          "overwriteDq", "noMaskRecompute", "storeWeights", "onesUpstream"})
         QVERIFY2(!control<QCheckBox>(*window, name)->toolTip().isEmpty(), name);
+    // Every switch of the backward's in core has its box.
+    QCOMPARE(window->findChild<QGroupBox*>(QStringLiteral("backwardSwitches"))
+                 ->findChildren<QCheckBox*>()
+                 .size(),
+             qsizetype(backwardSwitches().size()));
     for (const char* name : {"algorithm", "loopOrder", "hardware", "backend", "precision"})
         QVERIFY2(!control<QComboBox>(*window, name)->toolTip().isEmpty(), name);
+}
+
+// The third algorithm: its blocks and its switches, the loop order (its own) and the debug copy of
+// S (which its forward does not keep) not offered; a switch changes the run and keeps the preset
+// named.
+void TestWindow::backwardHasItsOwnSwitches() {
+    const auto window = freshWindow();
+    MainWindow& w = *window;
+    auto* group = w.findChild<QGroupBox*>(QStringLiteral("backwardSwitches"));
+    QVERIFY(!group->isVisibleTo(w.controls()));
+    auto* algorithm = control<QComboBox>(w, "algorithm");
+    const int item = algorithm->findData(int(Algorithm::Backward));
+    QVERIFY(item >= 0);
+    QCOMPARE(algorithm->itemText(item), QStringLiteral("FlashAttention backward"));
+    // Chosen as a user does (the panel proposes on activated).
+    algorithm->setCurrentIndex(item);
+    emit algorithm->activated(item);
+    QVERIFY(w.waitUntilIdle());
+    QCOMPARE(w.controller()->settings().algorithm, Algorithm::Backward);
+    QVERIFY(w.controller()->applyPreset(QStringLiteral("backward")));
+    QVERIFY(w.waitUntilIdle());
+    QCOMPARE(algorithm->currentIndex(), item);
+    QVERIFY(group->isVisibleTo(w.controls()));
+    for (const char* name : {"blockRows", "blockCols"})
+        QVERIFY2(control<QSpinBox>(w, name)->isEnabled(), name);
+    QVERIFY(!control<QComboBox>(w, "loopOrder")->isEnabled());
+    QVERIFY(control<QComboBox>(w, "loopOrder")->toolTip().contains(QStringLiteral("backward")));
+    QVERIFY(!control<QCheckBox>(w, "keepFullScores")->isEnabled());
+    QVERIFY(control<QCheckBox>(w, "bug")->isEnabled());
+    QVERIFY(!control<QCheckBox>(w, "bug")->text().contains(QStringLiteral("[B]")));
+    QVERIFY(control<QCheckBox>(w, "noRowDot")->text().contains(QStringLiteral("[B]")));
+    // Each label whole in the panel's width.
+    for (const QCheckBox* check : group->findChildren<QCheckBox*>())
+        QVERIFY2(check->width() >= check->sizeHint().width(), qPrintable(check->text()));
+
+    auto* box = control<QComboBox>(w, "preset");
+    const QString title = box->currentText();
+    control<QCheckBox>(w, "overwriteDq")->setChecked(true);
+    QVERIFY(w.waitUntilIdle());
+    QVERIFY(!w.controller()->settings().options.backward.accumulateDq);
+    QVERIFY(!w.controller()->scene()->backward->check.passed());
+    QCOMPARE(box->currentText(), QStringLiteral("%1 (changed)").arg(title));
+    QVERIFY2(w.controls()->presetNoteText().contains(QStringLiteral("dQ overwritten")),
+             qPrintable(w.controls()->presetNoteText()));
+    control<QCheckBox>(w, "overwriteDq")->setChecked(false);
+    QVERIFY(w.waitUntilIdle());
+    QCOMPARE(box->currentText(), title);
+    // B checks the box of D.
+    QTest::keyClick(&w, Qt::Key_B);
+    QVERIFY(w.waitUntilIdle());
+    QVERIFY(control<QCheckBox>(w, "noRowDot")->isChecked());
+    QVERIFY(!w.controller()->settings().options.backward.subtractRowDot);
+    QVERIFY(w.controller()->settings().options.rescale);
+    // The forward again: the backward's group goes, the loop order comes back.
+    const int flash = algorithm->findData(int(Algorithm::Flash));
+    algorithm->setCurrentIndex(flash);
+    emit algorithm->activated(flash);
+    QVERIFY(w.waitUntilIdle());
+    QVERIFY(!group->isVisibleTo(w.controls()));
+    QVERIFY(control<QComboBox>(w, "loopOrder")->isEnabled());
+    // --bug on the window's command line is the same switch as B.
+    StartOptions start = freshOptions();
+    start.preset = QStringLiteral("backward");
+    start.bug = true;
+    const auto fromCommandLine = freshWindow({1366, 768}, start);
+    const VizSettings& started = fromCommandLine->controller()->settings();
+    QCOMPARE(started.algorithm, Algorithm::Backward);
+    QVERIFY(!started.options.backward.subtractRowDot);
+    QVERIFY(started.options.rescale);
+    QVERIFY(control<QCheckBox>(*fromCommandLine, "noRowDot")->isChecked());
+    QVERIFY(control<QComboBox>(*fromCommandLine, "preset")
+                ->currentText()
+                .endsWith(QStringLiteral("(changed)")) ||
+            control<QComboBox>(*fromCommandLine, "preset")->currentData().toString() ==
+                QStringLiteral("backward-bug"));
 }
 
 // G with the rescale in place: no step is wrong, so the step stays and the status bar says so
@@ -795,9 +884,8 @@ void TestWindow::stepCaptionNeverRunsOff() {
         QVERIFY2(QFontMetricsF(caption->font()).horizontalAdvance(shown) <= caption->width(),
                  qPrintable(shown));
         QVERIFY(shown.startsWith(QStringLiteral("Step 12:")));
-        const QString whole = shown.contains(QStringLiteral("key block 1"))
-                                  ? shown
-                                  : caption->toolTip();
+        const QString whole =
+            shown.contains(QStringLiteral("key block 1")) ? shown : caption->toolTip();
         QVERIFY2(whole.contains(QStringLiteral("key block 1")) &&
                      whole.contains(QStringLiteral("skipped (the bug)")),
                  qPrintable(whole));

@@ -11,6 +11,8 @@ target_compile_definitions(tst_command_line PRIVATE FLASHVIZ_EXECUTABLE="$<TARGE
 add_dependencies(tst_command_line flashviz)
 # The scenes with the CUDA backend chosen (skips without a usable GPU).
 flashviz_add_test(tst_gpu_scene SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/tst_gpu_scene.cpp LIBS flashviz_gui_shell)
+# The window's backward scene (issue #15): gradients, bugs, frames, settings and presets.
+flashviz_add_test(tst_backward_scene SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/tst_backward_scene.cpp LIBS flashviz_gui_session)
 # The monkey: seeded random use of the real window (FLASHVIZ_MONKEY_SECONDS, 20 s by default).
 flashviz_add_test(tst_monkey SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/tst_monkey.cpp LIBS flashviz_gui_shell)
 # The application's answers before it has a window, with no display at all.

@@ -13,6 +13,7 @@
 #include "views/tile_detail.h"
 
 #include "core/analysis.h"
+#include "core/backward.h"
 #include "core/counters.h"
 #include "core/errors.h"
 #include "core/steps.h"
@@ -34,7 +35,7 @@ namespace flashviz::gui {
 
 namespace {
 
-constexpr qsizetype kMaxBeatChars = 64;    // "first-rescale+2147483646" is 24
+constexpr qsizetype kMaxBeatChars = 64;        // "first-rescale+2147483646" is 24
 constexpr std::int64_t kMaxWalkedSteps = 4096; // a clicker's evening, not a scrub bar
 
 [[noreturn]] void refuse(const QString& text) {
@@ -50,31 +51,20 @@ const QStringList& viewNames() {
 
 // The {placeholders} fillNarrative() fills.
 const QStringList& placeholderNames() {
-    static const QStringList names{QStringLiteral("gpu"),
-                                   QStringLiteral("hbm"),
-                                   QStringLiteral("hbmBandwidth"),
-                                   QStringLiteral("smCount"),
-                                   QStringLiteral("sramPerSm"),
-                                   QStringLiteral("sramTotal"),
-                                   QStringLiteral("sramBandwidth"),
-                                   QStringLiteral("sramOverHbm"),
-                                   QStringLiteral("n"),
-                                   QStringLiteral("d"),
-                                   QStringLiteral("br"),
-                                   QStringLiteral("bc"),
-                                   QStringLiteral("scores"),
-                                   QStringLiteral("standardTraffic"),
-                                   QStringLiteral("flashTraffic"),
-                                   QStringLiteral("trafficCut"),
-                                   QStringLiteral("standardScratch"),
-                                   QStringLiteral("flashScratch"),
-                                   QStringLiteral("check"),
-                                   QStringLiteral("maxDiff"),
-                                   QStringLiteral("wrongRows"),
-                                   QStringLiteral("firstRescale"),
-                                   QStringLiteral("memoryBound"),
-                                   QStringLiteral("verdict"),
-                                   QStringLiteral("bugSwitch")};
+    static const QStringList names{
+        QStringLiteral("gpu"), QStringLiteral("hbm"), QStringLiteral("hbmBandwidth"),
+        QStringLiteral("smCount"), QStringLiteral("sramPerSm"), QStringLiteral("sramTotal"),
+        QStringLiteral("sramBandwidth"), QStringLiteral("sramOverHbm"), QStringLiteral("n"),
+        QStringLiteral("d"), QStringLiteral("br"), QStringLiteral("bc"), QStringLiteral("scores"),
+        QStringLiteral("standardTraffic"), QStringLiteral("flashTraffic"),
+        QStringLiteral("trafficCut"), QStringLiteral("standardScratch"),
+        QStringLiteral("flashScratch"), QStringLiteral("check"), QStringLiteral("maxDiff"),
+        QStringLiteral("wrongRows"), QStringLiteral("firstRescale"), QStringLiteral("memoryBound"),
+        QStringLiteral("verdict"), QStringLiteral("bugSwitch"),
+        // The backward's, from its scene and the engine's counts.
+        QStringLiteral("gradCheck"), QStringLiteral("firstWrong"), QStringLiteral("recomputeFlops"),
+        QStringLiteral("keptBytes"), QStringLiteral("keptBytesWithP"), QStringLiteral("dqTraffic"),
+        QStringLiteral("backwardTraffic"), QStringLiteral("backwardTrafficWithP")};
     return names;
 }
 
@@ -147,7 +137,8 @@ LectureChapter readChapter(const QJsonObject& o, const std::vector<LectureChapte
                        .arg(key)
                        .arg(beat.size())
                        .arg(kMaxBeatChars));
-        if (beat != QLatin1String("all") && beat != QLatin1String("outer0"))
+        if (beat != QLatin1String("all") && beat != QLatin1String("outer0") &&
+            beat != QLatin1String("first-wrong"))
             checkStepExpression(beat, qPrintable(key));
         c.beats << beat;
     }
@@ -177,10 +168,11 @@ LectureChapter readChapter(const QJsonObject& o, const std::vector<LectureChapte
         const std::int64_t steps =
             countSteps(c.settings.spec, c.settings.algorithm, c.settings.options);
         if (steps > kMaxWalkedSteps)
-            refuse(QStringLiteral("beats 'all' and 'outer0' walk every step, and these settings "
-                                  "have %1 steps; at most %2 can be walked (name the steps instead)")
-                       .arg(steps)
-                       .arg(kMaxWalkedSteps));
+            refuse(
+                QStringLiteral("beats 'all' and 'outer0' walk every step, and these settings "
+                               "have %1 steps; at most %2 can be walked (name the steps instead)")
+                    .arg(steps)
+                    .arg(kMaxWalkedSteps));
     }
     return c;
 }
@@ -230,6 +222,8 @@ std::vector<int> resolveBeats(const LectureChapter& chapter, const Scene& scene)
                                 : count;
             for (int s = 0; s < end; ++s)
                 steps.insert(s);
+        } else if (beat == QLatin1String("first-wrong")) {
+            if (const auto step = firstWrongStep(scene)) steps.insert(*step);
         } else if (auto step = resolveStep(scene, beat)) {
             steps.insert(*step);
         }
@@ -238,7 +232,53 @@ std::vector<int> resolveBeats(const LectureChapter& chapter, const Scene& scene)
     return {steps.begin(), steps.end()};
 }
 
+namespace {
+
+// "dQ by up to 0.25 in 8 of 8 rows": one gradient's failure, rows of its own matrix.
+QString gradientFailure(const char* name, const CheckReport& check, int rows) {
+    return QObject::tr("%1 by up to %2 in %3 of %4 rows")
+        .arg(QLatin1String(name), formatValue(check.maxAbsDiff, 2))
+        .arg(check.wrongRows.size())
+        .arg(rows);
+}
+
+QString backwardVerdict(const Scene& scene, const BackwardScene& b) {
+    const GradientCheck& check = b.check;
+    const auto& spec = scene.settings.spec;
+    if (check.passed())
+        return QObject::tr("The check passes: dQ, dK and dV differ from ordinary attention's "
+                           "gradients by at most %1, rounding.")
+            .arg(formatValue(
+                std::max({check.dq.maxAbsDiff, check.dk.maxAbsDiff, check.dv.maxAbsDiff}), 2));
+    QStringList wrong;
+    if (!check.dq.passed()) wrong << gradientFailure("dQ", check.dq, spec.queries);
+    if (!check.dk.passed()) wrong << gradientFailure("dK", check.dk, spec.keys);
+    if (!check.dv.passed()) wrong << gradientFailure("dV", check.dv, spec.keys);
+    QString text = QObject::tr("The check fails: %1").arg(wrong.join(QStringLiteral(", ")));
+    if (const auto step = firstWrongStep(scene))
+        text += QObject::tr(", and the first wrong value appears at step %1").arg(*step);
+    return text + QLatin1Char('.');
+}
+
+// The backward with and without the trade undone (P stored), as the engine counts it.
+struct BackwardFigures {
+    Counters recomputed, storedP;
+    std::uint64_t kept = 0, keptWithP = 0, dqTrips = 0;
+};
+BackwardFigures backwardFigures(const VizSettings& settings) {
+    const auto& spec = settings.spec;
+    const BackwardTrade t =
+        backwardTrade(spec.queries, spec.keys, spec.headDim, spec.causal, settings.options);
+    FlashOptions recompute = settings.options;
+    recompute.backward.storeWeights = false;
+    return {t.recompute, t.stored, t.recomputeKept, t.storedKept,
+            queryGradientRoundTripBytes(spec.queries, spec.keys, spec.headDim, spec.causal, recompute)};
+}
+
+} // namespace
+
 QString checkVerdict(const Scene& scene) {
+    if (scene.backward) return backwardVerdict(scene, *scene.backward);
     const CheckReport& check = scene.check;
     const QString diff = formatValue(check.maxAbsDiff, 2);
     if (check.passed())
@@ -293,9 +333,27 @@ QString fillNarrative(const QString& narrative, const Scene& scene) {
     put("memoryBound", QString::fromStdString(memoryBoundVerdict(hw, spec.queries, spec.headDim,
                                                                  scene.settings.options)));
     put("verdict", checkVerdict(scene));
-    put("bugSwitch", scene.settings.options.rescale
-                         ? QObject::tr("Press B to take the factor out again.")
-                         : QObject::tr("Press B to put the factor back."));
+    // B flips the rescale, and in the backward D (session's setBug).
+    if (scene.isBackward())
+        put("bugSwitch", scene.settings.options.backward.subtractRowDot
+                             ? QObject::tr("Press B to leave D out again.")
+                             : QObject::tr("Press B to put D back."));
+    else
+        put("bugSwitch", scene.settings.options.rescale
+                             ? QObject::tr("Press B to take the factor out again.")
+                             : QObject::tr("Press B to put the factor back."));
+    put("gradCheck", scene.backward
+                         ? QString::fromStdString(scene.backward->check.summary()).simplified()
+                         : QObject::tr("(no backward pass here)"));
+    const auto wrong = firstWrongStep(scene);
+    put("firstWrong", wrong ? QString::number(*wrong) : QObject::tr("(none)"));
+    const BackwardFigures backward = backwardFigures(scene.settings);
+    put("recomputeFlops", formatFlops(double(backward.recomputed.flops - backward.storedP.flops)));
+    put("keptBytes", formatBytes(double(backward.kept * kBytesPerElement)));
+    put("keptBytesWithP", formatBytes(double(backward.keptWithP * kBytesPerElement)));
+    put("dqTraffic", formatBytes(double(backward.dqTrips)));
+    put("backwardTraffic", formatBytes(double(backward.recomputed.hbmBytes())));
+    put("backwardTrafficWithP", formatBytes(double(backward.storedP.hbmBytes())));
     return text;
 }
 
@@ -482,11 +540,10 @@ void LectureView::updateCaption() {
     const QString beat = it != m_beats.end()
                              ? tr("%1 / %2").arg(int(it - m_beats.begin()) + 1).arg(m_beats.size())
                              : tr("step %1").arg(frame->step);
-    m_caption->setText(
-        QStringLiteral("%1   ·   %2")
-            .arg(beat, QString::fromStdString(
-                           describe(frame->state.info.kind, frame->scene->settings.options,
-                                    frame->scene->settings.algorithm))));
+    m_caption->setText(QStringLiteral("%1   ·   %2")
+                           .arg(beat, QString::fromStdString(describe(
+                                          frame->state.info.kind, frame->scene->settings.options,
+                                          frame->scene->settings.algorithm))));
 }
 
 void LectureView::nextBeat() {

@@ -33,7 +33,7 @@ struct LectureChapter {
     QString title;
     QString narrative; // may name figures as {placeholders}, filled from the scene
     VizSettings settings;
-    QStringList beats;  // steps: numbers, "all", "outer0", "first-rescale", "end"
+    QStringList beats;  // steps: numbers, "all", "outer0", "first-rescale", "first-wrong", "end"
     QStringList views;  // two of: memory, tile, matrices, code, comparison
     QList<int> weights; // their share of the height (equal when absent)
 };
@@ -66,7 +66,7 @@ class LectureView : public QWidget {
     // chapters and beats.
     LectureView(Controller* controller, FrameFeed* feed, QWidget* parent = nullptr);
 
-    void start(int chapter);     // applies the chapter's settings and goes to its first beat
+    void start(int chapter); // applies the chapter's settings and goes to its first beat
     // The GPU the chapters are drawn on: the window's choice (hardware profile id), not the
     // chapters' default; every chapter's settings take it.
     void useHardware(const std::string& hardwareId);

@@ -2,7 +2,9 @@
 // The check panel's model: the run's output against ordinary attention (the verdict, the error,
 // the wrong rows), how far the check has got at this step (the rows of O already final), and
 // with the rescale switched off the first step at which the buggy run departs from the correct
-// one. Plain values: the view words and paints them.
+// one. The backward's: dQ, dK and dV against their closed form (GradientCheck), per query row
+// (dQ) and per key row (the worse of dK and dV), the rows whose gradient is final at this step,
+// and the first step a backward bug changes a value. Plain values: the view words and paints them.
 #include "session/scene.h"
 
 #include <QString>
@@ -50,6 +52,36 @@ struct CheckModel {
     Vector rowMaxDiff;
     std::vector<char> rowWrong, rowFinished;
     Range currentRows;
+
+    // The backward: the query rows above are dQ's; these are the key rows of dK and dV.
+    bool backward = false;
+    struct Gradient {
+        QString name; // "dQ", "dK", "dV"
+        double maxAbsDiff = 0;
+        int nonFiniteCount = 0;
+        int wrongRows = 0, rows = 0;
+        bool passed = true;
+    };
+    std::vector<Gradient> gradients; // dQ, dK, dV
+    BackwardOptions backwardOptions; // the switches, to name the bug that failed it
+    bool causal = false;
+    bool forwardPassed = true; // the forward's O, which the pre-pass reads, is right
+    int keyRows = 0;
+    std::vector<int> wrongKeyRows;
+    Vector keyRowMaxDiff; // per key row: the larger of dK's and dV's |difference|
+    std::vector<char> keyRowWrong, keyRowFinished;
+    Range currentKeys;
+    int finishedKeyRows = 0;
+    // Blocks whose gradient is final at this step (dK_j, dV_j stored; dQ_i's last update done).
+    int keyBlocksDone = 0, keyBlocks = 0, queryBlocksDone = 0, queryBlocks = 0;
+    // Where a backward bug first changes a value (BackwardScene::firstBugStep), its step's kind
+    // and tile.
+    std::optional<int> firstBugStep;
+    StepKind firstBugKind = StepKind::RecomputeScores;
+    int firstBugQueryBlock = -1, firstBugKeyBlock = -1;
+
+    // The step the "go to" button takes the view to: the first wrong value, either pass's.
+    std::optional<int> divergenceStep() const { return backward ? firstBugStep : firstRescaleStep; }
 };
 
 CheckModel checkModel(const Frame& frame);
@@ -62,5 +94,7 @@ struct CheckBar {
     bool wrong = false, finished = true, current = false;
 };
 std::vector<CheckBar> checkBars(const CheckModel& model, int columns);
+// The same for the backward's key rows (dK and dV).
+std::vector<CheckBar> keyCheckBars(const CheckModel& model, int columns);
 
 } // namespace flashviz::gui

@@ -140,8 +140,84 @@ std::vector<CodeLine> paperListing(const FlashOptions& options) {
     return code;
 }
 
+// FlashAttention-2's backward (Algorithm 2) as FlashViz runs it: key blocks outer, dK_j and dV_j
+// on chip, dQ_i read, added to and written back in HBM. A bug switch changes its line (drawn
+// red); with store-p the recompute of S is struck out and P is read instead.
+std::vector<CodeLine> backwardListing(const VizSettings& s) {
+    using K = StepKind;
+    const BackwardOptions& bw = s.options.backward;
+    const bool causal = s.spec.causal;
+    const bool maskForgotten = causal && !bw.maskRecompute;
+    std::vector<CodeLine> code = {
+        {QStringLiteral("D = rowsum(dO ∘ O)"),
+         0,
+         {K::ComputeRowDots},
+         QStringLiteral("pre-pass, every row"),
+         false},
+        {QStringLiteral("write dQ = 0 to HBM"), 0, {K::InitialiseQueryGradient}, {}, false},
+        {QStringLiteral("for each key block j:"), 0, {}, QStringLiteral("outer"), false},
+        {QStringLiteral("load K_j, V_j into SRAM"), 1, {K::LoadKeyValue}, {}, false},
+        {QStringLiteral("dK_j = 0,  dV_j = 0"),
+         1,
+         {K::LoadKeyValue},
+         QStringLiteral("kept on chip"),
+         false},
+        {QStringLiteral("for each query block i that sees j:"), 1, {}, {}, false},
+        {bw.storeWeights ? QStringLiteral("load Q_i, dO_i, D_i")
+                         : QStringLiteral("load Q_i, dO_i, L_i, D_i"),
+         2,
+         {K::LoadQueryGradient},
+         {},
+         false},
+        {QStringLiteral("S = scale · Q_i K_jᵀ"), 2,
+         bw.storeWeights ? std::vector<K>{} : std::vector<K>{K::RecomputeScores},
+         bw.storeWeights ? QStringLiteral("not recomputed: P stored")
+         : maskForgotten ? QStringLiteral("mask forgotten!")
+         : causal        ? QStringLiteral("recomputed, masked")
+                         : QStringLiteral("recomputed, not stored"),
+         bw.storeWeights || maskForgotten},
+        bw.storeWeights ? CodeLine{QStringLiteral("read P_ij from HBM"),
+                                   2,
+                                   {K::ReadStoredWeights},
+                                   QStringLiteral("the forward stored all n × n"),
+                                   false}
+                        : CodeLine{bw.useLogSumExp ? QStringLiteral("P = exp(S − L_i)")
+                                                   : QStringLiteral("P = exp(S − m_i)"),
+                                   2,
+                                   {K::RecomputeWeights},
+                                   bw.useLogSumExp ? QStringLiteral("the softmax, from L alone")
+                                                   : QStringLiteral("m, not L: P not normalised!"),
+                                   !bw.useLogSumExp},
+        {QStringLiteral("dV_j += P_ijᵀ dO_i"), 2, {K::UpdateValueGradient}, {}, false},
+        {QStringLiteral("dP = dO_i V_jᵀ"), 2, {K::ComputeWeightGradient}, {}, false},
+        {bw.subtractRowDot ? QStringLiteral("dS = P ∘ (dP − D_i)") : QStringLiteral("dS = P ∘ dP"),
+         2,
+         {K::ComputeScoreGradient},
+         bw.subtractRowDot ? QString() : QStringLiteral("D left out!"),
+         !bw.subtractRowDot},
+        {bw.accumulateDq ? QStringLiteral("dQ_i += scale · dS K_j")
+                         : QStringLiteral("dQ_i = scale · dS K_j"),
+         2,
+         {K::UpdateQueryGradient},
+         bw.accumulateDq ? QStringLiteral("read, add, write HBM")
+                         : QStringLiteral("overwritten, not added!"),
+         !bw.accumulateDq},
+        {QStringLiteral("dK_j += scale · dSᵀ Q_i"), 2, {K::UpdateKeyGradient}, {}, false},
+        {QStringLiteral("write dK_j, dV_j to HBM"),
+         1,
+         {K::StoreKeyValueGradient},
+         QStringLiteral("once per key block"),
+         false},
+    };
+    return code;
+}
+
 QString titleOf(const VizSettings& s) {
     if (s.algorithm == Algorithm::Standard) return QObject::tr("Standard attention");
+    if (s.algorithm == Algorithm::Backward)
+        return s.options.backward.storeWeights
+                   ? QObject::tr("FlashAttention-2 backward · P stored")
+                   : QObject::tr("FlashAttention-2 backward · key blocks outer");
     return s.options.loopOrder == LoopOrder::QueryOuter
                ? QObject::tr("FlashAttention · query block outer")
                : QObject::tr("FlashAttention · key/value block outer (paper)");
@@ -151,6 +227,7 @@ QString titleOf(const VizSettings& s) {
 
 std::vector<CodeLine> pseudocode(const VizSettings& s) {
     if (s.algorithm == Algorithm::Standard) return standardListing();
+    if (s.algorithm == Algorithm::Backward) return backwardListing(s);
     if (s.options.loopOrder == LoopOrder::QueryOuter) return queryOuterListing(s.options);
     return paperListing(s.options);
 }

@@ -1,7 +1,7 @@
 #pragma once
 // The code panel's model: the pseudocode of the running algorithm (standard, flash in the
-// explainer's loop order, or the paper's), the line executing this frame's step, and the
-// listing's title. Switched-off lines are marked removed.
+// explainer's loop order, the paper's, or FlashAttention-2's backward), the line executing this
+// frame's step, and the listing's title. Lines a switch removes or changes are marked removed.
 #include "session/scene.h"
 
 #include <QString>

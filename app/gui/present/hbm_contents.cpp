@@ -1,5 +1,9 @@
 #include "present/hbm_contents.h"
 
+#include "core/tiling.h"
+
+#include <algorithm>
+
 namespace flashviz::gui {
 
 namespace {
@@ -46,6 +50,97 @@ void paperOrderRunning(HbmMatrix& m, const Scene& scene, const StepInfo& info) {
     m.runningWhileMoving = running(true);
 }
 
+// Done at `step`: once the step is over, and while it animates only if it was done before.
+bool doneAt(int doneStep, int step, bool whileMoving) {
+    return doneStep >= 0 && (whileMoving ? step > doneStep : step >= doneStep);
+}
+
+// The backward's first steps (the pre-pass, dQ = 0) write whole matrices: the step of `kind`.
+int firstStepOf(const Scene& scene, StepKind kind) {
+    for (int s = 0; s < scene.stepCount(); ++s)
+        if (scene.engine->info(s).kind == kind) return s;
+    return -1;
+}
+
+// The rows of the blocks (of `blockSize` out of `total` rows) whose step in `doneSteps` is done,
+// as runs.
+std::vector<Range> doneBlockRows(const std::vector<int>& doneSteps, int blockSize, int total,
+                                 int step, bool whileMoving) {
+    std::vector<Range> runs;
+    for (std::size_t b = 0; b < doneSteps.size(); ++b) {
+        if (!doneAt(doneSteps[b], step, whileMoving)) continue;
+        const Range rows = blockRange(int(b), blockSize, total);
+        if (!runs.empty() && runs.back().end == rows.begin)
+            runs.back().end = rows.end;
+        else
+            runs.push_back(rows);
+    }
+    return runs;
+}
+
+// The backward's matrices: what the forward left (Q, K, V, O, L and with storeWeights P) and
+// dO are there from the start; D from the pre-pass on; dQ from dQ = 0 on, each query block's
+// rows a running value until its last key block; dK_j, dV_j once their key block stores them.
+void backwardContents(HbmMatrix& m, const Scene& scene, const StepInfo& info) {
+    const ProblemSpec& spec = scene.settings.spec;
+    const BackwardScene& bw = *scene.backward;
+    const FlashOptions& options = scene.settings.options;
+    const auto held = [&](const auto& parts) {
+        m.held = parts(false);
+        m.heldWhileMoving = parts(true);
+    };
+    switch (m.id) {
+    case MatrixId::RowDot: {
+        const int written = firstStepOf(scene, StepKind::ComputeRowDots);
+        held([&](bool moving) {
+            return doneAt(written, info.index, moving) ? std::vector<QRect>{m.whole()}
+                                                       : std::vector<QRect>{};
+        });
+        break;
+    }
+    case MatrixId::dQ: {
+        const int zeroed = firstStepOf(scene, StepKind::InitialiseQueryGradient);
+        // A query block that sees no key keeps dQ_i = 0, final once written.
+        std::vector<int> finalSteps = bw.queryBlockDoneStep;
+        for (int& step : finalSteps)
+            if (step < 0) step = zeroed;
+        held([&](bool moving) {
+            return rowParts(
+                doneBlockRows(finalSteps, options.blockRows, spec.queries, info.index, moving),
+                m.cols);
+        });
+        const auto running = [&](bool moving) {
+            if (!doneAt(zeroed, info.index, moving)) return std::vector<QRect>{};
+            return rowParts(rowsOutside(doneBlockRows(finalSteps, options.blockRows, spec.queries,
+                                                      info.index, moving),
+                                        m.rows),
+                            m.cols);
+        };
+        m.running = running(false);
+        m.runningWhileMoving = running(true);
+        break;
+    }
+    case MatrixId::dK:
+    case MatrixId::dV:
+        held([&](bool moving) {
+            return rowParts(doneBlockRows(bw.keyBlockDoneStep, options.blockCols, spec.keys,
+                                          info.index, moving),
+                            m.cols);
+        });
+        break;
+    case MatrixId::S:
+        m.neverStored = true;
+        break;
+    case MatrixId::P:
+        m.neverStored = !options.backward.storeWeights;
+        if (!m.neverStored) held([&](bool) { return std::vector<QRect>{m.whole()}; });
+        break;
+    default: // read only: the inputs, dO and what the forward saved
+        held([&](bool) { return std::vector<QRect>{m.whole()}; });
+        break;
+    }
+}
+
 } // namespace
 
 HbmMatrix hbmMatrix(const Scene& scene, const StepInfo& info, MatrixId id) {
@@ -53,6 +148,21 @@ HbmMatrix hbmMatrix(const Scene& scene, const StepInfo& info, MatrixId id) {
     HbmMatrix m;
     m.id = id;
     switch (id) {
+    case MatrixId::dO:
+    case MatrixId::dQ:
+        m.rows = spec.queries;
+        m.cols = spec.headDim;
+        break;
+    case MatrixId::dK:
+    case MatrixId::dV:
+        m.rows = spec.keys;
+        m.cols = spec.headDim;
+        break;
+    case MatrixId::LogSumExp:
+    case MatrixId::RowDot:
+        m.rows = spec.queries;
+        m.cols = 1;
+        break;
     case MatrixId::Q:
     case MatrixId::K:
     case MatrixId::V:
@@ -89,6 +199,7 @@ HbmMatrix hbmMatrix(const Scene& scene, const StepInfo& info, MatrixId id) {
         break;
     }
     }
+    if (scene.isBackward()) backwardContents(m, scene, info);
     return m;
 }
 
@@ -109,6 +220,18 @@ QColor matrixColour(const Theme& theme, MatrixId id) {
     case MatrixId::M:
     case MatrixId::L:
         return theme.accent;
+    case MatrixId::dO:
+        return theme.dO;
+    case MatrixId::LogSumExp:
+        return theme.lse;
+    case MatrixId::RowDot:
+        return theme.delta;
+    case MatrixId::dQ:
+        return theme.dQ;
+    case MatrixId::dK:
+        return theme.dK;
+    case MatrixId::dV:
+        return theme.dV;
     }
     return theme.text;
 }
@@ -127,9 +250,27 @@ const QImage& hbmImage(const Scene& scene, MatrixId id) {
         return scene.scoresImage;
     case MatrixId::P:
         return scene.weightsImage;
+    case MatrixId::dO:
+        if (scene.backward) return scene.backward->dOImage;
+        break;
+    case MatrixId::dQ:
+        if (scene.backward) return scene.backward->dqImage;
+        break;
+    case MatrixId::dK:
+        if (scene.backward) return scene.backward->dkImage;
+        break;
+    case MatrixId::dV:
+        if (scene.backward) return scene.backward->dvImage;
+        break;
     case MatrixId::M:
     case MatrixId::L:
         break; // running values only: no image of final values
+    case MatrixId::LogSumExp:
+        if (scene.backward) return scene.backward->lseImage;
+        break;
+    case MatrixId::RowDot:
+        if (scene.backward) return scene.backward->deltaImage;
+        break;
     }
     static const QImage none;
     return none;

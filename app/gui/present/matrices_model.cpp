@@ -7,6 +7,7 @@
 #include <QFontMetricsF>
 
 #include <algorithm>
+#include <cmath>
 
 namespace flashviz::gui {
 
@@ -24,13 +25,57 @@ MatrixPanel matrixPanel(const Scene& scene, const StepInfo& info, MatrixId id, Q
                       hbmImage(scene, id),
                       values,
                       colouring,
-                      valueScale};
+                      valueScale,
+                      {}};
     panel.titleWithShape =
         QStringLiteral("%1  %2×%3").arg(panel.title).arg(panel.hbm.rows).arg(panel.hbm.cols);
     return panel;
 }
 
+// The full-width row parts of a rows × cols matrix that `held` leaves out.
+std::vector<QRect> rowsNotHeld(const std::vector<QRect>& held, int rows, int cols) {
+    std::vector<QRect> sorted = held;
+    std::sort(sorted.begin(), sorted.end(),
+              [](const QRect& a, const QRect& b) { return a.top() < b.top(); });
+    std::vector<QRect> out;
+    int at = 0;
+    for (const QRect& part : sorted) {
+        if (part.top() > at) out.emplace_back(0, at, cols, part.top() - at);
+        at = std::max(at, part.top() + part.height());
+    }
+    if (at < rows) out.emplace_back(0, at, cols, rows - at);
+    return out;
+}
+
+// The backward: its inputs, dO, and the gradients as the check compares them, faded where HBM
+// does not hold them final yet (dQ's rows before their last key block, dK's and dV's before
+// their key block is stored), so that the picture follows the animation.
+std::vector<MatrixPanel> backwardPanels(const Scene& scene, const StepInfo& info) {
+    const Problem& problem = scene.engine->problem();
+    const BackwardScene& bw = *scene.backward;
+    const Colouring div = Colouring::Diverging;
+    std::vector<MatrixPanel> out = {
+        matrixPanel(scene, info, MatrixId::Q, QStringLiteral("Q"), &problem.q, div, scene.qScale),
+        matrixPanel(scene, info, MatrixId::K, QStringLiteral("K"), &problem.k, div, scene.kScale),
+        matrixPanel(scene, info, MatrixId::V, QStringLiteral("V"), &problem.v, div, scene.vScale),
+        matrixPanel(scene, info, MatrixId::O, QStringLiteral("O"), &scene.output, div,
+                    scene.outputScale),
+        matrixPanel(scene, info, MatrixId::dO, QStringLiteral("dO"), &bw.dO, div, bw.dOScale),
+        matrixPanel(scene, info, MatrixId::dQ, QStringLiteral("dQ"), &bw.grads.dq, div, bw.dqScale),
+        matrixPanel(scene, info, MatrixId::dK, QStringLiteral("dK"), &bw.grads.dk, div, bw.dkScale),
+        matrixPanel(scene, info, MatrixId::dV, QStringLiteral("dV"), &bw.grads.dv, div, bw.dvScale),
+    };
+    for (MatrixPanel& panel : out) {
+        const MatrixId id = panel.hbm.id;
+        if (id != MatrixId::dQ && id != MatrixId::dK && id != MatrixId::dV) continue;
+        panel.faded = rowsNotHeld(panel.hbm.held, panel.hbm.rows, panel.hbm.cols);
+        panel.hbm.running.clear(); // faded, not hatched as on the stage
+    }
+    return out;
+}
+
 std::vector<MatrixPanel> matrixPanels(const Scene& scene, const StepInfo& info) {
+    if (scene.isBackward()) return backwardPanels(scene, info);
     const Problem& problem = scene.engine->problem();
     const Colouring div = Colouring::Diverging;
     std::vector<MatrixPanel> out = {
@@ -66,7 +111,31 @@ std::optional<ScoreTile> scoreTile(const Scene& scene, const StepState& st) {
     return tile;
 }
 
+// The backward's active tiles: the key block's rows of K, V, dK, dV; the query block's of Q,
+// dO, dQ; the whole of what the pre-pass and dQ = 0 touch.
+std::vector<Highlight> backwardHighlights(const Scene& scene, const StepInfo& info) {
+    const ProblemSpec& spec = scene.settings.spec;
+    const int d = spec.headDim;
+    std::vector<Highlight> out;
+    const auto rows = [&](MatrixId id, Range r) {
+        out.push_back({id, QRect(0, r.begin, d, r.size())});
+    };
+    if (info.kind == StepKind::ComputeRowDots) {
+        rows(MatrixId::O, {0, spec.queries});
+        rows(MatrixId::dO, {0, spec.queries});
+    }
+    if (info.kind == StepKind::InitialiseQueryGradient) rows(MatrixId::dQ, {0, spec.queries});
+    if (info.keyBlock >= 0)
+        for (const MatrixId id : {MatrixId::K, MatrixId::V, MatrixId::dK, MatrixId::dV})
+            rows(id, info.cols);
+    if (info.queryBlock >= 0)
+        for (const MatrixId id : {MatrixId::Q, MatrixId::dO, MatrixId::dQ})
+            rows(id, info.rows);
+    return out;
+}
+
 std::vector<Highlight> highlights(const Scene& scene, const StepInfo& info) {
+    if (scene.isBackward()) return backwardHighlights(scene, info);
     std::vector<Highlight> out;
     if (!scene.isFlash()) return out;
     const int d = scene.settings.spec.headDim;
@@ -81,23 +150,56 @@ std::vector<Highlight> highlights(const Scene& scene, const StepInfo& info) {
     return out;
 }
 
-std::vector<Range> wrongRowRuns(const Scene& scene) {
-    std::vector<Range> runs;
-    const int rows = scene.settings.spec.queries;
-    for (int row = 0; row < rows;) {
-        if (!scene.isRowWrong(row)) {
-            ++row;
-            continue;
-        }
-        const int start = row;
-        while (row < rows && scene.isRowWrong(row))
-            ++row;
-        runs.push_back({start, row});
+WrongRows wrongRowsOf(MatrixId beside, std::vector<int> rows) {
+    std::sort(rows.begin(), rows.end());
+    WrongRows out{beside, rows, {}};
+    for (const int row : rows) {
+        if (!out.runs.empty() && out.runs.back().end == row)
+            ++out.runs.back().end;
+        else
+            out.runs.push_back({row, row + 1});
     }
-    return runs;
+    return out;
+}
+
+std::vector<WrongRows> wrongRows(const Scene& scene) {
+    std::vector<WrongRows> out;
+    const auto add = [&](MatrixId beside, const CheckReport& check) {
+        if (!check.wrongRows.empty()) out.push_back(wrongRowsOf(beside, check.wrongRows));
+    };
+    add(MatrixId::O, scene.check);
+    if (const auto& bw = scene.backward) {
+        add(MatrixId::dQ, bw->check.dq);
+        add(MatrixId::dK, bw->check.dk);
+        add(MatrixId::dV, bw->check.dv);
+    }
+    return out;
+}
+
+QString backwardNote(const Scene& scene) {
+    const ProblemSpec& spec = scene.settings.spec;
+    const FlashOptions& options = scene.settings.options;
+    const double weightBytes = double(spec.queries) * spec.keys * double(kBytesPerElement);
+    QString note = tr("Q, O, dO, dQ: %1×%2; K, V, dK, dV: %3×%2.  ")
+                       .arg(spec.queries)
+                       .arg(spec.headDim)
+                       .arg(spec.keys);
+    // Short enough for two lines at 1280 × 800 (the tooltip-free view has no room for more).
+    if (options.backward.storeWeights)
+        note += tr("P read back as the forward stored it (%1); S never stored.")
+                    .arg(formatBytes(weightBytes));
+    else
+        note += tr("S, P recomputed per %1 × %2 tile from L, never stored (stored P: %3).")
+                    .arg(options.blockRows)
+                    .arg(options.blockCols)
+                    .arg(formatBytes(weightBytes));
+    note += tr("  Faded: not final yet.");
+    if (!wrongRows(scene).empty()) note += tr("  Red marks: rows the check finds wrong.");
+    return note;
 }
 
 QString note(const Scene& scene) {
+    if (scene.isBackward()) return backwardNote(scene);
     const ProblemSpec& spec = scene.settings.spec;
     const double scoreBytes = double(spec.queries) * spec.keys * double(kBytesPerElement);
     QString note;
@@ -121,11 +223,11 @@ QString note(const Scene& scene) {
            note;
 }
 
-void layOutWrongRows(MatricesLayout& l, const MatricesModel& model, const QRectF& r, int rows,
+void layOutWrongRows(MatricesLayout& l, const WrongRows& wrong, const QRectF& r, int rows,
                      qreal sc) {
     const qreal rowH = r.height() / rows;
     if (rowH >= 6) {
-        for (int row : model.wrongRows) {
+        for (int row : wrong.rows) {
             const qreal y = r.top() + rowH * (row + 0.5);
             const qreal s = std::clamp(rowH * 0.45, 3.0, 7 * sc);
             QPolygonF mark;
@@ -135,7 +237,7 @@ void layOutWrongRows(MatricesLayout& l, const MatricesModel& model, const QRectF
         }
         return;
     }
-    for (const Range& run : model.wrongRowRuns)
+    for (const Range& run : wrong.runs)
         l.wrongRowStrips.emplace_back(r.left() - 9 * sc, r.top() + rowH * run.begin, 6 * sc,
                                       std::max(1.0, rowH * run.size()));
 }
@@ -154,8 +256,7 @@ MatricesModel makeMatricesModel(const Frame& frame) {
     m.panels = matrixPanels(scene, frame.state.info);
     m.scoreTile = scoreTile(scene, frame.state);
     m.highlights = highlights(scene, frame.state.info);
-    m.wrongRows = scene.check.wrongRows;
-    m.wrongRowRuns = wrongRowRuns(scene);
+    m.wrongRows = wrongRows(scene);
     m.note = note(scene);
     return m;
 }
@@ -166,7 +267,15 @@ MatricesLayout layOutMatrices(const MatricesModel& model, const QRectF& bounds,
     const QRectF area = bounds.adjusted(10 * sc, 8 * sc, -10 * sc, -8 * sc);
     const QFontMetricsF titleMetrics(theme.font(9.5, true));
     const qreal titleH = titleMetrics.height() + 4;
-    const qreal noteH = 2 * QFontMetricsF(theme.font(8)).height() + 4;
+    // The note takes the lines it needs, two to three.
+    const QFontMetricsF noteMetrics(theme.font(8));
+    const qreal noteLines = std::clamp(
+        std::ceil(
+            noteMetrics.boundingRect(QRectF(0, 0, area.width(), 1e6), Qt::TextWordWrap, model.note)
+                .height() /
+            noteMetrics.height()),
+        2.0, 3.0);
+    const qreal noteH = noteLines * noteMetrics.height() + 4;
     const QRectF mats(area.left() + 14 * sc, area.top() + titleH, area.width() - 14 * sc,
                       area.height() - titleH - noteH);
     std::vector<QSize> shapes;
@@ -184,7 +293,8 @@ MatricesLayout layOutMatrices(const MatricesModel& model, const QRectF& bounds,
             {r, QRectF(r.left(), area.top(), std::max(room, 10.0), titleH),
              titleMetrics.horizontalAdvance(panel.titleWithShape) <= room,
              placeParts(r, panel.image, panel.hbm.rows, panel.hbm.cols, panel.hbm.held)});
-        if (panel.hbm.id == MatrixId::O) layOutWrongRows(l, model, r, panel.hbm.rows, sc);
+        for (const WrongRows& wrong : model.wrongRows)
+            if (wrong.beside == panel.hbm.id) layOutWrongRows(l, wrong, r, panel.hbm.rows, sc);
         if (panel.hbm.id == MatrixId::S && model.scoreTile)
             l.scoreTile = elementRect(r, panel.hbm.rows, panel.hbm.cols, model.scoreTile->part);
     }

@@ -2,7 +2,9 @@
 // The matrices view's model: Q, K, V and O as HBM holds them at one frame, the n × n score
 // matrix (never stored by FlashAttention, whose current tile alone exists, on chip; stored by
 // standard attention and by the debug copy), the active tiles, the rows the check finds wrong,
-// and where each goes in a given rectangle. Plain values: the view paints them.
+// and where each goes in a given rectangle. The backward: Q, K, V, O, dO and the final
+// gradients dQ, dK, dV, faded where they are not final yet at the frame's step. Plain values:
+// the view paints them.
 #include "present/hbm_contents.h"
 #include "style/heatmap.h"
 #include "style/theme.h"
@@ -24,6 +26,9 @@ struct MatrixPanel {
     const Matrix* values = nullptr;
     Colouring colouring = Colouring::Diverging;
     double valueScale = 0;
+    // The backward's gradients are drawn final everywhere: faded in these parts, which are not
+    // final in HBM yet (the held parts are).
+    std::vector<QRect> faded;
 };
 
 // FlashAttention's current tile of S, on chip (where it would sit in S).
@@ -34,12 +39,20 @@ struct ScoreTile {
     double scale = 0;
 };
 
+// The rows of one matrix the check finds wrong, marked beside it.
+struct WrongRows {
+    MatrixId beside = MatrixId::O;
+    std::vector<int> rows;
+    std::vector<Range> runs; // the same, as runs
+};
+
 struct MatricesModel {
     std::vector<MatrixPanel> panels; // left to right
     std::optional<ScoreTile> scoreTile;
     std::vector<Highlight> highlights; // the active tiles
-    std::vector<int> wrongRows;        // rows of O the check finds wrong
-    std::vector<Range> wrongRowRuns;   // the same, as runs
+    // O's (the forward, and the backward's forward), dQ's, dK's and dV's: only those with rows
+    // to mark.
+    std::vector<WrongRows> wrongRows;
     QString note;
 
     const MatrixPanel* panel(MatrixId id) const;
@@ -57,7 +70,8 @@ struct MatricesLayout {
     std::vector<PanelPlace> panels; // as MatricesModel::panels
     QRectF scoreTile;
     std::vector<QRectF> highlights; // as MatricesModel::highlights
-    // Beside O: a mark for each wrong row, or where rows are too thin for one, a strip per run.
+    // Beside O (the backward's dQ, dK, dV): a mark for each wrong row, or where rows are too
+    // thin for one, a strip per run.
     std::vector<QPolygonF> wrongRowMarks;
     std::vector<QRectF> wrongRowStrips;
     QRectF note;

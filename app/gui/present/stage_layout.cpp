@@ -7,6 +7,7 @@
 #include <QFontMetricsF>
 
 #include <algorithm>
+#include <limits>
 
 namespace flashviz::gui {
 
@@ -22,23 +23,126 @@ QRectF token(const QRectF& r, qreal sc) {
     return {r.left() + 4 * sc, r.center().y() - side / 2, side, side};
 }
 
+// The backward's rows (of matrices in HBM, of tiles on chip) are fewer only where that draws them
+// this much larger: a panel filled top to bottom reads better than a half-empty one.
+constexpr qreal kClearlyLarger = 1.2;
+
+// One row of the HBM panel's matrices, side by side in `area`, and the pixels per element it
+// drew them at (0 when every matrix is at its minimum side).
+struct MatrixRow {
+    std::vector<std::size_t> members; // indices into StageModel::matrices
+    std::vector<QSize> shapes;
+    std::vector<QRectF> rects;
+    qreal scale = 0;
+    int tallest = 1;
+};
+
+// `least`: the narrowest a matrix is drawn (44 px, or less for the backward's one row);
+// `largest`: the tallest a matrix may be (its row's height: a short row keeps a thin matrix at
+// the least width, not at its height).
+void layOutMatrixRow(MatrixRow& row, const QRectF& area, qreal least, qreal largest, qreal sc) {
+    // The matrices stay inside the panel however narrow it is: in a small window, narrower than
+    // the width a matrix likes (the S, P box ran over the bus's arrows).
+    const qreal count = qreal(std::max<std::size_t>(1, row.shapes.size()));
+    const qreal gap = std::min(12 * sc, area.width() * 0.04);
+    const qreal minSide = std::min(least, (area.width() - gap * (count - 1)) / count);
+    row.rects = layoutSideBySide(row.shapes, area, gap, minSide);
+    row.scale = 0;
+    for (std::size_t i = 0; i < row.rects.size(); ++i) {
+        row.tallest = std::max(row.tallest, row.shapes[i].height());
+        if (row.rects[i].height() > minSide + 1e-9)
+            row.scale = std::max(row.scale, row.rects[i].height() / row.shapes[i].height());
+        row.rects[i].setHeight(std::min(row.rects[i].height(), largest));
+    }
+}
+
+struct MatrixRects {
+    std::vector<QRectF> rects; // as StageModel::matrices
+    bool shapes = true;        // room for the shape line under each matrix
+    // Pixels per row of the matrix drawn the flattest: which of two layouts shows more.
+    qreal rowPixels = 0;
+};
+
+// The matrices' rectangles: one row (the forward), or the backward's two (its tiers; `oneRow`
+// puts them side by side), to one scale (dQ as tall as Q), the second right under the first's
+// labels. Two rows in a short panel (a 1366 × 768 laptop) keep each matrix's name and bytes; its
+// shape is in the tooltip and the matrices view's titles.
+MatrixRects matrixRects(const StageModel& model, const QRectF& content, qreal nameH, qreal lineH,
+                        qreal least, qreal sc, bool oneRow) {
+    std::vector<MatrixRow> rows;
+    for (std::size_t i = 0; i < model.matrices.size(); ++i) {
+        const std::size_t tier = oneRow ? 0 : std::size_t(std::max(0, model.matrices[i].tier));
+        if (rows.size() <= tier) rows.resize(tier + 1);
+        rows[tier].members.push_back(i);
+        rows[tier].shapes.emplace_back(model.matrices[i].hbm.cols, model.matrices[i].hbm.rows);
+    }
+    const qreal rowGap = 6 * sc;
+    const qreal count = qreal(std::max<std::size_t>(1, rows.size()));
+    const auto rowHeight = [&](qreal labelsH) {
+        return (content.height() - 2 * sc - count * labelsH - (count - 1) * rowGap) / count;
+    };
+    MatrixRects out;
+    out.shapes = rows.size() < 2 || rowHeight(nameH + 2 * lineH + 4) >= 40 * sc;
+    const qreal labelsH = nameH + (out.shapes ? 2 : 1) * lineH + 4;
+    const qreal rowH = rowHeight(labelsH);
+    for (MatrixRow& row : rows)
+        layOutMatrixRow(row, QRectF(content.left(), content.top() + 2 * sc, content.width(), rowH),
+                        least, rowH, sc);
+    qreal scale = 0;
+    for (const MatrixRow& row : rows)
+        if (row.scale > 0) scale = scale > 0 ? std::min(scale, row.scale) : row.scale;
+    out.rects.resize(model.matrices.size());
+    qreal top = content.top() + 2 * sc;
+    for (MatrixRow& row : rows) {
+        // A row drawn larger than the others is drawn again at their scale.
+        const qreal height = row.scale > scale + 1e-9 ? scale * row.tallest : rowH;
+        layOutMatrixRow(row, QRectF(content.left(), top, content.width(), height), least, rowH, sc);
+        qreal bottom = top;
+        for (std::size_t i = 0; i < row.members.size(); ++i) {
+            out.rects[row.members[i]] = row.rects[i];
+            bottom = std::max(bottom, row.rects[i].bottom());
+        }
+        top = bottom + labelsH + rowGap;
+    }
+    out.rowPixels = std::numeric_limits<qreal>::max();
+    for (std::size_t i = 0; i < out.rects.size(); ++i)
+        out.rowPixels = std::min(out.rowPixels, out.rects[i].height() / model.matrices[i].hbm.rows);
+    return out;
+}
+
+// The backward's two rows of matrices, or all of them in one row where that draws them larger
+// (a wide, short stage: lecture mode's). In one row a matrix may be narrower than 44 px, down to
+// what its labels need at the smallest type (`labelsNeed`): eleven of them share the width.
+MatrixRects matrixRects(const StageModel& model, const QRectF& content, qreal nameH, qreal lineH,
+                        qreal labelsNeed, qreal sc) {
+    const MatrixRects asTiers = matrixRects(model, content, nameH, lineH, 44 * sc, sc, false);
+    const bool tiers = std::any_of(model.matrices.begin(), model.matrices.end(),
+                                   [](const StageMatrix& m) { return m.tier > 0; });
+    if (!tiers) return asTiers;
+    const qreal least = std::min(std::max(labelsNeed, 20.0), 44 * sc);
+    MatrixRects inOneRow = matrixRects(model, content, nameH, lineH, least, sc, true);
+    return inOneRow.rowPixels > kClearlyLarger * asTiers.rowPixels ? inOneRow : asTiers;
+}
+
 void layOutHbmMatrices(StageLayout& l, const StageModel& model, const Theme& theme) {
     const qreal sc = theme.scale;
     const qreal labelH = lineHeight(theme.font(8.5, true));
     const qreal smallH = lineHeight(theme.font(8));
-    std::vector<QSize> shapes;
+    // The widest label at the smallest type drawFittedText shrinks to, less what a label may
+    // stand out beyond its matrix.
+    QFont smallest = theme.font(8);
+    smallest.setPointSizeF(6.0);
+    const QFontMetricsF tiny(smallest);
+    qreal labelsNeed = 0;
     for (const StageMatrix& m : model.matrices)
-        shapes.emplace_back(m.hbm.cols, m.hbm.rows);
-    const QRectF area = l.hbmContent.adjusted(0, 2 * sc, 0, -(labelH + 2 * smallH + 4));
-    // The matrices stay inside the panel however narrow it is: in a small window, narrower than
-    // the 44 px a matrix likes (the S, P box ran over the bus's arrows).
-    const qreal count = qreal(std::max<std::size_t>(1, shapes.size()));
-    const qreal gap = std::min(12 * sc, area.width() * 0.04);
-    const qreal minSide = std::min(44 * sc, (area.width() - gap * (count - 1)) / count);
-    const std::vector<QRectF> rects = layoutSideBySide(shapes, area, gap, minSide);
-    for (std::size_t i = 0; i < rects.size(); ++i) {
+        labelsNeed =
+            std::max({labelsNeed, tiny.horizontalAdvance(m.shape),
+                      tiny.horizontalAdvance(m.bytesShort), tiny.horizontalAdvance(m.name)});
+    const MatrixRects placed =
+        matrixRects(model, l.hbmContent, labelH, smallH, labelsNeed - 4 * sc + 2, sc);
+    for (std::size_t i = 0; i < placed.rects.size(); ++i) {
         const StageMatrix& m = model.matrices[i];
-        const QRectF r = rects[i];
+        const QRectF r = placed.rects[i];
         MatrixPlace place;
         place.rect = r;
         // At most the matrix and a third of the gap to its neighbours (labels ran together:
@@ -46,11 +150,12 @@ void layOutHbmMatrices(StageLayout& l, const StageModel& model, const Theme& the
         const qreal lw = std::min(std::max(r.width(), 60 * sc), r.width() + 4 * sc);
         place.nameRect = QRectF(r.center().x() - lw / 2, r.bottom() + 3, lw, labelH);
         place.nameRect.moveLeft(std::max(place.nameRect.left(), l.hbmContent.left()));
-        place.shapeRect = place.nameRect.translated(0, labelH);
-        place.shapeRect.setHeight(smallH);
-        place.bytesRect = place.shapeRect.translated(0, smallH);
-        place.bytesShort = QFontMetricsF(theme.font(8)).horizontalAdvance(m.bytes) >
-                           place.bytesRect.width();
+        const QRectF line = place.nameRect.translated(0, labelH);
+        if (placed.shapes) place.shapeRect = QRectF(line.topLeft(), QSizeF(lw, smallH));
+        place.bytesRect =
+            QRectF(line.topLeft() + QPointF(0, placed.shapes ? smallH : 0), QSizeF(lw, smallH));
+        place.bytesShort =
+            QFontMetricsF(theme.font(8)).horizontalAdvance(m.bytes) > place.bytesRect.width();
         place.held = placeParts(r, m.image, m.hbm.rows, m.hbm.cols, m.hbm.held);
         place.heldWhileMoving =
             placeParts(r, m.image, m.hbm.rows, m.hbm.cols, m.hbm.heldWhileMoving);
@@ -76,40 +181,95 @@ void layOutHighlights(StageLayout& l, const StageModel& model) {
     }
 }
 
-// Two rows of tiles, to one scale: what is loaded (Q_i, K_j, V_j), then what is computed.
-void layOutTiles(StageLayout& l, const StageModel& model, const QRectF& area, const Theme& theme) {
+struct TileRows {
+    std::vector<TilePlace> tiles; // as StageModel::tiles
+    qreal unit = 0;               // pixels per element
+};
+
+// Rows of tiles to one scale, tile t in row rowOf[t] (rows 0, 1, ... in order, each in the
+// tiles' order), as large as `area` allows.
+TileRows layOutTileRows(const StageModel& model, const std::vector<int>& rowOf, const QRectF& area,
+                        const Theme& theme) {
     const qreal sc = theme.scale;
-    const qreal lh = lineHeight(theme.font(7.5, true)) + 2;
+    const QFontMetricsF labelMetrics(theme.font(7.5, true));
+    const qreal lh = labelMetrics.height() + 2;
     const qreal gap = 10 * sc;
-    const auto loaded = [](const ChipTile& t) {
-        return t.slot == ChipSlot::Query || t.slot == ChipSlot::Key || t.slot == ChipSlot::Value;
+    std::vector<int> tallestInRow;
+    for (std::size_t i = 0; i < model.tiles.size(); ++i) {
+        const std::size_t row = std::size_t(rowOf[i]);
+        if (tallestInRow.size() <= row) tallestInRow.resize(row + 1, 0);
+        tallestInRow[row] = std::max(tallestInRow[row], model.tiles[i].rows);
+    }
+    const qreal count = qreal(tallestInRow.size());
+    // A short chip (a 1366 × 768 laptop) closes the gaps between the rows, then makes the least
+    // side smaller, before a row runs into the SRAM bar.
+    qreal rowGap = gap, least = 14 * sc; // a one-column tile (m, ℓ, L_i, D_i) is still seen
+    const qreal labels = count * lh;
+    if (count > 1 && labels + (count - 1) * rowGap + count * least > area.height())
+        rowGap = std::max(2.0, (area.height() - labels - count * least) / (count - 1));
+    least = std::max(4.0, std::min(least, (area.height() - labels - (count - 1) * rowGap) / count));
+    const qreal tallRoom = area.height() - labels - (count - 1) * rowGap;
+    const auto side = [&](int elements, qreal unit) { return std::max(least, elements * unit); };
+    const auto tallness = [&](qreal unit) {
+        qreal h = 0;
+        for (const int rows : tallestInRow)
+            h += side(rows, unit);
+        return h;
     };
-    double widths[2] = {0, 0};
-    int heights[2] = {0, 0};
-    for (const ChipTile& t : model.tiles) {
-        const int row = loaded(t) ? 0 : 1;
-        widths[row] += t.cols;
-        heights[row] = std::max(heights[row], t.rows);
+    // A tile takes its side or its label's width, whichever is more: the narrow L_i under a long
+    // "dO_i" ran the two labels together.
+    const auto slot = [&](const ChipTile& t, qreal unit) {
+        return std::max(side(t.cols, unit), labelMetrics.horizontalAdvance(t.name) + 4);
+    };
+    const auto widestRow = [&](qreal unit) {
+        std::vector<qreal> widths(tallestInRow.size(), -gap);
+        for (std::size_t i = 0; i < model.tiles.size(); ++i)
+            widths[std::size_t(rowOf[i])] += slot(model.tiles[i], unit) + gap;
+        return widths.empty() ? 0.0 : *std::max_element(widths.begin(), widths.end());
+    };
+    // The largest unit at which the rows fit the height and the widest row the width (found by
+    // bisection: both grow with the unit).
+    qreal lo = 0, hi = std::max(1.0, area.height());
+    for (int i = 0; i < 50; ++i) {
+        const qreal mid = (lo + hi) / 2;
+        (tallness(mid) > tallRoom || widestRow(mid) > area.width() ? hi : lo) = mid;
     }
-    const double widest = std::max(widths[0], widths[1]);
-    const double tallest = double(heights[0]) + double(heights[1]);
-    const qreal unit =
-        std::min((area.width() - 4 * gap) / widest, (area.height() - 2 * lh - gap) / tallest);
-    const auto side = [&](int elements) { return std::max(14 * sc, elements * unit); };
-    qreal x = area.left(), y = area.top(), rowHeight = 0;
-    bool firstRow = true;
-    for (const ChipTile& t : model.tiles) {
-        if (firstRow && !loaded(t)) {
-            firstRow = false;
-            x = area.left();
-            y += lh + rowHeight + gap;
-            rowHeight = 0;
+    TileRows out;
+    out.unit = lo;
+    out.tiles.resize(model.tiles.size());
+    qreal y = area.top();
+    for (std::size_t row = 0; row < tallestInRow.size(); ++row) {
+        qreal x = area.left(), rowHeight = 0;
+        for (std::size_t i = 0; i < model.tiles.size(); ++i) {
+            if (std::size_t(rowOf[i]) != row) continue;
+            const ChipTile& t = model.tiles[i];
+            const qreal width = slot(t, out.unit);
+            const QRectF r(x, y + lh, side(t.cols, out.unit), side(t.rows, out.unit));
+            out.tiles[i] = {r, QRectF(r.left() - 4, r.top() - lh, width + 4, lh)};
+            x += width + gap;
+            rowHeight = std::max(rowHeight, r.height());
         }
-        const QRectF r(x, y + lh, side(t.cols), side(t.rows));
-        l.tiles.push_back({r, QRectF(r.left() - 4, r.top() - lh, r.width() + 40 * sc, lh)});
-        x += r.width() + gap;
-        rowHeight = std::max(rowHeight, r.height());
+        y += lh + rowHeight + rowGap;
     }
+    return out;
+}
+
+// Rows of tiles (the tiles' tiers, in order), to one scale: FlashAttention's loaded tiles, then
+// what is computed; the backward's key block, query block, then what is computed, or where that
+// draws them larger (a short chip: lecture mode's) what is computed beside the key block's.
+void layOutTiles(StageLayout& l, const StageModel& model, const QRectF& area, const Theme& theme) {
+    std::vector<int> tiers;
+    for (const ChipTile& t : model.tiles)
+        tiers.push_back(t.tier);
+    TileRows best = layOutTileRows(model, tiers, area, theme);
+    if (std::find(tiers.begin(), tiers.end(), 2) != tiers.end()) {
+        std::vector<int> twoRows = tiers;
+        for (int& row : twoRows)
+            if (row == 2) row = 0;
+        TileRows merged = layOutTileRows(model, twoRows, area, theme);
+        if (merged.unit > kClearlyLarger * best.unit) best = std::move(merged);
+    }
+    l.tiles = std::move(best.tiles);
 }
 
 // Standard attention's kernels, one above the other, and the note below them where it fits
@@ -133,7 +293,7 @@ void layOutChip(StageLayout& l, const StageModel& model, const Theme& theme) {
     const qreal textH = lineHeight(theme.font(8));
     const qreal barH = textH + 8 * sc;
     const QRectF tileArea = l.chipContent.adjusted(0, 0, 0, -barH - 6 * sc);
-    if (model.flash)
+    if (model.tiled)
         layOutTiles(l, model, tileArea, theme);
     else
         layOutKernels(l, model, tileArea, theme);
@@ -151,8 +311,10 @@ void layOutBus(StageLayout& l, qreal sc) {
         return BusLane{y, QRectF(l.bus.left(), y - 30 * sc, l.bus.width(), 20 * sc),
                        QRectF(l.bus.left(), y + 8 * sc, l.bus.width(), 20 * sc)};
     };
-    l.readLane = lane(l.bus.center().y() - 26 * sc);
-    l.writeLane = lane(l.bus.center().y() + 26 * sc);
+    // Far enough apart that the read's amount stays clear of the write's label when a step does
+    // both (the backward's dQ_i round trip: "+64 B" ran into "write").
+    l.readLane = lane(l.bus.center().y() - 32 * sc);
+    l.writeLane = lane(l.bus.center().y() + 32 * sc);
 }
 
 QRectF chipEndRect(const StageLayout& l, const StageModel& model, const ChipEnd& end, qreal sc) {
@@ -176,9 +338,7 @@ void layOutFlights(StageLayout& l, const StageModel& model, qreal sc) {
         const QRectF hbmEnd = std::holds_alternative<StandardKernel>(f.chipEnd)
                                   ? token(matrixRect, sc)
                                   : elementRect(matrixRect, m.rows, m.cols, f.hbmPart);
-        const QRectF chipEnd = chipEndRect(l, model, f.chipEnd, sc);
-        l.flights.push_back(f.direction == HbmTraffic::Read ? FlightPath{hbmEnd, chipEnd}
-                                                            : FlightPath{chipEnd, hbmEnd});
+        l.flights.push_back({hbmEnd, chipEndRect(l, model, f.chipEnd, sc)});
     }
 }
 

@@ -22,10 +22,33 @@ struct StageMatrix {
     QImage image; // the scene's, as HBM holds it
     QString name, shape, bytes;
     QString bytesShort; // where `bytes` does not fit under the matrix: "0 B" for a never-stored S
+    // The row of the HBM panel it sits in: the backward draws what it only reads above what it
+    // writes (D, dQ, dK, dV) and the S, P it never stores; the forward uses one row.
+    int tier = 0;
 };
 
-// FlashAttention's tiles on the chip: what is loaded (Q_i, K_j, V_j), then what is computed.
-enum class ChipSlot { Query, Key, Value, Scores, Weights, Max, Sum, Accumulator };
+// The tiles on the chip. FlashAttention: what is loaded (Q_i, K_j, V_j), then what is computed.
+// The backward: the key block's K_j, V_j and its accumulators dK_j, dV_j; the query block's Q_i,
+// dO_i, L_i, D_i and dQ_i while it is updated; the tile S_ij, then P_ij in its place, and dP_ij,
+// then dS_ij in its place.
+enum class ChipSlot {
+    Query,
+    Key,
+    Value,
+    Scores,
+    Weights,
+    Max,
+    Sum,
+    Accumulator,
+    KeyGradient,
+    ValueGradient,
+    OutputGradient,
+    LogSumExp,
+    RowDot,
+    QueryGradient,
+    WeightGradient,
+    ScoreGradient
+};
 
 struct ChipTile {
     ChipSlot slot = ChipSlot::Query;
@@ -34,6 +57,7 @@ struct ChipTile {
     QImage image;
     bool resident = false; // holds values at this step
     bool produced = false; // computed by this step
+    int tier = 0;          // the row of tiles it sits in, top first
 };
 
 struct StageKernel {
@@ -50,7 +74,9 @@ using ChipEnd = std::variant<ChipSlot, StandardKernel, ChipCentre>;
 
 // A tile travelling between HBM and the chip while the step animates. Standard attention
 // streams whole matrices (its chip end is a kernel, and a small token travels); FlashAttention
-// moves the block of rows `hbmPart` of an HBM matrix.
+// moves the block of rows `hbmPart` of an HBM matrix. ReadWrite is a round trip (the
+// backward's dQ_i: read, added to on chip, written back): up with `image`, back with
+// `returnImage`.
 struct Flight {
     HbmTraffic direction = HbmTraffic::Read;
     MatrixId matrix = MatrixId::Q;
@@ -59,6 +85,16 @@ struct Flight {
     QImage image;       // what is drawn travelling (none for the initial O = 0)
     QRectF imageSource; // the part of `image` carried (null: all of it)
     QString label;
+    QImage returnImage; // ReadWrite: what comes back
+    QString returnLabel;
+    // The part of the step's animation it travels in (0 to 1): a step that reads and then writes
+    // (the backward's pre-pass) reads in the first half and writes in the second.
+    qreal departs = 0, lands = 1;
+    // Where it is at `progress` of the step's animation: 0 at its HBM end, 1 at its chip end;
+    // std::nullopt before it departs and after it lands.
+    std::optional<qreal> position(qreal progress) const;
+    // A round trip on its way back (carrying `returnImage`).
+    bool returning(qreal progress) const;
 };
 
 // HBM traffic of this step, drawn as the bus's two arrows.
@@ -84,7 +120,8 @@ struct CounterReadout {
 };
 
 struct StageModel {
-    bool flash = true;
+    bool tiled = true;     // tiles on chip (FlashAttention and its backward), not kernels
+    bool backward = false; // FlashAttention's backward pass
     QString hbmTitle, hbmSubtitle, chipTitle, chipSubtitle;
     std::vector<StageMatrix> matrices; // left to right
     std::vector<Highlight> highlights; // the parts of HBM this step touches
@@ -96,6 +133,9 @@ struct StageModel {
     SramFill sram;
     Counters before, now; // the engine's counters through the previous step and this one
     Counters totals, standardTotals;
+    // The backward: the other side of the trade (P stored, or with store-p on, recomputed).
+    Counters tradeTotals;
+    bool tradeStoresP = true;
     double hbmBandwidth = 0, flopRate = 0;
     // FLOPs per HBM byte at which the fp32 CUDA cores and HBM keep pace (core's ridge point): a
     // run below it waits on memory, above it on arithmetic.
@@ -103,7 +143,8 @@ struct StageModel {
 
     const StageMatrix* matrix(MatrixId id) const;
     const ChipTile* tile(ChipSlot slot) const;
-    // A tile arriving from HBM at this step is drawn in flight, not yet in its slot.
+    // A tile arriving from HBM at this step (or making a round trip) is drawn in flight, not in
+    // its slot.
     bool arriving(ChipSlot slot) const;
     // At `progress` (0 when the step starts, 1 when its animation has finished).
     CounterReadout counters(double progress) const;
@@ -116,7 +157,8 @@ StageModel makeStageModel(const Frame& frame);
 // changes, not on every paint.
 
 struct MatrixPlace {
-    QRectF rect, nameRect, shapeRect, bytesRect;
+    QRectF rect, nameRect, bytesRect;
+    QRectF shapeRect;        // null where two rows of matrices leave no room for it
     bool bytesShort = false; // the matrix's bytesShort is drawn: its bytes do not fit
     std::vector<ImagePart> held, heldWhileMoving;
     std::vector<QRectF> running, runningWhileMoving; // as HbmMatrix's
@@ -131,8 +173,10 @@ struct BusLane {
 struct CounterPlace {
     QRectF label, value, note;
 };
+// A flight's two ends, as Flight::position measures it (0 at HBM, 1 on chip); a null end is not
+// drawn.
 struct FlightPath {
-    QRectF from, to;
+    QRectF hbm, chip;
 };
 
 struct StageLayout {
@@ -147,7 +191,7 @@ struct StageLayout {
     QRectF sramBar, sramTrack, sramText;
     qreal busLeft = 0, busRight = 0;
     BusLane readLane, writeLane;
-    std::vector<FlightPath> flights; // as StageModel::flights; null ends are not drawn
+    std::vector<FlightPath> flights; // as StageModel::flights
     QRectF counterStrip;
     struct {
         CounterPlace read, written, flops, time;

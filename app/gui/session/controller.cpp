@@ -363,20 +363,42 @@ void Controller::tick() {
 }
 
 void Controller::setBug(bool on) {
+    if (isClassicBugOn(m_requested) == on) return;
     VizSettings s = m_requested;
-    if (s.options.rescale == !on) return;
-    s.options.rescale = !on;
+    setClassicBug(s, on);
     apply(s);
 }
 
 void Controller::toggleBug() {
-    setBug(m_requested.options.rescale);
+    setBug(!isClassicBugOn(m_requested));
 }
 
 std::optional<int> firstWrongStep(const Scene& scene) {
+    if (scene.backward) return scene.backward->firstBugStep;
     if (scene.settings.options.rescale) return std::nullopt;
     return scene.firstRescaleStep;
 }
+
+namespace {
+
+// Why a backward run has no wrong step: nothing is switched off, or what is switched off changes
+// no value on this problem.
+QString backwardRightEverywhere(const Scene& scene) {
+    const BackwardOptions& b = scene.settings.options.backward;
+    if (!b.anyBug())
+        return Controller::tr("No step is wrong: dS subtracts D = rowsum(dO ∘ O), P is recomputed "
+                              "from L, dQ accumulates and the mask is kept (B leaves D out)");
+    QStringList harmless;
+    if (!b.maskRecompute && !scene.settings.spec.causal)
+        harmless << Controller::tr("this problem has no causal mask to forget");
+    if (!b.accumulateDq && scene.engine->keyBlockCount() == 1)
+        harmless << Controller::tr("with one key block, overwriting dQ is adding to zero");
+    if (harmless.isEmpty())
+        harmless << Controller::tr("the switched-off parts change no value on these inputs");
+    return Controller::tr("No step is wrong: %1").arg(harmless.join(QStringLiteral("; ")));
+}
+
+} // namespace
 
 std::optional<int> Controller::firstWrongStep() const {
     return m_scene ? gui::firstWrongStep(*m_scene) : std::nullopt;
@@ -389,6 +411,13 @@ void Controller::jumpToFirstWrongStep() {
     }
     if (!m_scene) return;
     const FlashOptions& options = m_scene->settings.options;
+    if (m_scene->backward) {
+        emit notice(m_scene->backward->check.passed()
+                        ? backwardRightEverywhere(*m_scene)
+                        : tr("The gradients' check fails, but no single step is where it first "
+                             "goes wrong"));
+        return;
+    }
     if (!options.runningMax && !m_scene->check.passed())
         emit notice(tr("No single step is where it goes wrong: without a running maximum exp() "
                        "overflows on large scores, from the first weights on"));

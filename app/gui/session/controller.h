@@ -69,6 +69,7 @@ class Controller : public QObject {
     void pause();
     void togglePlay();
     void setSpeed(double stepsPerSecond);
+    // The bug B switches: the forward's missing rescale, the backward's missing D.
     void setBug(bool on);
     void toggleBug();
     // To firstWrongStep(); where there is none, the step stays and `notice` says why.
@@ -142,7 +143,8 @@ class Controller : public QObject {
 std::optional<int> resolveStep(const Scene& scene, const QString& stepSpec);
 
 // Where the rescale bug first changes a value (Scene::firstRescaleStep) while the rescale is
-// switched off; std::nullopt with it on (nothing is wrong) and where it never bites.
+// switched off; std::nullopt with it on (nothing is wrong) and where it never bites. For the
+// backward, BackwardScene::firstBugStep.
 std::optional<int> firstWrongStep(const Scene& scene);
 
 } // namespace flashviz::gui

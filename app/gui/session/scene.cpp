@@ -20,6 +20,7 @@
 #include <condition_variable>
 #include <functional>
 #include <future>
+#include <initializer_list>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -194,11 +195,73 @@ template <class T> class SideTask {
 FlashOptions withoutBugs(FlashOptions options) {
     options.rescale = true;
     options.runningMax = true;
+    // The trade (storeWeights) and the upstream gradient are not bugs: the correct run keeps them.
+    BackwardOptions& backward = options.backward;
+    backward.subtractRowDot = backward.useLogSumExp = backward.accumulateDq =
+        backward.maskRecompute = true;
     return options;
+}
+
+// The backward's steps of key block j lie in [first, end); within them the query blocks come in
+// order, each taking a run of steps.
+struct StepSpan {
+    int first = 0, end = 0;
+};
+StepSpan keyBlockSteps(const StepEngine& engine, int keyBlock) {
+    const int end = keyBlock + 1 < engine.outerBlockCount()
+                        ? engine.firstStepOfOuterBlock(keyBlock + 1)
+                        : engine.stepCount();
+    return {engine.firstStepOfOuterBlock(keyBlock), end};
+}
+
+// The step of `kind` for query block i inside key block j's steps, found by bisection (the
+// query blocks are in order): O(log steps), so a causal n = 16384 run does not scan millions.
+std::optional<int> backwardTileStep(const StepEngine& engine, int keyBlock, int queryBlock,
+                                    StepKind kind) {
+    const StepSpan span = keyBlockSteps(engine, keyBlock);
+    // The first step whose query block is at least i (LoadKeyValue has none: it counts as before).
+    int lo = span.first + 1, hi = span.end - 1;
+    while (lo < hi) {
+        const int mid = lo + (hi - lo) / 2;
+        if (engine.info(mid).queryBlock < queryBlock)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (int s = lo; s < span.end; ++s) {
+        const StepInfo info = engine.info(s);
+        if (info.queryBlock != queryBlock) break;
+        if (info.kind == kind) return s;
+    }
+    return std::nullopt;
+}
+
+// Per key block: the step dK_j and dV_j are stored.
+std::vector<int> keyBlockDoneSteps(const StepEngine& engine) {
+    std::vector<int> done(std::size_t(engine.keyBlockCount()));
+    for (int j = 0; j < engine.keyBlockCount(); ++j)
+        done[std::size_t(j)] = keyBlockSteps(engine, j).end - 1;
+    return done;
+}
+
+// Per query block: the step its dQ_i is final in HBM, the UpdateQueryGradient of the last key
+// block it sees (-1 for a block that sees no key).
+std::vector<int> queryBlockDoneSteps(const StepEngine& engine) {
+    std::vector<int> done(std::size_t(engine.queryBlockCount()), -1);
+    for (int i = 0; i < engine.queryBlockCount(); ++i) {
+        const int visible = engine.visibleKeyBlocks(i);
+        if (visible == 0) continue;
+        if (const auto s = backwardTileStep(engine, visible - 1, i, StepKind::UpdateQueryGradient))
+            done[std::size_t(i)] = *s;
+    }
+    return done;
 }
 
 std::vector<int> doneSteps(const StepEngine& engine, BuildProgress* progress) {
     const int count = engine.stepCount();
+    // The backward reads an O the forward already wrote: every row is final from the start.
+    if (engine.algorithm() == Algorithm::Backward)
+        return std::vector<int>(std::size_t(engine.queryBlockCount()), 0);
     if (engine.algorithm() == Algorithm::Standard) {
         for (int s = 0; s < count; ++s)
             if (engine.info(s).kind == StepKind::WriteOutput) return {s};
@@ -261,6 +324,18 @@ std::vector<Chapter> chaptersOf(const StepEngine& engine) {
         }
         return out;
     }
+    if (engine.algorithm() == Algorithm::Backward) {
+        out.push_back({QStringLiteral("Pre-pass: D = rowsum(dO ∘ O)"), 0});
+        for (int j = 0; j < engine.keyBlockCount(); ++j) {
+            const Range keys = blockRange(j, engine.options().blockCols, spec.keys);
+            out.push_back({QStringLiteral("Key block %1 · keys %2–%3")
+                               .arg(j)
+                               .arg(keys.begin)
+                               .arg(keys.end - 1),
+                           engine.firstStepOfOuterBlock(j)});
+        }
+        return out;
+    }
     const bool queryOuter = engine.options().loopOrder == LoopOrder::QueryOuter;
     if (!queryOuter) out.push_back({QStringLiteral("Initialise O, m, ℓ in HBM"), 0});
     const int size = queryOuter ? engine.options().blockRows : engine.options().blockCols;
@@ -279,7 +354,7 @@ std::vector<Chapter> chaptersOf(const StepEngine& engine) {
 } // namespace
 
 int Scene::queryBlockOfRow(int row) const {
-    if (!isFlash()) return 0;
+    if (settings.algorithm == Algorithm::Standard) return 0;
     return row / settings.options.blockRows;
 }
 
@@ -312,7 +387,7 @@ HardwareProfile checkForWindow(const VizSettings& s) {
                                                             " is more than the window animates (" +
                                                             std::to_string(kWindowMaxSequence) +
                                                             "); flashviz-cli runs larger problems");
-    if (s.algorithm == Algorithm::Flash) {
+    if (s.algorithm != Algorithm::Standard) {
         const std::uint64_t tiles = tileCount(spec, s.options);
         if (tiles > kWindowMaxTiles)
             throw EngineError(ErrorKind::LimitExceeded,
@@ -320,9 +395,10 @@ HardwareProfile checkForWindow(const VizSettings& s) {
                                   std::to_string(s.options.blockCols) + " cut this problem into " +
                                   std::to_string(tiles) + " tiles; the window animates up to " +
                                   std::to_string(kWindowMaxTiles) + ", so choose larger blocks");
-    } else {
-        requireScoreMatrixMemory(spec.queries, spec.keys, int(sizeof(double)), 2);
     }
+    // Standard attention's S and P; the backward's reference gradients hold P and dS dense.
+    if (s.algorithm != Algorithm::Flash)
+        requireScoreMatrixMemory(spec.queries, spec.keys, int(sizeof(double)), 2);
     HardwareProfile hardware = hardwareFor(s);
     for (const auto& b : backendList())
         if (b.kind == s.backend && !b.available)
@@ -335,10 +411,14 @@ HardwareProfile checkForWindow(const VizSettings& s) {
 void layOutSteps(Scene& scene, const Problem& problem, BuildProgress* progress) {
     const VizSettings& s = scene.settings;
     step(progress, 2, QStringLiteral("Laying out the steps"));
-    scene.engine = std::make_shared<StepEngine>(problem, s.algorithm, s.options);
-    if (s.hasBug() && s.algorithm == Algorithm::Flash)
+    // The backward's layout runs a forward and a backward pass: a cancelled build stops it.
+    const auto poll = [progress] {
+        if (progress && progress->cancelled()) throw BuildCancelled{};
+    };
+    scene.engine = std::make_shared<StepEngine>(problem, s.algorithm, s.options, poll);
+    if (s.hasBug() && s.algorithm != Algorithm::Standard)
         scene.correctEngine =
-            std::make_shared<StepEngine>(problem, s.algorithm, withoutBugs(s.options));
+            std::make_shared<StepEngine>(problem, s.algorithm, withoutBugs(s.options), poll);
 }
 
 QString refusedNote(const QString& backendName, const std::string& refusal) {
@@ -367,28 +447,66 @@ struct StoredMatrices {
     Matrix scores, weights;
 };
 
-// What each stage of the core's run is called in the build's progress, and its share of the bar:
-// each stage is one pass of attention over the problem, from 3 % to 93 %.
-std::function<void(RunStage)> stageReporter(const Scene& scene, PacedProgress* paced) {
-    return [&scene, paced](RunStage stage) {
+// One run of the core (forward or backward) as a share of the build's progress bar: what each of
+// its stages is called and the multiply-adds it paces by.
+struct StagePlan {
+    int from = 3, to = 93;
+    QString reference, run, alongside;
+    double referenceFlops = 0, runFlops = 0, alongsideFlops = 0;
+};
+
+// Standard attention or FlashAttention: each stage is one pass of attention over the problem.
+StagePlan forwardStages(const Scene& scene, Algorithm algorithm, int from, int to) {
+    const QString& name = scene.backendName;
+    const bool flash = algorithm != Algorithm::Standard;
+    const double flops = attentionFlops(scene.settings.spec, scene.settings.spec.queries);
+    return {from,
+            to,
+            QStringLiteral("Ordinary attention, for the check"),
+            flash ? QStringLiteral("FlashAttention on the %1").arg(name)
+                  : QStringLiteral("Standard attention: S and P in full"),
+            flash ? QStringLiteral("The CPU's run, beside the %1's").arg(name)
+                  : QStringLiteral("Standard attention on the %1").arg(name),
+            flops,
+            flops,
+            flops};
+}
+
+// The backward: the reference gradients take five products of attention's size (S, dP, dV, dQ,
+// dK), a backend's run seven (its forward's two, then S again, dV, dP, dQ, dK).
+StagePlan backwardStages(const Scene& scene, int from, int to) {
+    const QString& name = scene.backendName;
+    const double pass = attentionFlops(scene.settings.spec, scene.settings.spec.queries) / 2;
+    return {from,
+            to,
+            QStringLiteral("Ordinary attention's gradients, for the check"),
+            QStringLiteral("The backward pass on the %1").arg(name),
+            QStringLiteral("The CPU's backward, beside the %1's").arg(name),
+            5 * pass,
+            7 * pass,
+            7 * pass};
+}
+
+// Reports each stage of the core's run with its share of the plan's span, by its multiply-adds.
+std::function<void(RunStage)> stageReporter(const Scene& scene, PacedProgress* paced,
+                                            StagePlan plan) {
+    return [&scene, paced, plan](RunStage stage) {
         if (!paced) return;
         if (paced->cancelled()) throw BuildCancelled{};
-        const QString& name = scene.backendName;
-        const bool flash = scene.isFlash();
-        const int stages = scene.settings.backend == BackendKind::Cpu ? 2 : 3;
-        const int span = 90 / stages;
-        const double flops = attentionFlops(scene.settings.spec, scene.settings.spec.queries);
+        const bool alongside = scene.settings.backend != BackendKind::Cpu;
+        const double total =
+            plan.referenceFlops + plan.runFlops + (alongside ? plan.alongsideFlops : 0);
+        const auto at = [&](double flops) {
+            return plan.from + int(std::lround((plan.to - plan.from) * flops / total));
+        };
+        const int afterReference = at(plan.referenceFlops);
+        const int afterRun = at(plan.referenceFlops + plan.runFlops);
         if (stage == RunStage::Reference)
-            paced->beginStage(3, 3 + span, flops,
-                              QStringLiteral("Ordinary attention, for the check"));
+            paced->beginStage(plan.from, afterReference, plan.referenceFlops, plan.reference);
         else if (stage == RunStage::Run)
-            paced->beginStage(3 + span, 3 + 2 * span, flops,
-                              flash ? QStringLiteral("FlashAttention on the %1").arg(name)
-                                    : QStringLiteral("Standard attention: S and P in full"));
+            paced->beginStage(afterReference, afterRun, plan.runFlops, plan.run);
         else
-            paced->beginStage(3 + 2 * span, 3 + 3 * span, flops,
-                              flash ? QStringLiteral("The CPU's run, beside the %1's").arg(name)
-                                    : QStringLiteral("Standard attention on the %1").arg(name));
+            paced->beginStage(afterRun, plan.to, plan.alongsideFlops, plan.alongside);
     };
 }
 
@@ -402,29 +520,81 @@ StoredMatrices keepRun(Scene& scene, RunResult run) {
     for (int row : scene.check.wrongRows)
         scene.wrongRow[std::size_t(row)] = 1;
     scene.standardTotals = run.standardCounters;
-    if (!scene.isFlash() && run.fullScores.size() <= kSmallMatrixEntries) {
+    if (scene.settings.algorithm == Algorithm::Standard &&
+        run.fullScores.size() <= kSmallMatrixEntries) {
         scene.smallScores = run.fullScores;
         scene.smallWeights = run.fullWeights;
     }
     return {std::move(run.fullScores), std::move(run.fullWeights)};
 }
 
+// The request the core's run takes for these settings: the backward's forward is FlashAttention
+// with the forward's switches, without the debug copy of S (the backward's own forward keeps none).
+RunRequest runRequest(const Scene& scene, Algorithm algorithm, PacedProgress* paced,
+                      StagePlan plan) {
+    RunRequest request;
+    request.algorithm = algorithm;
+    request.options = scene.settings.options;
+    if (scene.isBackward()) request.options.keepFullScores = false;
+    request.cpuAlongside = true; // the window shows another backend's values beside the CPU's
+    request.onStage = stageReporter(scene, paced, std::move(plan));
+    return request;
+}
+
 // The core's run-and-check on the backend. A GPU that refuses (a d its kernels do not take, too
 // little memory) hands the work to the CPU, which then stands in as `backend`.
 StoredMatrices runOnBackend(Scene& scene, const Problem& problem, std::unique_ptr<Backend>& backend,
                             PacedProgress* paced) {
-    RunRequest request;
-    request.algorithm = scene.settings.algorithm;
-    request.options = scene.settings.options;
-    request.cpuAlongside = true; // the window shows another backend's values beside the CPU's
-    request.onStage = stageReporter(scene, paced);
-    RunResult run = runAndCheck(problem, *backend, request);
+    // The backward's scene shows the forward's O too (what the pre-pass reads): it takes the
+    // first 30 % of the run's share of the bar, the gradients the rest.
+    const Algorithm forward = scene.isBackward() ? Algorithm::Flash : scene.settings.algorithm;
+    const int forwardEnd = scene.isBackward() ? 30 : 93;
+    RunResult run = runAndCheck(
+        problem, *backend,
+        runRequest(scene, forward, paced, forwardStages(scene, forward, 3, forwardEnd)));
     if (!run.cpuStoodIn.empty()) {
         scene.backendNote = refusedNote(scene.backendName, run.cpuStoodIn);
         scene.backendName = QString::fromStdString(run.backendName);
         backend = makeBackend(BackendKind::Cpu);
     }
     return keepRun(scene, std::move(run));
+}
+
+// Per row: whether one of the checks finds it wrong.
+std::vector<char> rowMarks(int rows, std::initializer_list<const CheckReport*> checks) {
+    std::vector<char> marks(std::size_t(rows), 0);
+    for (const CheckReport* check : checks)
+        for (int row : check->wrongRows)
+            if (row >= 0 && row < rows) marks[std::size_t(row)] = 1;
+    return marks;
+}
+
+// The backward's run-and-check on the backend, after the forward's: the gradients, their
+// reference and check into the scene's BackwardScene. A backend without a backward hands it to
+// the CPU, as the forward does.
+void runBackwardOnBackend(Scene& scene, const Problem& problem, std::unique_ptr<Backend>& backend,
+                          PacedProgress* paced) {
+    BackwardRunResult run = runBackwardAndCheck(
+        problem, *backend,
+        runRequest(scene, Algorithm::Backward, paced, backwardStages(scene, 30, 93)));
+    if (!run.cpuStoodIn.empty()) {
+        scene.backendNote = refusedNote(scene.backendName, run.cpuStoodIn);
+        scene.backendName = QString::fromStdString(run.backendName);
+        backend = makeBackend(BackendKind::Cpu);
+    }
+    const ProblemSpec& spec = scene.settings.spec;
+    BackwardScene& b = *scene.backward;
+    b.dO = std::move(run.dO);
+    b.grads = std::move(run.grads);
+    b.reference = std::move(run.reference);
+    b.check = std::move(run.check);
+    b.cpuCheck = std::move(run.cpuCheck);
+    b.wrongQueryRow = rowMarks(spec.queries, {&b.check.dq});
+    b.wrongKeyRow = rowMarks(spec.keys, {&b.check.dk, &b.check.dv});
+    b.storedElements = run.storedElements;
+    b.storedWeightsTotals =
+        backwardTrade(spec.queries, spec.keys, spec.headDim, spec.causal, scene.settings.options)
+            .stored;
 }
 
 // Q, K, V and the output as images, with their colour scales.
@@ -438,6 +608,30 @@ void drawInputsAndOutput(Scene& scene, const Problem& problem, BuildProgress* pr
     scene.kImage = heatmapImage(problem.k, Colouring::Diverging, scene.kScale);
     scene.vImage = heatmapImage(problem.v, Colouring::Diverging, scene.vScale);
     scene.outputImage = heatmapImage(scene.output, Colouring::Diverging, scene.outputScale);
+}
+
+// dO and the three gradients as images, each with its reference's colour scale (as O's is).
+void drawGradients(BackwardScene& b, BuildProgress* progress) {
+    step(progress, 95, QStringLiteral("Drawing dO, dQ, dK and dV"));
+    const auto scaleOf = [](const Matrix& m) { return std::max(finiteAbsMax(m), 1e-300); };
+    b.dOScale = finiteAbsMax(b.dO);
+    b.dqScale = scaleOf(b.reference.dq);
+    b.dkScale = scaleOf(b.reference.dk);
+    b.dvScale = scaleOf(b.reference.dv);
+    b.dOImage = heatmapImage(b.dO, Colouring::Diverging, b.dOScale);
+    b.dqImage = heatmapImage(b.grads.dq, Colouring::Diverging, b.dqScale);
+    b.dkImage = heatmapImage(b.grads.dk, Colouring::Diverging, b.dkScale);
+    b.dvImage = heatmapImage(b.grads.dv, Colouring::Diverging, b.dvScale);
+}
+
+// L and D as the step engine saved them, one column each.
+void drawRowColumns(BackwardScene& b, const StepEngine& engine) {
+    const Matrix lse = engine.logSumExp();
+    const Matrix delta = engine.rowDots();
+    b.lseScale = std::max(finiteAbsMax(lse), 1e-300);
+    b.deltaScale = std::max(finiteAbsMax(delta), 1e-300);
+    b.lseImage = heatmapImage(lse, Colouring::Diverging, b.lseScale);
+    b.deltaImage = heatmapImage(delta, Colouring::Diverging, b.deltaScale);
 }
 
 // The stored n x n matrices as images, averaged down; the numbers are freed when drawn.
@@ -463,9 +657,54 @@ QString traceRefusal(const VizSettings& s) {
                                       std::uint64_t(std::min(s.options.blockRows, spec.queries)) *
                                       std::uint64_t(spec.headDim + 3);
     if (traceValues > kTraceMaxValues)
-        return QStringLiteral("a per-tile trace would hold %1 values; larger blocks keep it smaller")
+        return QStringLiteral(
+                   "a per-tile trace would hold %1 values; larger blocks keep it smaller")
             .arg(formatCount(traceValues));
     return {};
+}
+
+// Why no backward trace is recorded for these settings; empty when one is. Each tile keeps
+// dQ_i (Br x d) and dK_j, dV_j (Bc x d each).
+QString backwardTraceRefusal(const VizSettings& s) {
+    const auto& spec = s.spec;
+    if (spec.queries > kTraceMaxSequence || spec.keys > kTraceMaxSequence)
+        return QStringLiteral("per-tile traces are recorded up to n = %1").arg(kTraceMaxSequence);
+    const std::uint64_t perTile = std::uint64_t(std::min(s.options.blockRows, spec.queries) +
+                                                2 * std::min(s.options.blockCols, spec.keys)) *
+                                  std::uint64_t(spec.headDim);
+    const std::uint64_t traceValues = tileCount(spec, s.options) * perTile;
+    if (traceValues > kTraceMaxValues)
+        return QStringLiteral(
+                   "a per-tile trace would hold %1 values; larger blocks keep it smaller")
+            .arg(formatCount(traceValues));
+    return {};
+}
+
+// The backward's per-tile values as the backend recorded them, or the note why there are none.
+void recordBackwardTrace(Scene& scene, const Problem& problem, Backend& backend,
+                         BuildProgress* progress) {
+    scene.traceNote = backwardTraceRefusal(scene.settings);
+    if (!scene.traceNote.isEmpty()) return;
+    step(progress, 97,
+         QStringLiteral("Recording the %1's per-tile gradients").arg(scene.backendName));
+    try {
+        scene.backward->trace = std::make_shared<BackwardTrace>(
+            backend.backwardTrace(problem, scene.backward->dO, scene.settings.options));
+    } catch (const EngineError& e) {
+        scene.traceNote = QString::fromStdString(e.what());
+    }
+}
+
+// When each block's gradient is final, and where the run first goes wrong: at the pre-pass when
+// the forward's O is already wrong (it reads that O), else where a backward bug first bites.
+void indexBackward(Scene& scene, BuildProgress* progress) {
+    BackwardScene& b = *scene.backward;
+    const StepEngine& engine = *scene.engine;
+    b.keyBlockDoneStep = keyBlockDoneSteps(engine);
+    b.queryBlockDoneStep = queryBlockDoneSteps(engine);
+    if (!scene.settings.hasBug()) return;
+    step(progress, 98, QStringLiteral("Finding where the backward first goes wrong"));
+    b.firstBugStep = engine.firstBackwardBugStep();
 }
 
 // The per-tile values the backend itself recorded, or the note why there are none.
@@ -495,7 +734,7 @@ void indexSteps(Scene& scene, BuildProgress* progress) {
     step(progress, 99, QStringLiteral("Indexing the steps"));
     scene.blockDoneStep = doneSteps(*scene.engine, progress);
     scene.chapters = chaptersOf(*scene.engine);
-    if (!scene.isFlash()) findWriteSteps(scene);
+    if (scene.settings.algorithm == Algorithm::Standard) findWriteSteps(scene);
     scene.totals = scene.engine->countersThrough(scene.engine->stepCount() - 1);
 }
 
@@ -507,11 +746,52 @@ CheckedSettings validateForWindow(const VizSettings& s) {
 
 double buildCost(const VizSettings& s) {
     const double n2d = double(s.spec.queries) * s.spec.keys * s.spec.headDim;
-    return n2d * (s.algorithm == Algorithm::Standard ? 10.0 : 8.0);
+    switch (s.algorithm) {
+    case Algorithm::Standard:
+        return 10.0 * n2d;
+    case Algorithm::Flash:
+        return 8.0 * n2d;
+    // The forward's run and reference (8), the reference gradients (10), the backend's backward
+    // with its own forward (14), the step engine's forward and checkpoint pass (14, twice with a
+    // bug switched on: the correct run is laid out too).
+    case Algorithm::Backward:
+        return (s.hasBug() ? 60.0 : 46.0) * n2d;
+    }
+    return 8.0 * n2d;
 }
 
+namespace {
+
+// A backward state replays the tiles it needs from the engine's nearest checkpoint of the sums:
+// the earlier query blocks of its key block (S and dP recomputed, dV and dK added: four products
+// each), the earlier key blocks of its query block (S, dP, dQ: three), and its own tile (five).
+double backwardFrameCost(const Scene& scene, const StepInfo& info) {
+    if (info.keyBlock < 0) return 0; // the pre-pass and dQ = 0 copy O(n d) values
+    const StepEngine& engine = *scene.engine;
+    const auto& spec = scene.settings.spec;
+    const auto& options = scene.settings.options;
+    const double product = 2.0 * std::min(options.blockRows, spec.queries) *
+                           std::min(options.blockCols, spec.keys) * spec.headDim;
+    const int every = engine.backwardCheckpointInterval();
+    const int firstQuery = firstQueryBlockSeeing(info.keyBlock, spec.queries, spec.keys,
+                                                 options.blockRows, options.blockCols, spec.causal);
+    double products = 0;
+    if (info.queryBlock >= 0)
+        products = 4.0 * ((info.queryBlock - firstQuery) % every) + 3.0 * (info.keyBlock % every) + 5.0;
+    else if (info.kind == StepKind::StoreKeyValueGradient)
+        products = 4.0 * ((engine.queryBlockCount() - firstQuery) % every);
+    return products * product;
+}
+
+} // namespace
+
 double frameCost(const Scene& scene, int step) {
-    if (!scene.isFlash() || step < 0 || step >= scene.stepCount()) return 0;
+    if (step < 0 || step >= scene.stepCount()) return 0;
+    if (scene.isBackward()) {
+        const double cost = backwardFrameCost(scene, scene.engine->info(step));
+        return scene.correctEngine ? 2 * cost : cost;
+    }
+    if (!scene.isFlash()) return 0;
     const StepInfo info = scene.engine->info(step);
     if (info.queryBlock < 0) return 0;
     const int keyBlocks =
@@ -538,12 +818,24 @@ std::shared_ptr<const Scene> buildScene(const CheckedSettings& checked, BuildPro
     layOutSteps(*scene, problem, progress);
     std::unique_ptr<Backend> backend = chooseBackend(*scene);
     StoredMatrices stored = runOnBackend(*scene, problem, backend, paced ? &*paced : nullptr);
+    if (scene->isBackward()) {
+        scene->backward.emplace();
+        runBackwardOnBackend(*scene, problem, backend, paced ? &*paced : nullptr);
+    }
     drawInputsAndOutput(*scene, problem, progress);
+    if (scene->isBackward()) {
+        drawGradients(*scene->backward, progress);
+        drawRowColumns(*scene->backward, *scene->engine);
+    }
     drawStored(*scene, std::move(stored), progress);
     if (scene->isFlash()) {
         recordTrace(*scene, problem, *backend, progress);
         step(progress, 98, QStringLiteral("Finding where the rescale first matters"));
         scene->firstRescaleStep = scene->engine->firstRescaleStep();
+    }
+    if (scene->isBackward()) {
+        recordBackwardTrace(*scene, problem, *backend, progress);
+        indexBackward(*scene, progress);
     }
     indexSteps(*scene, progress);
     step(progress, 100, QStringLiteral("Done"));
@@ -558,7 +850,8 @@ std::shared_ptr<const Scene> buildScene(const VizSettings& settings, BuildProgre
 std::vector<Range> finishedRowRuns(const Scene& scene, int stepIndex, bool arriving) {
     std::vector<Range> runs;
     const int rows = scene.settings.spec.queries;
-    const int br = scene.isFlash() ? scene.settings.options.blockRows : rows;
+    const int br =
+        scene.settings.algorithm == Algorithm::Standard ? rows : scene.settings.options.blockRows;
     const int blockTotal = int(scene.blockDoneStep.size());
     int runStart = -1;
     for (int b = 0; b <= blockTotal; ++b) {
@@ -634,6 +927,16 @@ std::shared_ptr<const Frame> makeFrame(const std::shared_ptr<const Scene>& scene
             keyBlock = info.keyBlock >= 0 ? info.keyBlock
                                           : scene->engine->visibleKeyBlocks(info.queryBlock) - 1;
         if (keyBlock >= 0) frame->trace = scene->trace->find(info.queryBlock, keyBlock);
+    }
+    if (scene->backward && scene->backward->trace && info.keyBlock >= 0) {
+        // A tile's entry once all three of its gradients are updated; dK_j, dV_j as stored are
+        // the key block's last tile's.
+        int queryBlock = -1;
+        if (info.kind == StepKind::UpdateKeyGradient) queryBlock = info.queryBlock;
+        if (info.kind == StepKind::StoreKeyValueGradient)
+            queryBlock = scene->engine->queryBlockCount() - 1;
+        if (queryBlock >= 0)
+            frame->backwardTrace = scene->backward->trace->find(info.keyBlock, queryBlock);
     }
     return frame;
 }

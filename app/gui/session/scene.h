@@ -43,21 +43,25 @@ struct Chapter {
 // In a backward scene the Scene's own `output`/`check` are the forward's O against ordinary
 // attention (the O the pre-pass reads); `reference` is ordinary attention's O.
 struct BackwardScene {
-    Matrix dO;                             // the upstream gradient
-    Gradients grads;                       // what the chosen backend computed
-    Gradients reference;                   // closed form, double precision
-    GradientCheck check;                   // grads against reference
-    std::optional<GradientCheck> cpuCheck; // the CPU engine's, when another backend ran
-    std::vector<char> wrongQueryRow;       // per query row: dQ's row is wrong
-    std::vector<char> wrongKeyRow;         // per key row: dK's or dV's row is wrong
+    Matrix dO;                                  // the upstream gradient
+    Gradients grads;                            // what the chosen backend computed
+    Gradients reference;                        // closed form, double precision
+    GradientCheck check;                        // grads against reference
+    std::optional<GradientCheck> cpuCheck;      // the CPU engine's, when another backend ran
+    std::vector<char> wrongQueryRow;            // per query row: dQ's row is wrong
+    std::vector<char> wrongKeyRow;              // per key row: dK's or dV's row is wrong
     std::shared_ptr<const BackwardTrace> trace; // per-tile dQ_i, dK_j, dV_j the backend recorded
-    std::optional<int> firstBugStep;       // StepEngine::firstBackwardBugStep()
-    std::vector<int> keyBlockDoneStep;     // per key block: the step dK_j, dV_j reach HBM
-    std::vector<int> queryBlockDoneStep;   // per query block: the step dQ_i is final (-1: none)
-    std::uint64_t storedElements = 0;      // what the forward left for the backward
-    Counters storedWeightsTotals;          // the same backward with P stored (the trade undone)
+    // StepEngine::firstBackwardBugStep(), or 0 when the forward's O is already wrong (a forward
+    // switch off): the pre-pass reads it.
+    std::optional<int> firstBugStep;
+    std::vector<int> keyBlockDoneStep;   // per key block: the step dK_j, dV_j reach HBM
+    std::vector<int> queryBlockDoneStep; // per query block: the step dQ_i is final (-1: none)
+    std::uint64_t storedElements = 0;    // what the forward left for the backward
+    Counters storedWeightsTotals;        // backwardTrade().stored: P stored, and the forward writing it
     QImage dOImage, dqImage, dkImage, dvImage;
     double dOScale = 0, dqScale = 0, dkScale = 0, dvScale = 0;
+    QImage lseImage, deltaImage; // L and D, one column each (the engine's, as the pass reads them)
+    double lseScale = 0, deltaScale = 0;
 };
 
 struct Scene {
@@ -75,9 +79,10 @@ struct Scene {
     std::shared_ptr<const FlashTrace> trace; // per-tile values the backend recorded
     QString traceNote;                       // why there is no trace
     std::optional<int> firstRescaleStep;
-    std::vector<int> blockDoneStep; // per query block: the step after which its O rows are final
-    Counters totals;                // the whole run
-    Counters standardTotals;        // standard attention on the same sizes, for comparison
+    // Per query block: the step after which its O rows are final (the backward: 0, O is read).
+    std::vector<int> blockDoneStep;
+    Counters totals;         // the whole run
+    Counters standardTotals; // standard attention on the same sizes, for comparison
     QImage qImage, kImage, vImage, outputImage;
     // Colour scales of those images (largest finite |value|), found once per scene so that a
     // repaint of an n = 4096 problem does not scan a million values again.
@@ -116,7 +121,9 @@ struct Frame {
     Counters before;                  // totals through the previous step
     std::optional<StepState> correct; // the same step without the bug switches
     const TileTrace* trace = nullptr; // the backend's record of this tile once it is updated
-    const BackwardTileTrace* backwardTrace = nullptr; // the same for a backward tile
+    // The same for a backward tile, once its three gradients are updated (UpdateKeyGradient); at
+    // StoreKeyValueGradient the key block's last tile, whose dK_j, dV_j are the ones stored.
+    const BackwardTileTrace* backwardTrace = nullptr;
 };
 
 // Reports progress from a build and asks whether to stop.

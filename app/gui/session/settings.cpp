@@ -25,6 +25,16 @@ VizSettings toySettings() {
     return s;
 }
 
+bool isClassicBugOn(const VizSettings& s) {
+    return s.algorithm == Algorithm::Backward ? !s.options.backward.subtractRowDot
+                                              : !s.options.rescale;
+}
+
+void setClassicBug(VizSettings& s, bool on) {
+    (s.algorithm == Algorithm::Backward ? s.options.backward.subtractRowDot : s.options.rescale) =
+        !on;
+}
+
 namespace {
 
 [[noreturn]] void refuse(const QString& text) {
@@ -36,6 +46,22 @@ namespace {
         QStringLiteral("%1: unknown %2 '%3'").arg(QLatin1String(key), QLatin1String(what), value));
 }
 
+// The backward's switches as settings keys: BackwardOptions' own field names, flat beside
+// "rescale".
+struct BackwardKey {
+    const char* name;
+    bool BackwardOptions::*field;
+};
+const std::vector<BackwardKey>& backwardKeys() {
+    static const std::vector<BackwardKey> keys{{"subtractRowDot", &BackwardOptions::subtractRowDot},
+                                               {"useLogSumExp", &BackwardOptions::useLogSumExp},
+                                               {"accumulateDq", &BackwardOptions::accumulateDq},
+                                               {"maskRecompute", &BackwardOptions::maskRecompute},
+                                               {"storeWeights", &BackwardOptions::storeWeights},
+                                               {"onesUpstream", &BackwardOptions::onesUpstream}};
+    return keys;
+}
+
 // The setting keys settingsFromJson() reads (settingsToJson() writes all of them).
 const QStringList& settingKeys() {
     static const QStringList keys{
@@ -45,7 +71,13 @@ const QStringList& settingKeys() {
         QStringLiteral("rescale"),   QStringLiteral("runningMax"), QStringLiteral("keepFullScores"),
         QStringLiteral("loopOrder"), QStringLiteral("algorithm"),  QStringLiteral("hardware"),
         QStringLiteral("backend")};
-    return keys;
+    static const QStringList all = [] {
+        QStringList out = keys;
+        for (const BackwardKey& key : backwardKeys())
+            out.append(QLatin1String(key.name));
+        return out;
+    }();
+    return all;
 }
 
 int readInt(const QJsonValue& v, const char* key, int lo, int hi) {
@@ -182,6 +214,9 @@ VizSettings settingsFromJson(const QJsonObject& json, const VizSettings& base,
           [&](const QJsonValue& v) { s.options.runningMax = readBool(v, "runningMax"); });
     field("keepFullScores",
           [&](const QJsonValue& v) { s.options.keepFullScores = readBool(v, "keepFullScores"); });
+    for (const BackwardKey& key : backwardKeys())
+        field(key.name,
+              [&](const QJsonValue& v) { s.options.backward.*key.field = readBool(v, key.name); });
     field("loopOrder", [&](const QJsonValue& v) {
         const QString o = readString(v, "loopOrder");
         const auto order = parseLoopOrder(o.toStdString());
@@ -222,6 +257,8 @@ QJsonObject settingsToJson(const VizSettings& s) {
     json.insert(QStringLiteral("rescale"), s.options.rescale);
     json.insert(QStringLiteral("runningMax"), s.options.runningMax);
     json.insert(QStringLiteral("keepFullScores"), s.options.keepFullScores);
+    for (const BackwardKey& key : backwardKeys())
+        json.insert(QLatin1String(key.name), s.options.backward.*key.field);
     json.insert(QStringLiteral("loopOrder"), QLatin1String(toString(s.options.loopOrder)));
     json.insert(QStringLiteral("algorithm"), QLatin1String(toString(s.algorithm)));
     json.insert(QStringLiteral("hardware"), QString::fromStdString(s.hardwareId));
@@ -302,13 +339,18 @@ QString describeSettings(const VizSettings& s) {
     else
         text += QStringLiteral(" · n_q %1, n_k %2").arg(s.spec.queries).arg(s.spec.keys);
     text += QStringLiteral(" · d %1").arg(s.spec.headDim);
-    if (s.algorithm == Algorithm::Flash)
+    if (s.algorithm != Algorithm::Standard)
         text += QStringLiteral(" · %1×%2 tiles").arg(s.options.blockRows).arg(s.options.blockCols);
     text += QStringLiteral(" · %1 · seed %2")
                 .arg(QLatin1String(toString(s.spec.pattern)))
                 .arg(s.spec.seed);
     if (s.spec.causal) text += QStringLiteral(" · causal");
     if (s.spec.precision == Precision::Float) text += QStringLiteral(" · fp32");
+    // The backward's switches by the names the command lines take ("no-row-dot", "store-p").
+    if (s.algorithm == Algorithm::Backward)
+        for (const BackwardSwitch& flag : backwardSwitches())
+            if (isOn(s.options.backward, flag))
+                text += QStringLiteral(" · %1").arg(QLatin1String(flag.name));
     return text;
 }
 

@@ -27,10 +27,19 @@ struct VizSettings {
     std::string hardwareId = kDefaultHardwareId;
     BackendKind backend = BackendKind::Cpu;
 
-    // A switch that makes the output wrong (the rescale bug, no running max).
-    bool hasBug() const { return !options.rescale || !options.runningMax; }
+    // A switch that makes the output wrong (the rescale bug, no running max, a backward bug;
+    // the backward's forward runs with the forward's switches, so those break it too).
+    bool hasBug() const {
+        return !options.rescale || !options.runningMax ||
+               (algorithm == Algorithm::Backward && options.backward.anyBug());
+    }
     bool operator==(const VizSettings&) const = default;
 };
+
+// The bug the B key and the window's --bug switch: the forward's rescale, or for the backward the
+// classic mistake, D left out of dS (the other backward bugs are the controls panel's).
+bool isClassicBugOn(const VizSettings& settings);
+void setClassicBug(VizSettings& settings, bool on);
 
 // The explainer's toy (core's toySetup(), as the CLI's defaults), flash on the CPU.
 VizSettings toySettings();
@@ -60,7 +69,8 @@ QString jsonExcerpt(const QJsonValue& v);
 std::vector<HardwareProfile> availableHardware();
 HardwareProfile hardwareFor(const VizSettings& settings); // throws EngineError for unknown ids
 
-// One line naming the problem: "flash · n 8 · d 4 · 4×4 tiles · gaussian · seed 1".
+// One line naming the problem: "flash · n 8 · d 4 · 4×4 tiles · gaussian · seed 1"; a backward
+// run adds the switches on by their command-line names ("· no-row-dot").
 QString describeSettings(const VizSettings& settings);
 
 struct Preset {

@@ -149,7 +149,8 @@ CommandLine parseCommandLine(const QStringList& arguments) {
                                   QObject::tr("Window size for --screenshot (default 1920x1080)."),
                                   QStringLiteral("WxH"));
     const QCommandLineOption bug(QStringLiteral("bug"),
-                                 QObject::tr("Switch the rescale off (the bug)."));
+                                 QObject::tr("Switch the rescale off (the bug); for the "
+                                             "backward, leave D out of dS."));
     const QCommandLineOption analysis(QStringLiteral("analysis"),
                                       QObject::tr("Open the analysis page at chart n (1 = first)."),
                                       QStringLiteral("n"));

@@ -115,7 +115,7 @@ MainWindow::MainWindow(const StartOptions& options, QWidget* parent)
         start.options = options.problem->options;
         start.algorithm = options.problem->algorithm;
     }
-    if (options.bug) start.options.rescale = false;
+    if (options.bug) setClassicBug(start, true);
     if (options.backend) start.backend = *options.backend;
     if (options.backendValues) showBackendValues(true);
     started = m_controller->apply(start, step, presetId);
@@ -315,8 +315,9 @@ void MainWindow::buildActions() {
     play->addSeparator();
     add(play, tr("Go to the first wrong step"), QKeySequence(Qt::Key_G),
         [this] { m_controller->jumpToFirstWrongStep(); });
-    QAction* bug = add(play, tr("Rescale bug on / off"), QKeySequence(Qt::Key_B),
-                       [this] { m_controller->toggleBug(); });
+    m_bugAction = add(play, tr("Bug on / off (the rescale; backward: D)"), QKeySequence(Qt::Key_B),
+                      [this] { m_controller->toggleBug(); });
+    QAction* bug = m_bugAction;
 
     QMenu* presetMenu = menuBar()->addMenu(tr("P&resets"));
     for (const Preset& p : presets()) {
@@ -356,7 +357,7 @@ void MainWindow::buildActions() {
     // The short words of the one-line key hints (the keys come from the shortcuts).
     setKeyHint(playPause, KeyHelpForm::PlaybackHint, 0, tr("plays"));
     setKeyHint(forward, KeyHelpForm::PlaybackHint, 1, tr("steps"));
-    setKeyHint(bug, KeyHelpForm::PlaybackHint, 2, tr("breaks the rescale"));
+    showBugKeyHint(Algorithm::Flash);
     setKeyHint(nextClick, KeyHelpForm::LectureKeys, 0, tr("next / back"));
     setKeyHint(previousClick, KeyHelpForm::LectureKeys, 1, tr("next / back"));
     setKeyHint(back, KeyHelpForm::LectureKeys, 2, tr("one step"));
@@ -375,6 +376,12 @@ QString MainWindow::keyHelpText() const {
     return keyHelp(actions(), KeyHelpForm::Dialog);
 }
 
+// B breaks what the algorithm on screen has to break.
+void MainWindow::showBugKeyHint(Algorithm algorithm) {
+    setKeyHint(m_bugAction, KeyHelpForm::PlaybackHint, 2,
+               algorithm == Algorithm::Backward ? tr("leaves D out") : tr("breaks the rescale"));
+}
+
 void MainWindow::showKeyHints() {
     m_playback->setKeysHint(keyHelp(actions(), KeyHelpForm::PlaybackHint));
     m_lecture->setKeysLine(keyHelp(actions(), KeyHelpForm::LectureKeys));
@@ -389,6 +396,8 @@ void MainWindow::onSceneChanged() {
     if (!scene) return;
     if (m_controller->lastRefusal().isEmpty()) m_controls->showRefusal(QString());
     m_status->setText(sceneSummary());
+    showBugKeyHint(scene->settings.algorithm);
+    showKeyHints();
     if (scene->settings.backend != BackendKind::Cpu) showBackendValues(true);
     // The chosen backend refused and the CPU stood in: if that backend cannot run any more (a
     // lost GPU context), the list now says so.

@@ -98,6 +98,7 @@ class MainWindow : public QMainWindow {
     void buildStatusBar();
     void buildActions();
     void showKeyHints(); // the playback bar's and the lecture's one-line key hints
+    void showBugKeyHint(Algorithm algorithm);
     void restoreState();
     void restoreDockLayout(const QByteArray& state);
     void onSceneChanged();
@@ -134,6 +135,7 @@ class MainWindow : public QMainWindow {
     QProgressBar* m_progress = nullptr;
     QPushButton* m_cancel = nullptr;
     std::vector<QAction*> m_lectureOnly;
+    QAction* m_bugAction = nullptr; // B: its hint follows the algorithm on screen
     VizSettings m_beforeLecture;
     int m_stepBeforeLecture = 0;
     Qt::WindowStates m_windowStateBeforeLecture; // maximised, say: leaving restores it

@@ -3,8 +3,8 @@
 // frame and the window repainting it) and the longest stall of the GUI thread while a scene is
 // built and while the animation plays. Prints a table of medians over the repeats.
 #include "session/controller.h"
-#include "shell/main_window.h"
 #include "session/settings.h"
+#include "shell/main_window.h"
 
 #include <QApplication>
 #include <QElapsedTimer>
@@ -225,6 +225,12 @@ int main(int argc, char** argv) {
     VizSettings standard = big;
     standard.algorithm = Algorithm::Standard;
     configs.push_back({QStringLiteral("standard n %1 d 64").arg(n), standard});
+    VizSettings backward = big;
+    backward.algorithm = Algorithm::Backward;
+    configs.push_back({QStringLiteral("backward n %1 d 64 64x64").arg(n), backward});
+    VizSettings backwardBug = backward;
+    backwardBug.options.backward.subtractRowDot = false;
+    configs.push_back({QStringLiteral("backward n %1, no-row-dot bug").arg(n), backwardBug});
 
     const QString loadBefore = loadAverage();
     std::mt19937 rng(7);

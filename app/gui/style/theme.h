@@ -2,9 +2,9 @@
 // Colours and type sizes shared by every view. The desktop theme is light and compact; the
 // lecture theme is dark, large and high-contrast, for a projector at the back of a room.
 #include <QColor>
-#include <QSize>
 #include <QFont>
 #include <QRgb>
+#include <QSize>
 
 namespace flashviz::gui {
 
@@ -21,6 +21,12 @@ struct Theme {
     QColor hbm;  // off-chip memory
     QColor sram; // on-chip memory
     QColor q, k, v, o, s, p;
+    // The backward's: the upstream gradient dO, the three gradients, the forward's log-sum-exp L
+    // and the pre-pass's D = rowsum(dO ∘ O) (one value a row), the tiles dP and dS on chip. A
+    // gradient never takes its matrix's colour (dQ beside Q must read as another matrix on a
+    // projector); dP and dS are S's and P's family, darker on the light theme, lighter on the
+    // dark one.
+    QColor dO, dQ, dK, dV, lse, delta, dP, dS;
     qreal scale = 1.0; // multiplies every font size
     bool lecture = false;
 

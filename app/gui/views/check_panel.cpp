@@ -54,7 +54,7 @@ CheckPanel::CheckPanel(QWidget* parent) : FrameView(parent) {
     m_jump->setFocusPolicy(Qt::NoFocus);
     m_jump->hide();
     connect(m_jump, &QPushButton::clicked, this, [this] {
-        if (m_model && m_model->firstRescaleStep) emit jumpRequested(*m_model->firstRescaleStep);
+        if (m_model && m_model->divergenceStep()) emit jumpRequested(*m_model->divergenceStep());
     });
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
 }
@@ -83,8 +83,8 @@ void CheckPanel::themeChanged() {
 void CheckPanel::frameChanged() {
     m_model.reset();
     if (m_frame) m_model = checkModel(*m_frame);
-    const bool show = m_model && m_model->firstRescaleStep;
-    if (show) m_jump->setText(tr("Go to step %1 ▸").arg(*m_model->firstRescaleStep));
+    const bool show = m_model && m_model->divergenceStep();
+    if (show) m_jump->setText(tr("Go to step %1 ▸").arg(*m_model->divergenceStep()));
     m_jump->setVisible(show);
 }
 
@@ -113,15 +113,38 @@ void CheckPanel::layOut() {
     const qreal lineH = text.height() / 3;
     for (int i = 0; i < 3; ++i)
         m_layout.lines[i] = QRectF(text.left(), text.top() + i * lineH, text.width(), lineH);
+    const bool pass = m_model->passed;
+    m_layout.lineTexts[0] = errorLine();
+    m_layout.lineTexts[1] = fittingLine(1, rowsLine(), rowsLine(true), 9.5, !pass);
+    m_layout.lineTexts[2] = fittingLine(2, progressLine(), progressLine(true), 8.5, false);
     const qreal rightW = showsDivergence() ? std::max(qreal(m_jump->sizeHint().width()) + 24 * sc,
                                                       inner.width() * 0.2)
                                            : 0;
-    m_layout.bars =
-        QRectF(text.right() + 12 * sc, inner.top() + 16 * sc,
-               inner.right() - rightW - text.right() - 24 * sc, inner.height() - 16 * sc);
+    const QRectF chart(text.right() + 12 * sc, inner.top() + 16 * sc,
+                       inner.right() - rightW - text.right() - 24 * sc, inner.height() - 16 * sc);
+    // The backward's query rows (dQ) and key rows (dK, dV) side by side, by their counts.
+    const qreal gap = 14 * sc;
+    const qreal queryShare =
+        m_model->backward ? qreal(m_model->rows) / std::max(1, m_model->rows + m_model->keyRows)
+                          : 1.0;
+    const qreal queryW = m_model->backward ? (chart.width() - gap) * queryShare : chart.width();
+    m_layout.bars = QRectF(chart.left(), chart.top(), queryW, chart.height());
     m_layout.caption =
         QRectF(m_layout.bars.left(), inner.top() - 2 * sc, m_layout.bars.width(), 16 * sc);
-    layOutBars();
+    const qreal range = kLogHigh - kLogLow;
+    m_layout.toleranceY =
+        chart.bottom() - chart.height() * (std::log10(m_model->tolerance) - kLogLow) / range;
+    const int columns = std::max(1, int(m_layout.bars.width() / 2));
+    m_layout.rowBars = layOutBars(m_layout.bars, checkBars(*m_model, columns));
+    if (m_model->backward) {
+        m_layout.keyBars = QRectF(m_layout.bars.right() + gap, chart.top(),
+                                  chart.width() - queryW - gap, chart.height());
+        m_layout.keyCaption = QRectF(m_layout.keyBars.left(), inner.top() - 2 * sc,
+                                     m_layout.keyBars.width(), 16 * sc);
+        m_layout.keyRowBars =
+            layOutBars(m_layout.keyBars,
+                       keyCheckBars(*m_model, std::max(1, int(m_layout.keyBars.width() / 2))));
+    }
     const QRectF box(inner.right() - rightW, inner.top(), rightW,
                      inner.height() - m_jump->height() - 4 * sc);
     m_layout.divergence[0] = QRectF(box.left(), box.top(), box.width(), box.height() / 2);
@@ -129,14 +152,20 @@ void CheckPanel::layOut() {
         QRectF(box.left(), box.top() + box.height() / 2, box.width(), box.height() / 2);
 }
 
+// The whole sentence where it fits at most 1.5 points under its size, else its brief form (the
+// tooltip keeps the whole one).
+QString CheckPanel::fittingLine(int line, const QString& whole, const QString& brief, qreal point,
+                                bool bold) const {
+    const QFontMetricsF fm(m_theme.font(point - 1.5, bold));
+    return fm.horizontalAdvance(whole) <= m_layout.lines[line].width() ? whole : brief;
+}
+
 // One bar per column of at least 2 px, each the worst of its rows, its height on the log scale.
-void CheckPanel::layOutBars() {
-    const QRectF& bars = m_layout.bars;
+std::vector<CheckPanel::Bar> CheckPanel::layOutBars(const QRectF& bars,
+                                                    const std::vector<CheckBar>& columns) const {
+    std::vector<Bar> laid;
     const qreal range = kLogHigh - kLogLow;
-    m_layout.toleranceY =
-        bars.bottom() - bars.height() * (std::log10(m_model->tolerance) - kLogLow) / range;
-    if (m_model->rows == 0 || bars.width() <= 20) return;
-    const std::vector<CheckBar> columns = checkBars(*m_model, std::max(1, int(bars.width() / 2)));
+    if (columns.empty() || bars.width() <= 20) return laid;
     const qreal bw = bars.width() / qreal(columns.size());
     for (std::size_t c = 0; c < columns.size(); ++c) {
         const CheckBar& column = columns[c];
@@ -149,14 +178,46 @@ void CheckPanel::layOutBars() {
         if (!column.finished) colour = withAlpha(colour, 70);
         const QRectF bar(bars.left() + qreal(c) * bw + (bw > 4 ? 1 : 0), bars.bottom() - h,
                          std::max(1.0, bw - (bw > 4 ? 2 : 0)), h);
-        m_layout.rowBars.push_back({bar, colour, column.current});
+        laid.push_back({bar, colour, column.current});
     }
+    return laid;
+}
+
+// The backward's bars: a query row's dQ or a key row's dK and dV.
+QString CheckPanel::barToolTip(const QPointF& pos) const {
+    const CheckModel& m = *m_model;
+    const bool key = m_layout.keyBars.contains(pos);
+    const QRectF& bars = key ? m_layout.keyBars : m_layout.bars;
+    const int rows = key ? m.keyRows : m.rows;
+    if (!bars.contains(pos) || rows == 0) return {};
+    const int row = std::clamp(int((pos.x() - bars.left()) / bars.width() * rows), 0, rows - 1);
+    const double diff = (key ? m.keyRowMaxDiff : m.rowMaxDiff)(row);
+    const bool wrong = (key ? m.keyRowWrong : m.rowWrong)[std::size_t(row)];
+    const bool finished = (key ? m.keyRowFinished : m.rowFinished)[std::size_t(row)];
+    const QString which =
+        key ? tr("Key row %1 of dK and dV").arg(row) : tr("Query row %1 of dQ").arg(row);
+    return tr("%1: its largest |difference| from the closed-form gradient is %2 (tolerance %3, "
+              "the dotted line; log scale 1e-17 … 1).\n%4 · %5")
+        .arg(which, std::isfinite(diff) ? formatValue(diff, 2) : tr("inf/NaN"),
+             formatValue(m.tolerance, 1),
+             wrong ? tr("wrong: above the tolerance") : tr("within the tolerance"),
+             finished ? tr("final at this step") : tr("not final yet at this step (pale)"));
 }
 
 QString CheckPanel::toolTipAt(const QPointF& pos) const {
     if (!m_model) return {};
     const CheckModel& m = *m_model;
     const QRectF& bars = m_layout.bars;
+    if (m.backward && (bars.contains(pos) || m_layout.keyBars.contains(pos)))
+        return barToolTip(pos);
+    if (m.backward && m_layout.frame.contains(pos))
+        return tr("%1\nThe verdict is for the whole run; at this step dQ is final in %2 of %3 "
+                  "query rows, dK and dV in %4 of %5 key rows.")
+            .arg(rowsLine())
+            .arg(m.finishedRows)
+            .arg(m.rows)
+            .arg(m.finishedKeyRows)
+            .arg(m.keyRows);
     if (bars.contains(pos) && m.rows > 0 && m.rowMaxDiff.size() == m.rows) {
         const int row =
             std::clamp(int((pos.x() - bars.left()) / bars.width() * m.rows), 0, m.rows - 1);
@@ -190,13 +251,59 @@ QString CheckPanel::toolTipAt(const QPointF& pos) const {
 
 QString CheckPanel::errorLine() const {
     const CheckModel& m = *m_model;
+    if (m.backward) {
+        if (m.nonFiniteCount > 0)
+            return tr("%1 values of dQ, dK, dV are inf or NaN").arg(m.nonFiniteCount);
+        QStringList parts;
+        for (const CheckModel::Gradient& g : m.gradients)
+            parts << QStringLiteral("%1 %2").arg(g.name, formatValue(g.maxAbsDiff, 2));
+        return tr("max |diff|  %1   (tolerance %2)")
+            .arg(parts.join(QStringLiteral(" · ")), formatValue(m.tolerance, 1));
+    }
     if (m.nonFiniteCount > 0) return tr("%1 values of O are inf or NaN").arg(m.nonFiniteCount);
     return tr("max |O − softmax(scale·QKᵀ)V| = %1   (tolerance %2)")
         .arg(formatValue(m.maxAbsDiff, 2), formatValue(m.tolerance, 1));
 }
 
-QString CheckPanel::rowsLine() const {
+// The backward's bug switches that are on, in words (those that can change this problem).
+QString CheckPanel::backwardBugText(bool brief) const {
+    const BackwardOptions& bw = m_model->backwardOptions;
+    QStringList bugs;
+    if (!m_model->forwardPassed)
+        bugs << (brief ? tr("the forward's O wrong")
+                       : tr("the forward's O is wrong, and D = rowsum(dO ∘ O) reads it"));
+    if (!bw.subtractRowDot) bugs << (brief ? tr("D left out") : tr("D left out: dS = P ∘ dP"));
+    if (!bw.useLogSumExp)
+        bugs << (brief ? tr("P from m, not L") : tr("P = exp(S − m), not exp(S − L)"));
+    if (!bw.accumulateDq)
+        bugs << (brief ? tr("dQ overwritten") : tr("dQ_i overwritten, not added to"));
+    if (!bw.maskRecompute && m_model->causal)
+        bugs << (brief ? tr("mask forgotten") : tr("the causal mask forgotten in the recompute"));
+    return bugs.join(QStringLiteral("; "));
+}
+
+QString CheckPanel::rowsLine(bool brief) const {
     const CheckModel& m = *m_model;
+    if (m.backward) {
+        const QString bug = backwardBugText(brief);
+        if (m.passed && brief)
+            return tr("dQ, dK, dV = the gradients of softmax(scale·QKᵀ)V, every row") +
+                   (bug.isEmpty() ? QString() : tr(", even with %1").arg(bug));
+        if (m.passed)
+            return tr("dQ, dK, dV on the %1 − the gradients of softmax(scale·QKᵀ)V − equal the "
+                      "closed form in all %2 query and %3 key rows")
+                       .arg(m.backendName)
+                       .arg(m.rows)
+                       .arg(m.keyRows) +
+                   (bug.isEmpty() ? QString() : tr(", even with %1").arg(bug));
+        return (brief ? tr("wrong: dQ %1/%2 rows, dK/dV %3/%4 rows")
+                      : tr("%1 of %2 query rows of dQ, %3 of %4 key rows of dK/dV wrong"))
+                   .arg(m.wrongRows.size())
+                   .arg(m.rows)
+                   .arg(m.wrongKeyRows.size())
+                   .arg(m.keyRows) +
+               (bug.isEmpty() ? QString() : tr(" — %1").arg(bug));
+    }
     const QString wrong = tr("%1 of %2 rows wrong").arg(m.wrongRows.size()).arg(m.rows);
     switch (m.verdict) {
     case CheckVerdict::PassWithoutRescale:
@@ -217,9 +324,25 @@ QString CheckPanel::rowsLine() const {
     return wrong;
 }
 
-QString CheckPanel::progressLine() const {
+QString CheckPanel::progressLine(bool brief) const {
     const CheckModel& m = *m_model;
     if (!m.backendNote.isEmpty()) return m.backendNote;
+    if (m.backward) {
+        QString line =
+            (brief ? tr("final: dK, dV of %1/%2 key blocks, dQ of %3/%4 query blocks")
+                   : tr("final so far: dK_j, dV_j of %1 of %2 key blocks, dQ_i of %3 of %4 query "
+                        "blocks"))
+                .arg(m.keyBlocksDone)
+                .arg(m.keyBlocks)
+                .arg(m.queryBlocksDone)
+                .arg(m.queryBlocks);
+        if (m.finishedRows + m.finishedKeyRows > 0)
+            line += tr(", max |diff| among them %1")
+                        .arg(m.finishedNonFinite ? QStringLiteral("inf/NaN")
+                                                 : formatValue(m.finishedMaxDiff, 2));
+        if (!m.cpuSummary.isEmpty()) line += tr(" · CPU engine: %1").arg(m.cpuSummary);
+        return line;
+    }
     QString line = m.finishedRows == 0
                        ? tr("at this step no row of O is final yet")
                        : tr("final rows so far: %1 of %2, max |diff| among them %3")
@@ -259,26 +382,86 @@ void CheckPanel::drawVerdict(QPainter& p) const {
     drawFittedText(p, m_layout.verdict, Qt::AlignLeft | Qt::AlignVCenter,
                    pass ? tr("PASS") : tr("FAIL"), m_theme.font(pass ? 20 : 24, true));
     p.setPen(m_theme.text);
-    drawFittedText(p, m_layout.lines[0], Qt::AlignLeft | Qt::AlignVCenter, errorLine(),
+    drawFittedText(p, m_layout.lines[0], Qt::AlignLeft | Qt::AlignVCenter, m_layout.lineTexts[0],
                    m_theme.font(pass ? 10 : 11, true));
     p.setPen(pass ? m_theme.text : m_theme.bad);
-    drawFittedText(p, m_layout.lines[1], Qt::AlignLeft | Qt::AlignVCenter, rowsLine(),
+    drawFittedText(p, m_layout.lines[1], Qt::AlignLeft | Qt::AlignVCenter, m_layout.lineTexts[1],
                    m_theme.font(9.5, !pass));
     p.setPen(m_theme.muted);
-    drawFittedText(p, m_layout.lines[2], Qt::AlignLeft | Qt::AlignVCenter, progressLine(),
+    drawFittedText(p, m_layout.lines[2], Qt::AlignLeft | Qt::AlignVCenter, m_layout.lineTexts[2],
                    m_theme.font(8.5));
 }
 
-// The bars on a log scale under their caption, with the tolerance dotted across. They are put
-// into one image and drawn with a single call: painted one by one they cost
+// The captions over the bars: whole where they fit, else shorter.
+QString CheckPanel::captionText() const {
+    if (!m_model->backward) return tr("|diff| per row (log scale, 1e-17 … 1)");
+    const QFontMetricsF fm(m_theme.font(7.5));
+    for (const QString& caption : {tr("dQ |diff| per query row (log, 1e-17 … 1)"),
+                                   tr("dQ |diff| per query row"), tr("dQ per query row")})
+        if (fm.horizontalAdvance(caption) <= m_layout.caption.width()) return caption;
+    return tr("dQ");
+}
+
+QString CheckPanel::keyCaptionText() const {
+    const QFontMetricsF fm(m_theme.font(7.5));
+    for (const QString& caption : {tr("dK, dV |diff| per key row"), tr("dK, dV per key row")})
+        if (fm.horizontalAdvance(caption) <= m_layout.keyCaption.width()) return caption;
+    return tr("dK, dV");
+}
+
+QString CheckPanel::divergenceText() const {
+    return tr("first wrong value: step %1").arg(*m_model->divergenceStep());
+}
+
+// What the first wrong value is, at its tile.
+QString CheckPanel::divergenceTileText() const {
+    const CheckModel& m = *m_model;
+    if (!m.backward)
+        return tr("ℓ of tile (%1, %2): m rose, no rescale")
+            .arg(m.firstRescaleQueryBlock)
+            .arg(m.firstRescaleKeyBlock);
+    QString what;
+    switch (m.firstBugKind) {
+    case StepKind::RecomputeScores:
+        what = tr("S of tile (%1, %2): the mask forgotten");
+        break;
+    case StepKind::RecomputeWeights:
+        what = tr("P of tile (%1, %2): exp(S − m), not L");
+        break;
+    case StepKind::ComputeScoreGradient:
+        what = tr("dS of tile (%1, %2): D left out");
+        break;
+    case StepKind::UpdateQueryGradient:
+        what = tr("dQ_i of tile (%1, %2): overwritten");
+        break;
+    case StepKind::ComputeRowDots:
+        return tr("D of the pre-pass: the forward's O is wrong");
+    default:
+        what = tr("tile (%1, %2)");
+        break;
+    }
+    return what.arg(m.firstBugQueryBlock).arg(m.firstBugKeyBlock);
+}
+
+// The bars on a log scale under their caption, with the tolerance dotted across (the backward:
+// dQ's query rows, then dK's and dV's key rows).
+void CheckPanel::drawRowBars(QPainter& p) const {
+    p.setPen(m_theme.muted);
+    drawFittedText(p, m_layout.caption, Qt::AlignLeft | Qt::AlignVCenter, captionText(),
+                   m_theme.font(7.5));
+    drawBars(p, m_layout.bars, m_layout.rowBars);
+    if (!m_model->backward) return;
+    p.setPen(m_theme.muted);
+    drawFittedText(p, m_layout.keyCaption, Qt::AlignLeft | Qt::AlignVCenter, keyCaptionText(),
+                   m_theme.font(7.5));
+    drawBars(p, m_layout.keyBars, m_layout.keyRowBars);
+}
+
+// The bars are put into one image and drawn with a single call: painted one by one they cost
 // milliseconds with a bug on (hundreds of tall translucent rectangles, each of which Qt's raster
 // engine splits across its paint threads).
-void CheckPanel::drawRowBars(QPainter& p) const {
-    const QRectF& bars = m_layout.bars;
-    p.setPen(m_theme.muted);
-    drawFittedText(p, m_layout.caption, Qt::AlignLeft | Qt::AlignVCenter,
-                   tr("|diff| per row (log scale, 1e-17 … 1)"), m_theme.font(7.5));
-    if (m_layout.rowBars.empty()) return;
+void CheckPanel::drawBars(QPainter& p, const QRectF& bars, const std::vector<Bar>& rowBars) const {
+    if (rowBars.empty()) return;
     p.setPen(QPen(withAlpha(m_theme.muted, 120), 1, Qt::DotLine));
     p.drawLine(QPointF(bars.left(), m_layout.toleranceY),
                QPointF(bars.right(), m_layout.toleranceY));
@@ -289,7 +472,7 @@ void CheckPanel::drawRowBars(QPainter& p) const {
     // Columns do not overlap, so each pixel is transparent, the highlight of the current
     // rows, a bar, or a bar over that highlight: four colours, blended once.
     const QRgb highlight = qPremultiply(withAlpha(m_theme.accent, 45).rgba());
-    for (const Bar& bar : m_layout.rowBars) {
+    for (const Bar& bar : rowBars) {
         const QRgb colour = qPremultiply(bar.colour.rgba());
         if (bar.current)
             fillRect(image, px, dpr,
@@ -303,15 +486,11 @@ void CheckPanel::drawRowBars(QPainter& p) const {
 
 void CheckPanel::drawDivergence(QPainter& p) const {
     p.setPen(m_theme.bad);
-    drawFittedText(p, m_layout.divergence[0], Qt::AlignLeft | Qt::AlignVCenter,
-                   tr("first wrong value: step %1").arg(*m_model->firstRescaleStep),
+    drawFittedText(p, m_layout.divergence[0], Qt::AlignLeft | Qt::AlignVCenter, divergenceText(),
                    m_theme.font(9.5, true));
     p.setPen(m_theme.text);
     drawFittedText(p, m_layout.divergence[1], Qt::AlignLeft | Qt::AlignVCenter,
-                   tr("ℓ of tile (%1, %2): m rose, no rescale")
-                       .arg(m_model->firstRescaleQueryBlock)
-                       .arg(m_model->firstRescaleKeyBlock),
-                   m_theme.font(8.5));
+                   divergenceTileText(), m_theme.font(8.5));
 }
 
 } // namespace flashviz::gui

@@ -1,6 +1,7 @@
 #pragma once
-// The check, always on screen: the output against ordinary attention, max and per-row
-// difference, pass or fail. With a bug switched on it fails loudly: the error size, the wrong
+// The check, always on screen: the output against ordinary attention (the backward: dQ, dK and
+// dV against their closed form, per query row and per key row), max and per-row difference,
+// pass or fail. With a bug switched on it fails loudly: the error size, the wrong
 // rows, and the first step at which the buggy run departs from the correct one, with a button
 // to go there. What it shows is its CheckModel (present/check_model.h); where, its layout,
 // found when the size or the frame changes.
@@ -27,7 +28,8 @@ class CheckPanel : public FrameView {
     // The tooltip at a point: what the verdict or a row's bar means, with this run's numbers
     // (empty where there is nothing to explain).
     QString toolTipAt(const QPointF& pos) const override;
-    QRectF barsRect() const { return m_layout.bars; } // the per-row |diff| chart
+    QRectF barsRect() const { return m_layout.bars; }       // the per-row |diff| chart
+    QRectF keyBarsRect() const { return m_layout.keyBars; } // the backward's per key row
 
   signals:
     void jumpRequested(int step);
@@ -46,20 +48,33 @@ class CheckPanel : public FrameView {
     };
     struct Layout {
         QRectF frame, verdict;
-        QRectF lines[3]; // the error, the rows, the progress at this step
+        QRectF lines[3];      // the error, the rows, the progress at this step
+        QString lineTexts[3]; // their words: the whole sentence, or its brief form where
+                              // the whole one would shrink past reading
         QRectF caption, bars;
+        QRectF keyCaption, keyBars; // the backward's key rows, beside the query rows
         qreal toleranceY = 0;
-        std::vector<Bar> rowBars; // empty when there is no room
-        QRectF divergence[2];     // where the bug first bites: the step, the tile
+        std::vector<Bar> rowBars;    // empty when there is no room
+        std::vector<Bar> keyRowBars; // the backward's
+        QRectF divergence[2];        // where the bug first bites: the step, the tile
     };
     void placeButton();
-    void layOutBars();
+    std::vector<Bar> layOutBars(const QRectF& bars, const std::vector<CheckBar>& columns) const;
     QString errorLine() const;
-    QString rowsLine() const;
-    QString progressLine() const;
+    QString rowsLine(bool brief = false) const;
+    QString progressLine(bool brief = false) const;
+    QString fittingLine(int line, const QString& whole, const QString& brief, qreal point,
+                        bool bold) const;
+    QString captionText() const;
+    QString keyCaptionText() const;
+    QString divergenceText() const;
+    QString divergenceTileText() const;
+    QString backwardBugText(bool brief = false) const;
+    QString barToolTip(const QPointF& pos) const;
     bool showsDivergence() const {
-        return m_model && !m_model->passed && m_model->firstRescaleStep;
+        return m_model && !m_model->passed && m_model->divergenceStep();
     }
+    void drawBars(QPainter& p, const QRectF& bars, const std::vector<Bar>& rowBars) const;
 
     void drawFrame(QPainter& p) const;
     void drawVerdict(QPainter& p) const;

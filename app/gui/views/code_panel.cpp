@@ -145,7 +145,7 @@ QString CodePanel::toolTipAt(const QPointF& pos) const {
         const CodeLine& line = m_model.lines[i];
         QStringList parts{line.text.trimmed()};
         if (!line.comment.isEmpty()) parts << QStringLiteral("# ") + line.comment;
-        if (line.removed) parts << tr("struck out: a switch in 'Break it' removes it");
+        if (line.removed) parts << tr("in red: a switch in 'Break it' removes or changes it");
         QStringList kinds;
         for (const StepKind kind : line.kinds)
             kinds << QString::fromLatin1(toString(kind));

@@ -1,8 +1,9 @@
 #pragma once
-// The pseudocode of the running algorithm (standard, flash in the explainer's loop order, or the
-// paper's), the line of the current step highlighted. Switched-off lines are shown struck out.
-// What it shows is its CodeModel (present/code_model.h); the row height and the font that fit
-// every line are found when the size or the frame changes.
+// The pseudocode of the running algorithm (standard, flash in the explainer's loop order, the
+// paper's, or FlashAttention-2's backward), the line of the current step highlighted. Lines a
+// switch removes or changes are drawn in red. What it shows is its CodeModel
+// (present/code_model.h); the row height and the font that fit every line are found when the
+// size or the frame changes.
 #include "present/code_model.h"
 #include "views/frame_view.h"
 

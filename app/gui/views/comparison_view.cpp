@@ -10,6 +10,22 @@
 
 namespace flashviz::gui {
 
+namespace {
+
+QString valueText(ComparisonUnit unit, double v) {
+    switch (unit) {
+    case ComparisonUnit::Flops:
+        return formatFlops(v);
+    case ComparisonUnit::Floats:
+        return ComparisonView::tr("%1 floats").arg(formatCount(std::uint64_t(v)));
+    case ComparisonUnit::Bytes:
+        break;
+    }
+    return formatBytes(v);
+}
+
+} // namespace
+
 ComparisonView::ComparisonView(QWidget* parent) : FrameView(parent) {
     setAttribute(Qt::WA_OpaquePaintEvent);
 }
@@ -28,7 +44,10 @@ void ComparisonView::layOut() {
     const QRectF area = QRectF(rect()).adjusted(14 * sc, 10 * sc, -14 * sc, -10 * sc);
     const qreal titleH = QFontMetricsF(m_theme.font(11, true)).height() + 8 * sc;
     m_layout.title = QRectF(area.left(), area.top(), area.width(), titleH);
-    const qreal rowH = (area.height() - titleH) / 3;
+    const qreal footH =
+        m_model->footnote.isEmpty() ? 0 : QFontMetricsF(m_theme.font(8.5)).height() + 4 * sc;
+    m_layout.footnote = QRectF(area.left(), area.bottom() - footH, area.width(), footH);
+    const qreal rowH = (area.height() - titleH - footH) / 3;
     const qreal labelW = area.width() * 0.26;
     for (std::size_t i = 0; i < m_model->rows.size(); ++i) {
         const ComparisonRow& row = m_model->rows[i];
@@ -60,6 +79,10 @@ void ComparisonView::paintEvent(QPaintEvent*) {
                    m_theme.font(11, true));
     for (std::size_t i = 0; i < m_model->rows.size(); ++i)
         drawRow(p, m_model->rows[i], m_layout.rows[i]);
+    if (m_model->footnote.isEmpty()) return;
+    p.setPen(m_theme.muted);
+    drawFittedText(p, m_layout.footnote, Qt::AlignLeft | Qt::AlignVCenter, m_model->footnote,
+                   m_theme.font(8.5));
 }
 
 void ComparisonView::drawRow(QPainter& p, const ComparisonRow& row, const RowLayout& where) const {
@@ -75,10 +98,11 @@ void ComparisonView::drawRow(QPainter& p, const ComparisonRow& row, const RowLay
         p.setBrush(k == 0 ? m_theme.s : m_theme.sram);
         p.drawRoundedRect(where.bars[k], 3, 3);
         p.setPen(m_theme.text);
-        drawFittedText(p, where.values[k], Qt::AlignLeft | Qt::AlignVCenter,
-                       QStringLiteral("%1  %2").arg(k == 0 ? tr("standard") : tr("flash"),
-                                                    row.flops ? formatFlops(v) : formatBytes(v)),
-                       m_theme.font(9));
+        drawFittedText(
+            p, where.values[k], Qt::AlignLeft | Qt::AlignVCenter,
+            QStringLiteral("%1  %2").arg(k == 0 ? m_model->firstName : m_model->secondName,
+                                         valueText(row.unit, v)),
+            m_theme.font(9));
     }
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // Standard attention against FlashAttention on the current sizes: HBM traffic, the largest
-// scratch buffer and FLOPs, as bars from the Scene's totals (present/comparison_model.h), laid
-// out when the size or the frame changes.
+// scratch buffer and FLOPs (the backward: P stored against recomputed, with the floats left in
+// HBM), as bars from the Scene's totals (present/comparison_model.h), laid out when the size or
+// the frame changes.
 #include "present/comparison_model.h"
 #include "views/frame_view.h"
 
@@ -27,7 +28,7 @@ class ComparisonView : public FrameView {
         std::array<QRectF, 2> bars, values; // standard, flash
     };
     struct Layout {
-        QRectF title;
+        QRectF title, footnote;
         std::array<RowLayout, 3> rows;
     };
     void drawRow(QPainter& p, const ComparisonRow& row, const RowLayout& where) const;

@@ -56,6 +56,7 @@ void MatricesView::paintEvent(QPaintEvent*) {
     if (!m_model) return;
     for (std::size_t i = 0; i < m_model->panels.size(); ++i)
         drawPanel(p, m_model->panels[i], m_layout.panels[i]);
+    drawWrongRows(p);
     drawHighlights(p);
     drawNote(p);
 }
@@ -72,6 +73,14 @@ void MatricesView::drawPanel(QPainter& p, const MatrixPanel& panel, const PanelP
     }
     for (const ImagePart& part : place.held)
         drawMatrixImage(p, part.target, panel.image, part.source);
+    // The backward's gradients where they are not final yet: the final values, faint (less
+    // faint on the dark theme, where faded colours sink into the background).
+    p.save();
+    p.setOpacity(m_theme.lecture ? 0.45 : 0.25);
+    for (const QRect& part : panel.faded)
+        drawMatrixImage(p, elementRect(r, panel.hbm.rows, panel.hbm.cols, part), panel.image,
+                        imageRegion(panel.image, panel.hbm.rows, panel.hbm.cols, part));
+    p.restore();
     // Written but not final (the paper order's O_i between key blocks): hatched, as on the stage.
     const QColor colour = matrixColour(m_theme, panel.hbm.id);
     for (const QRect& part : panel.hbm.running) {
@@ -81,7 +90,6 @@ void MatricesView::drawPanel(QPainter& p, const MatrixPanel& panel, const PanelP
     }
     if (panel.values)
         drawValues(p, m_theme, r, *panel.values, panel.colouring, panel.valueScale, panel.hbm.held);
-    if (panel.hbm.id == MatrixId::O) drawWrongRows(p);
     p.setPen(QPen(matrixColour(m_theme, panel.hbm.id), 1.5 * m_theme.scale));
     p.setBrush(Qt::NoBrush);
     p.drawRect(r);

@@ -1,7 +1,8 @@
 #pragma once
 // Q, K, V and O as heatmaps (images, one pixel per entry) with the active tiles outlined, and the
 // n × n score matrix: "never stored" for FlashAttention, where only the current tile exists on
-// chip; stored for standard attention (and for the debug copy), filled as it is written. What is
+// chip; stored for standard attention (and for the debug copy), filled as it is written. The
+// backward: Q, K, V, O, dO and the gradients dQ, dK, dV, faded until they are final. What is
 // shown and where it goes come from its model (present/matrices_model.h).
 #include "present/matrices_model.h"
 #include "views/frame_view.h"

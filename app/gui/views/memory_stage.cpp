@@ -44,23 +44,74 @@ QColor MemoryStageView::colourOf(ChipSlot slot) const {
         return m_theme.accent;
     case ChipSlot::Accumulator:
         return m_theme.o;
+    case ChipSlot::KeyGradient:
+        return m_theme.dK;
+    case ChipSlot::ValueGradient:
+        return m_theme.dV;
+    case ChipSlot::OutputGradient:
+        return m_theme.dO;
+    case ChipSlot::LogSumExp:
+        return m_theme.lse;
+    case ChipSlot::RowDot:
+        return m_theme.delta;
+    case ChipSlot::QueryGradient:
+        return m_theme.dQ;
+    case ChipSlot::WeightGradient:
+        return m_theme.dP;
+    case ChipSlot::ScoreGradient:
+        return m_theme.dS;
     }
     return m_theme.text;
+}
+
+// What a matrix of the backward holds and why, for its tooltip ("dQ (8×4, 128 B in HBM): ...").
+QString MemoryStageView::backwardMatrixTip(const StageMatrix& matrix) const {
+    const QString head = tr("%1 (%2, %3 in HBM): ").arg(matrix.name, matrix.shape, matrix.bytes);
+    switch (matrix.hbm.id) {
+    case MatrixId::S:
+    case MatrixId::P:
+        if (matrix.hbm.neverStored)
+            return tr("%1 (%2): never stored in HBM. Each tile is recomputed on chip from Q_i, K_j "
+                      "and L_i; storing P from the forward would take %3 here, and its traffic.")
+                .arg(matrix.name, matrix.shape, formatBytes(matrix.hbm.bytes()));
+        return head + tr("P as the forward stored it, read back tile by tile instead of "
+                         "recomputed.");
+    case MatrixId::LogSumExp:
+        return head + tr("the forward's log-sum-exp L = m + log ℓ, one value a row: P = exp(S − L) "
+                         "is the softmax again in one pass.");
+    case MatrixId::RowDot:
+        return head + tr("D = rowsum(dO ∘ O), one value a row, written by the pre-pass: dS = P ∘ "
+                         "(dP − D).");
+    case MatrixId::dQ:
+        return head + tr("every tile reads dQ_i, adds scale·dS_ij K_j and writes it back "
+                         "(hatched: rows still waiting for key blocks); solid rows are final.");
+    case MatrixId::dK:
+    case MatrixId::dV:
+        return head + tr("accumulated on chip over the query blocks and stored once per key "
+                         "block, after its last one.");
+    default:
+        return head + tr("read, never written by the backward.");
+    }
 }
 
 QString MemoryStageView::toolTipAt(const QPointF& pos) const {
     if (!m_model) return {};
     const StageModel& m = *m_model;
+    const QString compared = m.backward
+                                 ? (m.tradeStoresP ? tr("with P stored, its write included: %1 in all")
+                                                   : tr("with P recomputed: %1 in all"))
+                                       .arg(formatBytes(double(m.tradeTotals.hbmBytes())))
+                                 : tr("standard attention: %1 in all")
+                                       .arg(formatBytes(double(m.standardTotals.hbmBytes())));
     const QString traffic =
-        tr("Through this step: %1 read, %2 written (the whole run: %3 read, %4 written; "
-           "standard attention: %5 in all).")
+        tr("Through this step: %1 read, %2 written (the whole run: %3 read, %4 written; %5).")
             .arg(formatBytes(double(m.now.hbmReadBytes)), formatBytes(double(m.now.hbmWriteBytes)),
                  formatBytes(double(m.totals.hbmReadBytes)),
-                 formatBytes(double(m.totals.hbmWriteBytes)),
-                 formatBytes(double(m.standardTotals.hbmBytes())));
+                 formatBytes(double(m.totals.hbmWriteBytes)), compared);
     for (std::size_t i = 0; i < m.matrices.size() && i < m_layout.matrices.size(); ++i) {
         if (!m_layout.matrices[i].rect.contains(pos)) continue;
         const StageMatrix& matrix = m.matrices[i];
+        if (m.backward) return backwardMatrixTip(matrix);
         if (matrix.hbm.neverStored)
             return tr("%1 (%2): never stored in HBM. Only the current tile exists, on chip; "
                       "standard attention would write and read back %3 here.")
@@ -131,10 +182,16 @@ void MemoryStageView::drawMatrix(QPainter& p, const StageMatrix& m, const Matrix
     p.setPen(Qt::NoPen);
     p.setBrush(m_theme.panel);
     p.drawRect(r);
-    for (const ImagePart& part : moving ? place.heldWhileMoving : place.held)
-        drawMatrixImage(p, part.target, m.image, part.source);
-    // Written but not final (the paper order's O_i, m_i, ℓ_i between key blocks): hatched.
     const QColor colour = matrixColour(m_theme, m.hbm.id);
+    for (const ImagePart& part : moving ? place.heldWhileMoving : place.held) {
+        // The scene keeps no image of the backward's columns L and D: tinted where held.
+        if (m.image.isNull())
+            p.fillRect(part.target, withAlpha(colour, 110));
+        else
+            drawMatrixImage(p, part.target, m.image, part.source);
+    }
+    // Written but not final (the paper order's O_i, m_i, ℓ_i between key blocks, the backward's
+    // dQ_i before its last key block): hatched.
     for (const QRectF& part : moving ? place.runningWhileMoving : place.running) {
         p.fillRect(part, withAlpha(colour, 45));
         p.fillRect(part, QBrush(withAlpha(colour, 150), Qt::BDiagPattern));
@@ -162,7 +219,8 @@ void MemoryStageView::drawMatrixLabel(QPainter& p, const StageMatrix& m,
                    m_theme.font(8.5, true));
     p.setPen(m_theme.muted);
     const QFont small = m_theme.font(8);
-    drawFittedText(p, place.shapeRect, Qt::AlignHCenter | Qt::AlignTop, m.shape, small);
+    if (!place.shapeRect.isNull())
+        drawFittedText(p, place.shapeRect, Qt::AlignHCenter | Qt::AlignTop, m.shape, small);
     drawFittedText(p, place.bytesRect, Qt::AlignHCenter | Qt::AlignTop,
                    place.bytesShort ? m.bytesShort : m.bytes, small);
 }
@@ -177,7 +235,7 @@ void MemoryStageView::drawHighlights(QPainter& p) const {
 void MemoryStageView::drawChip(QPainter& p, qreal t, bool moving) const {
     drawPanel(p, m_layout.chipBox, m_theme, m_theme.sram, m_model->chipTitle,
               m_model->chipSubtitle);
-    if (m_model->flash)
+    if (m_model->tiled)
         drawTiles(p, t, moving);
     else
         drawKernels(p);
@@ -291,27 +349,34 @@ void MemoryStageView::drawTilesInFlight(QPainter& p, qreal t) const {
     for (std::size_t i = 0; i < m_model->flights.size(); ++i) {
         const Flight& flight = m_model->flights[i];
         const FlightPath& path = m_layout.flights[i];
-        if (path.from.isNull() || path.to.isNull()) continue;
+        const std::optional<qreal> along = flight.position(t);
+        if (path.hbm.isNull() || path.chip.isNull() || !along) continue;
         const QColor colour = matrixColour(m_theme, flight.matrix);
-        const QRectF r(path.from.topLeft() + (path.to.topLeft() - path.from.topLeft()) * t,
-                       path.from.size() + (path.to.size() - path.from.size()) * t);
+        const QRectF r(path.hbm.topLeft() + (path.chip.topLeft() - path.hbm.topLeft()) * *along,
+                       path.hbm.size() + (path.chip.size() - path.hbm.size()) * *along);
+        const bool returning = flight.returning(t);
+        // The trail starts where the tile set out from (a round trip's at HBM).
+        const QRectF& origin = flight.direction == HbmTraffic::Write ? path.chip : path.hbm;
         p.setPen(QPen(withAlpha(colour, 110), 2 * sc, Qt::DotLine));
-        p.drawLine(path.from.center(), r.center());
+        p.drawLine(origin.center(), r.center());
         p.setPen(Qt::NoPen);
         p.setBrush(withAlpha(QColor(0, 0, 0), 60));
         p.drawRect(r.translated(3 * sc, 3 * sc));
         p.setBrush(m_theme.panel);
         p.drawRect(r);
-        if (!flight.image.isNull()) drawMatrixImage(p, r, flight.image, flight.imageSource);
+        const QImage& image = returning ? flight.returnImage : flight.image;
+        if (!image.isNull())
+            drawMatrixImage(p, r, image, returning ? QRectF() : flight.imageSource);
         p.setPen(QPen(colour, 2.5 * sc));
         p.setBrush(Qt::NoBrush);
         p.drawRect(r);
         p.setPen(m_theme.text);
+        const QString& label = returning ? flight.returnLabel : flight.label;
         // As wide as its text: a fixed 120 px ran into the neighbouring tile's label.
         const QRectF labelRect(
             r.left(), r.top() - labelH - 2,
-            std::max(r.width(), QFontMetricsF(font).horizontalAdvance(flight.label) + 2), labelH);
-        drawFittedText(p, labelRect, Qt::AlignLeft | Qt::AlignBottom, flight.label, font);
+            std::max(r.width(), QFontMetricsF(font).horizontalAdvance(label) + 2), labelH);
+        drawFittedText(p, labelRect, Qt::AlignLeft | Qt::AlignBottom, label, font);
     }
 }
 

@@ -29,6 +29,7 @@ class MemoryStageView : public FrameView {
 
   private:
     QColor colourOf(ChipSlot slot) const;
+    QString backwardMatrixTip(const StageMatrix& matrix) const;
     void drawHbm(QPainter& p, qreal t, bool moving) const;
     void drawMatrix(QPainter& p, const StageMatrix& m, const MatrixPlace& place, qreal t,
                     bool moving) const;

@@ -109,10 +109,38 @@ ColumnLook columnLook(TileColumn column, const TileModel& model) {
                 TileDetailView::tr("O = acc/ℓ"), 0.3 + 0.58 * n};
     case TileColumn::Backend:
         // "CUDA (NVIDIA H200)" heads its column as "CUDA"; the note under the table has it in full.
+        if (model.backward)
+            return {TileDetailView::tr("%1\nrecorded dQ_i").arg(model.backendShortName),
+                    model.backendShortName, 0.5 + 0.58 * n};
         return {TileDetailView::tr("%1\nrecorded").arg(model.backendShortName),
                 model.backendShortName, 1.9};
+    case TileColumn::UpstreamGradient:
+        return {TileDetailView::tr("dO\nupstream gradient"), TileDetailView::tr("dO"),
+                0.5 + 0.58 * n};
+    case TileColumn::ForwardOutput:
+        return {TileDetailView::tr("O\nthe forward's"), TileDetailView::tr("O"), 0.3 + 0.58 * n};
+    case TileColumn::LogSumExp:
+        return {TileDetailView::tr("L_i\nm + log ℓ"), TileDetailView::tr("L"), 1.1};
+    case TileColumn::RowDot:
+        return {TileDetailView::tr("D_i\nrowsum(dO∘O)"), TileDetailView::tr("D"), 1.2};
+    case TileColumn::QueryGradient:
+        return {TileDetailView::tr("dQ_i\nin HBM, read-add-write"), TileDetailView::tr("dQ_i"),
+                0.5 + 0.58 * n};
+    case TileColumn::Key:
+        return {TileDetailView::tr("key"), TileDetailView::tr("key"), 0.5};
+    case TileColumn::KeyGradient:
+        return {TileDetailView::tr("dK_j\non chip"), TileDetailView::tr("dK_j"), 0.5 + 0.58 * n};
+    case TileColumn::ValueGradient:
+        return {TileDetailView::tr("dV_j\non chip"), TileDetailView::tr("dV_j"), 0.5 + 0.58 * n};
     }
     return {};
+}
+
+// The label of a line's query row or key ("3", "3 ✗" where the check finds it wrong; blank on a
+// line without one).
+QString lineLabel(int index, bool wrong) {
+    if (index < 0) return {};
+    return wrong ? QStringLiteral("%1 ✗").arg(index) : QString::number(index);
 }
 
 } // namespace
@@ -134,9 +162,9 @@ void TileDetailView::frameChanged() {
 }
 
 std::vector<PlacedText> TileDetailView::placedTexts() const {
-    std::vector<PlacedText> texts = m_layout.scores.valueTexts;
-    texts.insert(texts.end(), m_layout.weights.valueTexts.begin(),
-                 m_layout.weights.valueTexts.end());
+    std::vector<PlacedText> texts;
+    for (const GridLayout& g : m_layout.grids)
+        texts.insert(texts.end(), g.valueTexts.begin(), g.valueTexts.end());
     texts.insert(texts.end(), m_layout.table.texts.begin(), m_layout.table.texts.end());
     return texts;
 }
@@ -146,9 +174,20 @@ qreal TileDetailView::wasGap() const {
 }
 
 bool TileDetailView::gridsShowValues() const {
-    if (!m_model) return false;
-    return (!m_model->scores.computed || m_layout.scores.values) &&
-           (!m_model->weights.computed || m_layout.weights.values);
+    return m_model && shownGridsPrintValues();
+}
+
+bool TileDetailView::shownGridsPrintValues() const {
+    for (std::size_t i = 0; i < m_layout.shown.size(); ++i)
+        if (m_layout.shown[i]->computed && !m_layout.grids[i].values) return false;
+    return true;
+}
+
+// A grid's title, or its short form where the title would shrink more than 1.5 points.
+QString TileDetailView::titleOf(const TileGrid& grid, qreal width) const {
+    if (grid.shortTitle.isEmpty()) return grid.title;
+    const QFontMetricsF fm(m_theme.font(8, true));
+    return fm.horizontalAdvance(grid.title) <= width ? grid.title : grid.shortTitle;
 }
 
 // ---- layout --------------------------------------------------------------------------------
@@ -168,16 +207,40 @@ void TileDetailView::layOut() {
     const bool wide = area.width() > 2.1 * area.height();
     layOutTableRows(area, headH, wide);
     const QRectF gridArea = layOutRegions(area, headH, wide);
-    const qreal half = (gridArea.width() - 16 * sc) / 2;
-    const QRectF scoresBox(gridArea.left(), gridArea.top(), half, gridArea.height());
-    const QRectF weightsBox(gridArea.left() + half + 16 * sc, gridArea.top(), half,
-                            gridArea.height());
-    const bool whole = m_model->scores.wholeMatrix;
-    m_layout.scores =
-        whole ? wholeMatrixLayout(scoresBox) : valueGridLayout(scoresBox, m_model->scores);
-    m_layout.weights =
-        whole ? wholeMatrixLayout(weightsBox) : valueGridLayout(weightsBox, m_model->weights);
+    const std::vector<const TileGrid*> all = m_model->grids();
+    layOutGrids(gridArea, all);
+    // The backward's four grids side by side lose their values where a pair keeps them: then the
+    // pair this step is about is drawn (S and P, or dP and dS).
+    if (all.size() == 4 && !shownGridsPrintValues()) {
+        const int first = 2 * m_model->focusPair;
+        const std::vector<const TileGrid*> pair = {all[std::size_t(first)],
+                                                   all[std::size_t(first + 1)]};
+        const Layout four = m_layout;
+        layOutGrids(gridArea, pair);
+        if (!shownGridsPrintValues()) { // values in neither: all four, as colours
+            m_layout.shown = four.shown;
+            m_layout.grids = four.grids;
+        }
+    }
     if (m_model->hasTable) layOutTableCells();
+}
+
+// The grids side by side, each in an equal share of the width.
+void TileDetailView::layOutGrids(const QRectF& gridArea,
+                                 const std::vector<const TileGrid*>& shown) {
+    const qreal sc = m_theme.scale;
+    const qreal gap = 16 * sc;
+    const int count = int(shown.size());
+    m_layout.shown = shown;
+    m_layout.grids.clear();
+    if (count == 0) return;
+    const qreal w = (gridArea.width() - gap * (count - 1)) / count;
+    for (int i = 0; i < count; ++i) {
+        const QRectF box(gridArea.left() + i * (w + gap), gridArea.top(), w, gridArea.height());
+        m_layout.grids.push_back(shown[std::size_t(i)]->wholeMatrix
+                                     ? wholeMatrixLayout(box)
+                                     : valueGridLayout(box, *shown[std::size_t(i)]));
+    }
 }
 
 // The table's row heights, and how many rows fit: large tiles leave the grids more room (they
@@ -192,7 +255,9 @@ void TileDetailView::layOutTableRows(const QRectF& area, qreal headH, bool wide)
         // Beside the grids (lecture) the table takes what its columns need at the largest
         // type, between 60 % and 80 % of the width; the grids the rest.
         qreal tableW = area.width();
-        if (wide) {
+        if (wide && model.backward) {
+            tableW = backwardTableWidth(area.width());
+        } else if (wide) {
             qreal need = 0;
             for (const qreal w : columnContents(model.valuesListed, kTableValuePoint, false))
                 need += w;
@@ -218,7 +283,8 @@ void TileDetailView::layOutTableRows(const QRectF& area, qreal headH, bool wide)
     };
     setRowHeight();
     const qreal noteLinesH = t.smallH * (model.bug && model.backendShown ? 2 : 1) + 6 * sc;
-    const qreal gridH = std::max(kMinGridHeight * sc, gridNeed(smallestValueCell()));
+    const bool grids = !model.grids().empty();
+    const qreal gridH = grids ? std::max(kMinGridHeight * sc, gridNeed(smallestValueCell())) : 0;
     const auto headerHeight = [&] {
         qsizetype lines = 1;
         for (const QString& title : t.header.titles)
@@ -226,7 +292,7 @@ void TileDetailView::layOutTableRows(const QRectF& area, qreal headH, bool wide)
         return qreal(lines) * QFontMetricsF(t.header.font).height() + 6 * sc;
     };
     const auto roomForRows = [&] {
-        return area.height() - headH - t.headH - (wide ? 0 : gridH + kGridGap * sc);
+        return area.height() - headH - t.headH - (wide || !grids ? 0 : gridH + kGridGap * sc);
     };
     t.headH = headerHeight();
     const int tileRows = model.tileRows;
@@ -269,7 +335,9 @@ void TileDetailView::layOutTableRows(const QRectF& area, qreal headH, bool wide)
                       ? wanted
                       : std::max(1, std::min(wanted, int((roomForRows() - noteLinesH) / t.rowH)));
     QStringList notes = model.notes;
-    if (tileRows > t.shownRows)
+    if (tileRows > t.shownRows && model.backward)
+        notes.prepend(tr("%1 of %2 lines listed").arg(t.shownRows).arg(tileRows));
+    else if (tileRows > t.shownRows)
         notes.prepend(tr("rows %1–%2 of %3–%4 listed")
                           .arg(model.rows.front().row)
                           .arg(model.rows.front().row + t.shownRows - 1)
@@ -277,6 +345,19 @@ void TileDetailView::layOutTableRows(const QRectF& area, qreal headH, bool wide)
                           .arg(model.rows.front().row + tileRows - 1));
     t.note = notes.join(QStringLiteral(" · "));
     t.noteH = notes.isEmpty() ? 0 : noteLinesH;
+}
+
+// The backward's table beside its grids (three gradients a line): the narrowest share of the
+// width, from 45 % to 60 %, that still lists two entries of each gradient, so that the signed
+// gradients' grids keep the room to print their values.
+qreal TileDetailView::backwardTableWidth(qreal width) const {
+    const qreal gap = 18 * m_theme.scale;
+    const int entries = std::min(2, m_model->valuesListed);
+    for (const qreal share : {0.45, 0.5, 0.55}) {
+        const TableFit fit = fitTable(width * share - gap, false, false);
+        if (fit.header.fits && fit.valuesShown >= entries) return width * share - gap;
+    }
+    return width * 0.6 - gap;
 }
 
 // Places the table (its height known from its rows) and returns where the grids go.
@@ -288,6 +369,10 @@ QRectF TileDetailView::layOutRegions(const QRectF& area, qreal headH, bool wide)
         const qreal gw = m_model->hasTable ? area.width() - t.rect.width() - 18 * sc : area.width();
         t.rect = QRectF(area.left() + gw + 18 * sc, area.top() + headH, t.rect.width(), tableH);
         return QRectF(area.left(), area.top() + headH, gw, area.height() - headH);
+    }
+    if (m_model->grids().empty()) { // no tile at this step: the table has the room
+        t.rect = QRectF(area.left(), area.top() + headH, area.width(), tableH);
+        return {};
     }
     const qreal minGridH = kMinGridHeight * sc;
     const qreal preferred = gridNeed(52 * sc);
@@ -312,7 +397,7 @@ qreal TileDetailView::smallestValueCell() const {
     const QFontMetricsF fm(m_theme.mono(kSmallestValuePoint));
     // Before the tile is computed its values are not known: room for a signed 2-digit value.
     qreal widest = fm.horizontalAdvance(QStringLiteral("-0.00"));
-    for (const TileGrid* g : {&m_model->scores, &m_model->weights})
+    for (const TileGrid* g : m_model->grids())
         for (Eigen::Index i = 0; i < g->values.size(); ++i)
             widest = std::max(widest, fm.horizontalAdvance(gridValueText(
                                           g->values.data()[i], kShortDigits, kShortChars)));
@@ -340,12 +425,13 @@ void TileDetailView::layOutTableCells() {
             const auto line = [&](qreal top, qreal h) {
                 return QRectF(r.left() + pad, top, r.width() - 2 * pad, h);
             };
-            if (column == TileColumn::Row) {
-                t.texts.push_back(
-                    {line(r.top(), t.lineH),
-                     row.wrong ? QStringLiteral("%1 ✗").arg(row.row) : QString::number(row.row),
-                     m_theme.mono(t.point, true), Qt::AlignLeft | Qt::AlignVCenter,
-                     row.wrong ? m_theme.bad : m_theme.muted});
+            if (column == TileColumn::Row || column == TileColumn::Key) {
+                const bool key = column == TileColumn::Key;
+                const bool wrong = key ? row.keyWrong : row.wrong;
+                t.texts.push_back({line(r.top(), t.lineH),
+                                   lineLabel(key ? row.key : row.row, wrong),
+                                   m_theme.mono(t.point, true), Qt::AlignLeft | Qt::AlignVCenter,
+                                   wrong ? m_theme.bad : m_theme.muted});
                 continue;
             }
             const Cell cell = cellOf(column, row, t.valuesShown);
@@ -411,9 +497,9 @@ std::vector<qreal> TileDetailView::columnContents(int valuesShown, qreal point,
     for (const TileTableColumn& c : m_model->columns) {
         qreal widest = 0;
         for (const TileRow& row : m_model->rows) {
-            if (c.column == TileColumn::Row) {
-                widest =
-                    std::max(widest, bold.horizontalAdvance(QStringLiteral("%1 ✗").arg(row.row)));
+            if (c.column == TileColumn::Row || c.column == TileColumn::Key) {
+                const int index = c.column == TileColumn::Row ? row.row : row.key;
+                widest = std::max(widest, bold.horizontalAdvance(lineLabel(index, true)));
                 continue;
             }
             const Cell cell = cellOf(c.column, row, valuesShown);
@@ -482,11 +568,12 @@ TileDetailView::GridLayout TileDetailView::valueGridLayout(const QRectF& box,
         QStringList texts;
         for (Eigen::Index i = 0; i < grid.values.size(); ++i)
             texts << gridValueText(grid.values.data()[i], form.digits, form.chars);
-        // The widest value of both grids (where computed): S and P print alike, side by side.
+        // The widest value of the grids drawn (where computed): they print alike, side by side.
         QString widest;
-        for (const TileGrid* both : {&m_model->scores, &m_model->weights})
-            for (Eigen::Index i = 0; i < both->values.size(); ++i) {
-                const QString text = gridValueText(both->values.data()[i], form.digits, form.chars);
+        for (const TileGrid* shown : m_layout.shown)
+            for (Eigen::Index i = 0; i < shown->values.size(); ++i) {
+                const QString text =
+                    gridValueText(shown->values.data()[i], form.digits, form.chars);
                 if (text.size() > widest.size()) widest = text;
             }
         for (qreal point = kGridValuePoint; point >= form.smallest && !g.values; point -= 0.5) {
@@ -530,12 +617,13 @@ void TileDetailView::paintEvent(QPaintEvent*) {
     p.fillRect(rect(), m_theme.panel);
     if (!m_model) return;
     drawHeading(p);
-    if (m_model->scores.wholeMatrix) {
-        drawWholeMatrix(p, m_model->scores, m_layout.scores, m_theme.s);
-        drawWholeMatrix(p, m_model->weights, m_layout.weights, m_theme.p);
-    } else {
-        drawGrid(p, m_model->scores, m_layout.scores);
-        drawGrid(p, m_model->weights, m_layout.weights);
+    for (std::size_t i = 0; i < m_layout.shown.size(); ++i) {
+        const TileGrid& grid = *m_layout.shown[i];
+        if (grid.wholeMatrix)
+            drawWholeMatrix(p, grid, m_layout.grids[i],
+                            &grid == &m_model->scores ? m_theme.s : m_theme.p);
+        else
+            drawGrid(p, grid, m_layout.grids[i]);
     }
     if (!m_model->hasTable) return;
     drawTableHeader(p);
@@ -554,7 +642,7 @@ void TileDetailView::drawHeading(QPainter& p) const {
 
 void TileDetailView::drawGrid(QPainter& p, const TileGrid& grid, const GridLayout& g) const {
     p.setPen(grid.active ? m_theme.accent.darker(m_theme.lecture ? 100 : 125) : m_theme.text);
-    drawFittedText(p, g.title, Qt::AlignLeft | Qt::AlignVCenter, grid.title,
+    drawFittedText(p, g.title, Qt::AlignLeft | Qt::AlignVCenter, titleOf(grid, g.title.width()),
                    m_theme.font(9.5, true));
     if (!grid.computed) {
         drawEmptyGrid(p, grid, g);
@@ -569,6 +657,16 @@ void TileDetailView::drawGrid(QPainter& p, const TileGrid& grid, const GridLayou
         QPen(grid.active ? m_theme.accent : m_theme.border, grid.active ? 2.5 * m_theme.scale : 1));
     p.setBrush(Qt::NoBrush);
     p.drawRect(g.grid);
+    // Cells too small to outline one by one: the grid itself is outlined as holding wrong values.
+    if (!grid.wrongCells.empty() && !cellsOutlined(g)) {
+        const qreal out = 3 * m_theme.scale;
+        p.setPen(QPen(m_theme.bad, 2 * m_theme.scale));
+        p.drawRect(g.grid.adjusted(-out, -out, out, out));
+    }
+}
+
+bool TileDetailView::cellsOutlined(const GridLayout& g) const {
+    return g.cellH >= 4 * m_theme.scale;
 }
 
 void TileDetailView::drawEmptyGrid(QPainter& p, const TileGrid& grid, const GridLayout& g) const {
@@ -586,7 +684,8 @@ void TileDetailView::drawEmptyGrid(QPainter& p, const TileGrid& grid, const Grid
 void TileDetailView::drawGridCells(QPainter& p, const TileGrid& grid, const GridLayout& g) const {
     const qreal sc = m_theme.scale;
     const bool markMax = !grid.rowMaxColumn.empty() && g.cellH >= 6 * sc;
-    if (!g.values && !markMax) return;
+    const bool markWrong = !grid.wrongCells.empty() && cellsOutlined(g);
+    if (!g.values && !markMax && !markWrong) return;
     for (int r = 0; r < grid.values.rows(); ++r) {
         const int maxCol = markMax ? grid.rowMaxColumn[std::size_t(r)] : -1;
         for (int c = 0; c < grid.values.cols(); ++c) {
@@ -605,6 +704,11 @@ void TileDetailView::drawGridCells(QPainter& p, const TileGrid& grid, const Grid
                 p.setPen(QPen(m_theme.text, std::max(1.5, 2 * sc)));
                 p.setBrush(Qt::NoBrush);
                 p.drawRect(rc.adjusted(1.5, 1.5, -1.5, -1.5));
+            }
+            if (markWrong && grid.wrongCells[std::size_t(r * grid.values.cols() + c)]) {
+                p.setPen(QPen(m_theme.bad, std::max(1.5, 2 * sc)));
+                p.setBrush(Qt::NoBrush);
+                p.drawRect(rc.adjusted(1, 1, -1, -1));
             }
         }
     }
@@ -700,6 +804,18 @@ TileDetailView::Cell TileDetailView::cellOf(TileColumn column, const TileRow& ro
     case TileColumn::Output:
         return rowCell(row.output, tr("÷ ℓ = %1").arg(valueText(row.l.now)));
     case TileColumn::Backend:
+        if (m_model->backward) {
+            if (!row.backwardBackend) return {QStringLiteral("—"), {}, {}, false, false};
+            const BackwardRecord& record = *row.backwardBackend;
+            const QString difference = record.difference
+                                           ? tr("|Δ| %1").arg(formatValue(*record.difference, 2))
+                                           : QString();
+            // A line without a query row (dK_j, dV_j stored) has its difference alone.
+            if (record.dq.size() == 0)
+                return {
+                    difference.isEmpty() ? QStringLiteral("—") : difference, {}, {}, false, false};
+            return {valuesText(record.dq, n), difference, {}, false, false};
+        }
         if (!row.backend) return {QStringLiteral("—"), {}, {}, false, false};
         return {QStringLiteral("m %1 ℓ %2")
                     .arg(formatValue(row.backend->m, 3), formatValue(row.backend->l, 3)),
@@ -708,7 +824,31 @@ TileDetailView::Cell TileDetailView::cellOf(TileColumn column, const TileRow& ro
                 {},
                 false,
                 false};
+    case TileColumn::UpstreamGradient:
+        return rowCell(row.dO, {});
+    case TileColumn::ForwardOutput:
+        return rowCell(row.output, {});
+    case TileColumn::LogSumExp:
+        if (row.row < 0) return {};
+        return {valueText(row.lse.now), {}, {}, false, false};
+    case TileColumn::RowDot:
+        if (row.row < 0) return {};
+        return {valueText(row.delta.now),
+                {},
+                correctText(row.delta.correct),
+                row.delta.changed,
+                row.delta.correct.has_value()};
+    case TileColumn::QueryGradient:
+        if (row.row < 0) return {};
+        return rowCell(row.dq, tr("was %1").arg(valuesText(row.dq.before, n)));
+    case TileColumn::KeyGradient:
+        if (row.key < 0) return {};
+        return rowCell(row.dk, tr("was %1").arg(valuesText(row.dk.before, n)));
+    case TileColumn::ValueGradient:
+        if (row.key < 0) return {};
+        return rowCell(row.dv, tr("was %1").arg(valuesText(row.dv.before, n)));
     case TileColumn::Row:
+    case TileColumn::Key:
         break;
     }
     return {};

@@ -1,10 +1,11 @@
 #pragma once
 // The tile detail: the score tile and its unnormalised weights with values and colour, and per
 // query row m and ℓ before → after, the correction factor, the O accumulator and the final
-// O = acc/ℓ. What this step changed is highlighted; with a bug switch on, the correct run's values
-// of the same step are shown under the buggy ones; with another backend, the values it recorded.
-// What it shows is its TileModel (present/tile_model.h); where, its layout, found when the size
-// or the frame changes.
+// O = acc/ℓ. The backward: S, P, dP and dS in a row where all four print their values (else the
+// pair this step is about), per query row L_i, D_i, dQ_i and per key row dK_j, dV_j. What this step
+// changed is highlighted; with a bug switch on, the correct run's values of the same step are shown
+// under the buggy ones; with another backend, the values it recorded. What it shows is its
+// TileModel (present/tile_model.h); where, its layout, found when the size or the frame changes.
 #include "present/tile_model.h"
 #include "style/paint_util.h"
 #include "views/frame_view.h"
@@ -79,9 +80,15 @@ class TileDetailView : public FrameView {
     };
     struct Layout {
         QRectF heading, stepName;
-        GridLayout scores, weights;
+        std::vector<const TileGrid*> shown; // the model's grids drawn, left to right
+        std::vector<GridLayout> grids;      // where each of them goes
         TableLayout table;
     };
+    void layOutGrids(const QRectF& gridArea, const std::vector<const TileGrid*>& shown);
+    bool shownGridsPrintValues() const;
+    QString titleOf(const TileGrid& grid, qreal width) const;
+    bool cellsOutlined(const GridLayout& g) const; // a wrong cell gets its own outline
+    qreal backwardTableWidth(qreal width) const;
     void layOutTableRows(const QRectF& area, qreal headH, bool wide);
     QRectF layOutRegions(const QRectF& area, qreal headH, bool wide);
     void layOutTableCells();

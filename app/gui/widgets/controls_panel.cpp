@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <climits>
 #include <functional>
+#include <string_view>
 
 namespace flashviz::gui {
 
@@ -68,6 +69,68 @@ bool isReturn(const QEvent* event) {
     if (event->type() != QEvent::KeyPress) return false;
     const int key = static_cast<const QKeyEvent*>(event)->key();
     return key == Qt::Key_Return || key == Qt::Key_Enter;
+}
+
+// How the window shows each of the backward's switches (core's backwardSwitches(), by name): its
+// box, what it does, and how the preset note names the change.
+struct BackwardBox {
+    const char* switchName;
+    const char* objectName;
+    const char* label;
+    const char* tip;
+    const char* switchedOn;
+    const char* switchedOff;
+};
+constexpr BackwardBox kBackwardBoxes[] = {
+    {"no-row-dot", "noRowDot", QT_TRANSLATE_NOOP("ControlsPanel", "Leave D out of dS   [B]"),
+     QT_TRANSLATE_NOOP("ControlsPanel",
+                       "dS = P ∘ dP instead of P ∘ (dP − D), D = rowsum(dO ∘ O): the classic "
+                       "mistake. The softmax's rows sum to one, and D is what that constraint "
+                       "takes back; without it dQ and dK are wrong from the first dS (dV = Pᵀ dO is not)."),
+     QT_TRANSLATE_NOOP("ControlsPanel", "D left out of dS (the bug)"),
+     QT_TRANSLATE_NOOP("ControlsPanel", "D back in dS")},
+    {"no-lse", "noLse", QT_TRANSLATE_NOOP("ControlsPanel", "Recompute P from m alone, not L"),
+     QT_TRANSLATE_NOOP("ControlsPanel",
+                       "P = exp(S − m) from the forward's final running maximum instead of "
+                       "exp(S − L), L = m + log ℓ: the weights are not divided by their row's "
+                       "total, so they no longer sum to one."),
+     QT_TRANSLATE_NOOP("ControlsPanel", "P recomputed without log ℓ (a bug)"),
+     QT_TRANSLATE_NOOP("ControlsPanel", "P recomputed from L again")},
+    {"overwrite-dq", "overwriteDq", QT_TRANSLATE_NOOP("ControlsPanel", "Overwrite dQ, not add"),
+     QT_TRANSLATE_NOOP("ControlsPanel",
+                       "Each key block writes dQ_i = scale · dS K_j over what the earlier key "
+                       "blocks added: only the last key block's share survives. It also skips "
+                       "reading dQ_i back, which the traffic shows."),
+     QT_TRANSLATE_NOOP("ControlsPanel", "dQ overwritten (a bug)"),
+     QT_TRANSLATE_NOOP("ControlsPanel", "dQ accumulated again")},
+    {"no-mask-recompute", "noMaskRecompute",
+     QT_TRANSLATE_NOOP("ControlsPanel", "Forget the mask in the recompute"),
+     QT_TRANSLATE_NOOP("ControlsPanel",
+                       "S is recomputed without the causal mask: keys after the query get "
+                       "weights the forward never gave them. Only causal problems, and only "
+                       "tiles that cross the diagonal, go wrong."),
+     QT_TRANSLATE_NOOP("ControlsPanel", "the mask forgotten in the recompute (a bug)"),
+     QT_TRANSLATE_NOOP("ControlsPanel", "the mask kept in the recompute")},
+    {"store-p", "storeWeights", QT_TRANSLATE_NOOP("ControlsPanel", "Store P (undo the trade)"),
+     QT_TRANSLATE_NOOP("ControlsPanel",
+                       "The forward stores the n_q × n_k weights P and the backward reads each "
+                       "tile back instead of recomputing S and P: still correct, but P's memory "
+                       "and traffic grow with n² again. FlashAttention trades that for FLOPs."),
+     QT_TRANSLATE_NOOP("ControlsPanel", "P stored and read back"),
+     QT_TRANSLATE_NOOP("ControlsPanel", "P recomputed again")},
+    {"ones-upstream", "onesUpstream", QT_TRANSLATE_NOOP("ControlsPanel", "dO = ones"),
+     QT_TRANSLATE_NOOP("ControlsPanel",
+                       "The upstream gradient dO is all ones (the gradient of sum(O)) instead of "
+                       "N(0, 1) values drawn from the seed: easier to follow by hand, and the "
+                       "check still holds."),
+     QT_TRANSLATE_NOOP("ControlsPanel", "dO all ones"),
+     QT_TRANSLATE_NOOP("ControlsPanel", "dO from the seed again")},
+};
+
+const BackwardBox& backwardBox(const BackwardSwitch& flag) {
+    for (const BackwardBox& box : kBackwardBoxes)
+        if (std::string_view(box.switchName) == flag.name) return box;
+    return kBackwardBoxes[0]; // unreachable: every switch has its box (tst_window checks)
 }
 
 template <typename T> void selectData(QComboBox* box, T value) {
@@ -202,6 +265,7 @@ ControlsPanel::ControlsPanel(QWidget* parent) : QWidget(parent) {
     layout->addWidget(makeProblemGroup());
     layout->addWidget(makeAlgorithmGroup());
     layout->addWidget(makeSwitchesGroup());
+    layout->addWidget(makeBackwardGroup());
 
     m_backendValues = new QCheckBox(tr("Show the backend's recorded values"), this);
     m_backendValues->setObjectName(QStringLiteral("backendValues"));
@@ -251,8 +315,8 @@ QGroupBox* ControlsPanel::makeProblemGroup() {
             emit inputRefused(why);
         });
     m_seed->setObjectName(QStringLiteral("seed"));
-    m_seed->setToolTip(tr("The generator's seed, 0 to %1: same seed, same inputs on every machine")
-                           .arg(kMaxSeed));
+    m_seed->setToolTip(
+        tr("The generator's seed, 0 to %1: same seed, same inputs on every machine").arg(kMaxSeed));
     m_seed->installEventFilter(this);
     m_pattern = new QComboBox(problem);
     m_pattern->setObjectName(QStringLiteral("pattern"));
@@ -289,9 +353,11 @@ QGroupBox* ControlsPanel::makeAlgorithmGroup() {
     m_algorithm->setObjectName(QStringLiteral("algorithm"));
     m_algorithm->addItem(tr("FlashAttention (tiled)"), int(Algorithm::Flash));
     m_algorithm->addItem(tr("Standard (S, P in HBM)"), int(Algorithm::Standard));
+    m_algorithm->addItem(tr("FlashAttention backward"), int(Algorithm::Backward));
     m_algorithm->setToolTip(tr("FlashAttention keeps each score tile on the chip; standard "
                                "attention writes the n × n scores S and weights P to HBM and "
-                               "reads them back."));
+                               "reads them back. The backward computes dQ, dK and dV from the "
+                               "forward's O and L, recomputing S and P tile by tile."));
     const QString blockRows = tr("Br (rows/tile)"), blockCols = tr("Bc (keys/tile)");
     m_blockRows =
         wholeNumberField(algo, 0, 1 << 22, blockRows, "blockRows", tr("Br: query rows per tile"));
@@ -304,7 +370,9 @@ QGroupBox* ControlsPanel::makeAlgorithmGroup() {
     m_loopOrder->setToolTip(tr("Query blocks outer: a block of Q stays on chip while K and V "
                                "stream past. K/V blocks outer (the paper's Algorithm 1): a block "
                                "of K and V stays while O, m and ℓ of every query block are read "
-                               "and written back each time."));
+                               "and written back each time. The backward is always K/V blocks "
+                               "outer (FlashAttention-2): K_j, V_j, dK_j and dV_j stay on chip "
+                               "while dQ is read and written back."));
     m_hardware = new QComboBox(algo);
     m_hardware->setObjectName(QStringLiteral("hardware"));
     m_hardware->setToolTip(tr("The GPU whose HBM, SRAM and bandwidths the memory view draws "
@@ -363,6 +431,22 @@ QGroupBox* ControlsPanel::makeSwitchesGroup() {
     return breakIt;
 }
 
+// The backward's switches, shown for the backward only: four bugs, the trade undone, dO = ones.
+QGroupBox* ControlsPanel::makeBackwardGroup() {
+    m_backwardGroup = new QGroupBox(tr("Break the backward"), this);
+    m_backwardGroup->setObjectName(QStringLiteral("backwardSwitches"));
+    auto* bl = new QVBoxLayout(m_backwardGroup);
+    for (const BackwardSwitch& flag : backwardSwitches()) {
+        const BackwardBox& box = backwardBox(flag);
+        auto* check = new QCheckBox(tr(box.label), m_backwardGroup);
+        check->setObjectName(QLatin1String(box.objectName));
+        check->setToolTip(tr(box.tip));
+        bl->addWidget(check);
+        m_backwardBoxes.emplace_back(&flag, check);
+    }
+    return m_backwardGroup;
+}
+
 void ControlsPanel::connectControls() {
     for (QSpinBox* s : {m_queries, m_keys, m_headDim, m_blockRows, m_blockCols})
         connect(s, &QSpinBox::valueChanged, this, &ControlsPanel::propose);
@@ -370,6 +454,10 @@ void ControlsPanel::connectControls() {
         connect(c, &QComboBox::activated, this, &ControlsPanel::propose);
     for (QCheckBox* c : {m_causal, m_bug, m_keepScores, m_noMax})
         connect(c, &QCheckBox::toggled, this, &ControlsPanel::propose);
+    for (const auto& [flag, box] : m_backwardBoxes) {
+        connect(box, &QCheckBox::toggled, this, &ControlsPanel::propose);
+        connect(box, &QCheckBox::clicked, this, &ControlsPanel::fieldCommitted);
+    }
     // A choice made: the keys go back to playback (a list kept them: End chose its last entry).
     for (QComboBox* c :
          {m_preset, m_pattern, m_precision, m_algorithm, m_loopOrder, m_hardware, m_backend})
@@ -455,11 +543,28 @@ void ControlsPanel::setSettings(const VizSettings& s, const QString& presetId) {
     m_bug->setChecked(!s.options.rescale);
     m_keepScores->setChecked(s.options.keepFullScores);
     m_noMax->setChecked(!s.options.runningMax);
-    const bool flash = s.algorithm == Algorithm::Flash;
-    for (QWidget* w : std::initializer_list<QWidget*>{m_blockRows, m_blockCols, m_loopOrder, m_bug,
-                                                      m_keepScores, m_noMax})
-        w->setEnabled(flash);
+    for (const auto& [flag, box] : m_backwardBoxes) {
+        const QSignalBlocker blocker(box);
+        box->setChecked(isOn(s.options.backward, *flag));
+    }
+    enableFor(s.algorithm);
     showPreset(s, presetId);
+}
+
+// The backward runs FlashAttention's forward first, with the forward's rescale and running
+// maximum (off, they break O and L and so every gradient), but keeps no debug copy of S, and its
+// loop order is its own (key blocks outer). B switches the backward's own classic bug.
+void ControlsPanel::enableFor(Algorithm algorithm) {
+    const bool flash = algorithm == Algorithm::Flash;
+    const bool backward = algorithm == Algorithm::Backward;
+    for (QWidget* w : {static_cast<QWidget*>(m_blockRows), static_cast<QWidget*>(m_blockCols),
+                       static_cast<QWidget*>(m_bug), static_cast<QWidget*>(m_noMax)})
+        w->setEnabled(flash || backward);
+    m_loopOrder->setEnabled(flash);
+    m_keepScores->setEnabled(flash);
+    m_bug->setText(backward ? tr("Remove the rescale e^(m_old − m_new)")
+                            : tr("Remove the rescale e^(m_old − m_new)   [B]"));
+    m_backwardGroup->setVisible(backward);
 }
 
 namespace {
@@ -471,8 +576,15 @@ QStringList switchedFrom(const VizSettings& preset, const VizSettings& now) {
     same.options.rescale = now.options.rescale;
     same.options.keepFullScores = now.options.keepFullScores;
     same.options.runningMax = now.options.runningMax;
+    same.options.backward = now.options.backward;
     if (!(same == now)) return {};
     QStringList changes;
+    for (const BackwardSwitch& flag : backwardSwitches())
+        if (isOn(preset.options.backward, flag) != isOn(now.options.backward, flag)) {
+            const BackwardBox& box = backwardBox(flag);
+            changes << ControlsPanel::tr(isOn(now.options.backward, flag) ? box.switchedOn
+                                                                          : box.switchedOff);
+        }
     if (preset.options.rescale != now.options.rescale)
         changes << (now.options.rescale ? ControlsPanel::tr("the rescale back on")
                                         : ControlsPanel::tr("the rescale switched off (the bug)"));
@@ -498,7 +610,8 @@ void ControlsPanel::showPreset(const VizSettings& s, const QString& presetId) {
             candidates.push_back(p);
     };
     consider(findPreset(presetId));
-    for (const Preset& p : presets()) consider(&p);
+    for (const Preset& p : presets())
+        consider(&p);
     const Preset* shown = nullptr;
     QStringList changes;
     for (const Preset* p : candidates)
@@ -514,9 +627,8 @@ void ControlsPanel::showPreset(const VizSettings& s, const QString& presetId) {
     const QSignalBlocker blocker(m_preset);
     for (int i = 1; i < m_preset->count(); ++i)
         if (const Preset* p = findPreset(m_preset->itemData(i).toString()))
-            m_preset->setItemText(i, i == index && !changes.isEmpty()
-                                         ? tr("%1 (changed)").arg(p->title)
-                                         : p->title);
+            m_preset->setItemText(
+                i, i == index && !changes.isEmpty() ? tr("%1 (changed)").arg(p->title) : p->title);
     m_preset->setCurrentIndex(index);
     if (!shown)
         m_presetNote->setFullText(describeSettings(s));
@@ -548,6 +660,8 @@ VizSettings ControlsPanel::proposed() const {
     s.options.rescale = !m_bug->isChecked();
     s.options.keepFullScores = m_keepScores->isChecked();
     s.options.runningMax = !m_noMax->isChecked();
+    for (const auto& [flag, box] : m_backwardBoxes)
+        s.options.backward.*flag->field = box->isChecked() ? flag->onValue : !flag->onValue;
     return s;
 }
 

@@ -12,6 +12,9 @@
 
 #include <QWidget>
 
+#include <utility>
+#include <vector>
+
 class QCheckBox;
 class QComboBox;
 class QGroupBox;
@@ -68,6 +71,8 @@ class ControlsPanel : public QWidget {
     QGroupBox* makeProblemGroup();
     QGroupBox* makeAlgorithmGroup();
     QGroupBox* makeSwitchesGroup();
+    QGroupBox* makeBackwardGroup();
+    void enableFor(Algorithm algorithm);
     void connectControls();
     void propose();
     void showPreset(const VizSettings& settings, const QString& presetId);
@@ -91,6 +96,9 @@ class ControlsPanel : public QWidget {
     QCheckBox* m_bug;
     QCheckBox* m_keepScores;
     QCheckBox* m_noMax;
+    // "Break the backward": one box per core switch (backwardSwitches()), checked when it is on.
+    QGroupBox* m_backwardGroup;
+    std::vector<std::pair<const BackwardSwitch*, QCheckBox*>> m_backwardBoxes;
     QCheckBox* m_backendValues;
     QLabel* m_message;
 };

@@ -5,8 +5,8 @@
 #include "style/theme.h"
 
 #include <QComboBox>
-#include <QHBoxLayout>
 #include <QFontMetricsF>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QSignalBlocker>
 #include <QSlider>
@@ -172,15 +172,16 @@ void PlaybackBar::onFrameChanged() {
     const Algorithm algorithm = frame->scene->settings.algorithm;
     const QString where =
         QStringLiteral("  [%1]").arg(QString::fromStdString(describeBlocks(info, algorithm)));
-    const QString sentence =
-        tr("Step %1: %2")
-            .arg(frame->step)
-            .arg(QString::fromStdString(
-                describe(info.kind, frame->scene->settings.options, algorithm)));
+    const QString sentence = tr("Step %1: %2")
+                                 .arg(frame->step)
+                                 .arg(QString::fromStdString(describe(
+                                     info.kind, frame->scene->settings.options, algorithm)));
     // One line that never runs off: the blocks go first when it is short (the tile's heading
     // names them too), then the sentence is elided, whole in the tooltip.
     const QFontMetricsF fm(m_caption->font());
-    const auto fits = [&](const QString& t) { return fm.horizontalAdvance(t) <= m_caption->width(); };
+    const auto fits = [&](const QString& t) {
+        return fm.horizontalAdvance(t) <= m_caption->width();
+    };
     QString text = fits(sentence + where) ? sentence + where : sentence;
     if (!fits(text))
         text = fm.elidedText(sentence, Qt::ElideRight, std::max(1, m_caption->width()));
@@ -190,7 +191,8 @@ void PlaybackBar::onFrameChanged() {
     m_caption->setText(text);
     m_caption->setToolTip(text.startsWith(sentence + where) ? QString() : sentence + where);
 
-    m_whyText = whyOfStep(info.kind, frame->scene->settings.options);
+    m_whyText =
+        whyOfStep(info.kind, frame->scene->settings.options, frame->scene->settings.algorithm);
     const QString why = m_whyText.isEmpty() ? QString() : tr("Why: %1").arg(m_whyText);
     const QString shown =
         QFontMetrics(m_why->font()).elidedText(why, Qt::ElideRight, std::max(1, m_why->width()));

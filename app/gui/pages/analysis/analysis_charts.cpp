@@ -924,7 +924,7 @@ ChartPage backwardChart(const AnalysisResults& r) {
         QStringLiteral(
             "Recomputing S costs %1% more FLOPs; not storing P keeps %2 instead of %3 at n = %4. "
             "Counted by FlashViz (%5 × %6 tiles): %7 more FLOPs than standard's 4 matmuls, %8 "
-            "kept (O and L, not m and ℓ), %9 of HBM traffic, %10 with P stored.")
+            "kept (O and L, not m and ℓ), %9 of HBM traffic, %10 with P stored (its write and read included).")
             .arg(number(100.0 * last.extraFlopsFraction, 0),
                  mb(last.costs.flash.storedElements * kBytesPerElement),
                  mb(last.costs.standard.storedElements * kBytesPerElement))
