@@ -40,6 +40,17 @@ const Matrix& latest(const Matrix& after, const Matrix& before) {
     return after.size() ? after : before;
 }
 
+// A tile of either pass: (query block, key block) and the rows and keys it covers.
+QString tileHeading(const StepInfo& info) {
+    return QObject::tr("Tile (%1, %2) · query rows %3–%4 × keys %5–%6")
+        .arg(info.queryBlock)
+        .arg(info.keyBlock)
+        .arg(info.rows.begin)
+        .arg(info.rows.end - 1)
+        .arg(info.cols.begin)
+        .arg(info.cols.end - 1);
+}
+
 QString backwardHeadingOf(const StepInfo& info) {
     if (info.kind == StepKind::ComputeRowDots)
         return QObject::tr("Pre-pass · query rows %1–%2: D = rowsum(dO ∘ O)")
@@ -54,13 +65,7 @@ QString backwardHeadingOf(const StepInfo& info) {
             .arg(info.keyBlock)
             .arg(info.cols.begin)
             .arg(info.cols.end - 1);
-    return QObject::tr("Tile (%1, %2) · query rows %3–%4 × keys %5–%6")
-        .arg(info.queryBlock)
-        .arg(info.keyBlock)
-        .arg(info.rows.begin)
-        .arg(info.rows.end - 1)
-        .arg(info.cols.begin)
-        .arg(info.cols.end - 1);
+    return tileHeading(info);
 }
 
 QString headingOf(const Scene& scene, const StepInfo& info) {
@@ -77,13 +82,7 @@ QString headingOf(const Scene& scene, const StepInfo& info) {
             .arg(info.cols.begin)
             .arg(info.cols.end - 1);
     if (info.keyBlock >= 0)
-        return QObject::tr("Tile (%1, %2) · query rows %3–%4 × keys %5–%6")
-            .arg(info.queryBlock)
-            .arg(info.keyBlock)
-            .arg(info.rows.begin)
-            .arg(info.rows.end - 1)
-            .arg(info.cols.begin)
-            .arg(info.cols.end - 1);
+        return tileHeading(info);
     return QObject::tr("Query block %1 · rows %2–%3")
         .arg(info.queryBlock)
         .arg(info.rows.begin)
