@@ -1036,7 +1036,8 @@ void TestPresentStage::backwardWrongRowsAreTheChecks() {
                                                                   {MatrixId::dK, &bw.check.dk},
                                                                   {MatrixId::dV, &bw.check.dv}};
         std::size_t marks = 0;
-        for (const auto& [id, check] : checks) {
+        for (const auto& [matrix, check] : checks) {
+            const MatrixId id = matrix; // a lambda may not capture a structured binding (C++17)
             const auto found = std::find_if(m.wrongRows.begin(), m.wrongRows.end(),
                                             [&](const WrongRows& w) { return w.beside == id; });
             QCOMPARE(found != m.wrongRows.end(), !check->wrongRows.empty());
