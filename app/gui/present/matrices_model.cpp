@@ -47,24 +47,34 @@ std::vector<QRect> rowsNotHeld(const std::vector<QRect>& held, int rows, int col
     return out;
 }
 
-// The backward: its inputs, dO, and the gradients as the check compares them, faded where HBM
-// does not hold them final yet (dQ's rows before their last key block, dK's and dV's before
-// their key block is stored), so that the picture follows the animation.
-std::vector<MatrixPanel> backwardPanels(const Scene& scene, const StepInfo& info) {
+// Q, K, V and O, the panels both passes show first.
+std::vector<MatrixPanel> inputAndOutputPanels(const Scene& scene, const StepInfo& info) {
     const Problem& problem = scene.engine->problem();
-    const BackwardScene& bw = *scene.backward;
     const Colouring div = Colouring::Diverging;
-    std::vector<MatrixPanel> out = {
+    return {
         matrixPanel(scene, info, MatrixId::Q, QStringLiteral("Q"), &problem.q, div, scene.qScale),
         matrixPanel(scene, info, MatrixId::K, QStringLiteral("K"), &problem.k, div, scene.kScale),
         matrixPanel(scene, info, MatrixId::V, QStringLiteral("V"), &problem.v, div, scene.vScale),
         matrixPanel(scene, info, MatrixId::O, QStringLiteral("O"), &scene.output, div,
                     scene.outputScale),
-        matrixPanel(scene, info, MatrixId::dO, QStringLiteral("dO"), &bw.dO, div, bw.dOScale),
-        matrixPanel(scene, info, MatrixId::dQ, QStringLiteral("dQ"), &bw.grads.dq, div, bw.dqScale),
-        matrixPanel(scene, info, MatrixId::dK, QStringLiteral("dK"), &bw.grads.dk, div, bw.dkScale),
-        matrixPanel(scene, info, MatrixId::dV, QStringLiteral("dV"), &bw.grads.dv, div, bw.dvScale),
     };
+}
+
+// The backward: its inputs, dO, and the gradients as the check compares them, faded where HBM
+// does not hold them final yet (dQ's rows before their last key block, dK's and dV's before
+// their key block is stored), so that the picture follows the animation.
+std::vector<MatrixPanel> backwardPanels(const Scene& scene, const StepInfo& info) {
+    const BackwardScene& bw = *scene.backward;
+    const Colouring div = Colouring::Diverging;
+    std::vector<MatrixPanel> out = inputAndOutputPanels(scene, info);
+    out.push_back(
+        matrixPanel(scene, info, MatrixId::dO, QStringLiteral("dO"), &bw.dO, div, bw.dOScale));
+    out.push_back(matrixPanel(scene, info, MatrixId::dQ, QStringLiteral("dQ"), &bw.grads.dq, div,
+                              bw.dqScale));
+    out.push_back(matrixPanel(scene, info, MatrixId::dK, QStringLiteral("dK"), &bw.grads.dk, div,
+                              bw.dkScale));
+    out.push_back(matrixPanel(scene, info, MatrixId::dV, QStringLiteral("dV"), &bw.grads.dv, div,
+                              bw.dvScale));
     for (MatrixPanel& panel : out) {
         const MatrixId id = panel.hbm.id;
         if (id != MatrixId::dQ && id != MatrixId::dK && id != MatrixId::dV) continue;
@@ -76,15 +86,8 @@ std::vector<MatrixPanel> backwardPanels(const Scene& scene, const StepInfo& info
 
 std::vector<MatrixPanel> matrixPanels(const Scene& scene, const StepInfo& info) {
     if (scene.isBackward()) return backwardPanels(scene, info);
-    const Problem& problem = scene.engine->problem();
     const Colouring div = Colouring::Diverging;
-    std::vector<MatrixPanel> out = {
-        matrixPanel(scene, info, MatrixId::Q, QStringLiteral("Q"), &problem.q, div, scene.qScale),
-        matrixPanel(scene, info, MatrixId::K, QStringLiteral("K"), &problem.k, div, scene.kScale),
-        matrixPanel(scene, info, MatrixId::V, QStringLiteral("V"), &problem.v, div, scene.vScale),
-        matrixPanel(scene, info, MatrixId::O, QStringLiteral("O"), &scene.output, div,
-                    scene.outputScale),
-    };
+    std::vector<MatrixPanel> out = inputAndOutputPanels(scene, info);
     if (scene.isFlash()) {
         const bool debugCopy = scene.settings.options.keepFullScores;
         out.push_back(matrixPanel(scene, info, MatrixId::S,
