@@ -1,6 +1,7 @@
 #pragma once
 // A problem: the sizes, the inputs Q, K, V and how they were made. Same spec, same inputs,
 // on every machine: the generator is specified here, not left to the standard library.
+#include "core/inputs.h"
 #include "core/types.h"
 
 #include <cstdint>
@@ -33,6 +34,10 @@ struct ProblemSpec {
     std::optional<double> scale; // softmax scale; 1/sqrt(d) when unset
     Precision precision = Precision::Double;
     bool causal = false; // bottom-right aligned: query i sees keys j <= i + (n_k - n_q)
+    // The user's own inputs (core/inputs.h), at most one of the two; the pattern then stays only
+    // as a label, and the sizes are the files' or the design's.
+    std::optional<InputFiles> files;
+    std::optional<InputDesign> design;
 
     double effectiveScale() const;
     bool operator==(const ProblemSpec&) const = default;

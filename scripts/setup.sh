@@ -23,11 +23,14 @@ jobs=$(nproc 2>/dev/null || echo 2)
 # Every package is named: apt installs without recommends, so nothing may come in as one
 # (qt6-charts-dev needs libqt6opengl6-dev, which qt6-base-dev only recommends).
 build_packages=(build-essential cmake ninja-build pkg-config libeigen3-dev nlohmann-json3-dev
-                qt6-base-dev libqt6opengl6-dev qt6-charts-dev qt6-qpa-plugins libgl-dev
-                fonts-dejavu-core)
+                qt6-base-dev libqt6opengl6-dev qt6-charts-dev qt6-svg-dev qt6-qpa-plugins libgl-dev
+                fonts-dejavu-core libavformat-dev libavcodec-dev libavfilter-dev libswscale-dev
+                libavutil-dev)
 # The sanitizer and fuzzing build (clang, its runtimes, llvm-symbolizer for the reports), the
-# checks of the desktop entry and the AppStream metadata, and what CPack's .deb needs.
-test_packages=(clang libclang-rt-14-dev llvm appstream desktop-file-utils dpkg-dev file)
+# checks of the desktop entry, the MIME type and the AppStream metadata, what CPack's .deb needs,
+# and xtensor, whose .npy writer makes the test files that FlashViz's own .npy reader must read.
+test_packages=(clang libclang-rt-14-dev llvm appstream desktop-file-utils shared-mime-info
+               dpkg-dev file xtensor-dev)
 
 install_missing() { # package...
     local missing=()
