@@ -19,6 +19,12 @@ Matrix upstreamGradient(const ProblemSpec& spec, const BackwardOptions& options)
     return generator.matrix(spec.queries, spec.headDim, 1.0);
 }
 
+Matrix upstreamGradient(const Problem& problem, const BackwardOptions& options) {
+    if (!problem.upstream) return upstreamGradient(problem.spec, options);
+    requireOneUpstream(problem.spec, options);
+    return *problem.upstream;
+}
+
 template <typename Scalar>
 ForwardSavedT<Scalar> forwardSaved(const MatrixT<Scalar>& o, const VectorT<Scalar>& m,
                                    const VectorT<Scalar>& l) {

@@ -19,6 +19,9 @@ namespace flashviz {
 // The upstream gradient dO (n_q x d): all ones, or N(0, 1) drawn from the problem's seed on a
 // stream of its own (the same seed gives the same dO on every machine and every face).
 Matrix upstreamGradient(const ProblemSpec& spec, const BackwardOptions& options);
+// The problem's dO: the file's when one gives it (Problem::upstream), else the one above. A dO
+// file with onesUpstream asks for two and is refused (EngineError).
+Matrix upstreamGradient(const Problem& problem, const BackwardOptions& options);
 
 // The three gradients, in one precision.
 template <typename Scalar>

@@ -155,7 +155,7 @@ int backwardPhaseOf(StepKind kind) {
 void StepEngine::setUpBackward(const std::function<void()>& poll) {
     const auto& spec = m_problem.spec;
     auto data = std::make_shared<BackwardStepData>();
-    data->dO = flashviz::upstreamGradient(spec, m_options.backward);
+    data->dO = flashviz::upstreamGradient(m_problem, m_options.backward);
     FlashOptions forward = m_options;
     forward.keepFullScores = false;
     const auto run = [&](auto zero) {

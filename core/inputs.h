@@ -22,7 +22,9 @@ struct InputFiles {
 // Where one query row's largest score lies and how far it stands out.
 struct RowMaximum {
     int keyBlock = 0;       // the key block (of `InputDesign::blockSize` keys) holding the maximum
-    double sharpness = 8.0; // the gap between that score and the row's typical score, in logits
+    // How far that score stands above the row's next largest (key 0's, which a design holds at
+    // 0), in logits after the softmax scale: the rescale there multiplies by e^-sharpness.
+    double sharpness = 8.0;
     bool operator==(const RowMaximum&) const = default;
 };
 

@@ -35,6 +35,14 @@ void validate(const ProblemSpec& spec, const FlashOptions& options) {
     validate(options);
     requireWithin(options.blockRows, spec.queries, "The query block size Br", "n_q");
     requireWithin(options.blockCols, spec.keys, "The key block size Bc", "n_k");
+    requireOneUpstream(spec, options.backward);
+}
+
+void requireOneUpstream(const ProblemSpec& spec, const BackwardOptions& options) {
+    if (options.onesUpstream && spec.files && !spec.files->upstream.empty())
+        throw EngineError(ErrorKind::InvalidArgument,
+                          "dO = ones (ones-upstream) and dO from " + spec.files->upstream +
+                              " ask for two upstream gradients: choose one");
 }
 
 const std::vector<BackwardSwitch>& backwardSwitches() {

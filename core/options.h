@@ -60,6 +60,9 @@ void validate(const FlashOptions& options);
 // (Br <= n_q, Bc <= n_k), so that a tile never claims rows the problem does not have. Every face
 // checks settings with this before it runs them.
 void validate(const ProblemSpec& spec, const FlashOptions& options);
+// Refuses dO = ones (onesUpstream) together with a dO file (spec.files->upstream): two upstream
+// gradients. validate(spec, options) checks it; so does the backward where it takes dO.
+void requireOneUpstream(const ProblemSpec& spec, const BackwardOptions& options);
 
 const char* toString(Algorithm algorithm);
 const char* toString(LoopOrder order);

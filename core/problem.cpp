@@ -1,8 +1,11 @@
 #include "core/problem.h"
 
 #include "core/errors.h"
+#include "core/input_design.h"
+#include "core/npy.h"
 
 #include <cmath>
+#include <filesystem>
 #include <numbers>
 #include <string>
 #include <unistd.h>
@@ -85,6 +88,10 @@ void validate(const ProblemSpec& spec) {
     requireAtMost(spec.queries, kMaxSequenceLength, "n_q (queries)");
     requireAtMost(spec.keys, kMaxSequenceLength, "n_k (keys)");
     requireAtMost(spec.headDim, kMaxHeadDim, "d (head dimension)");
+    if (spec.files && spec.design)
+        throw EngineError(ErrorKind::InvalidArgument,
+                          "The inputs come either from .npy files or from the input designer, "
+                          "not both: choose one");
     if (spec.scale && !(std::isfinite(*spec.scale) && *spec.scale > 0))
         throw EngineError(ErrorKind::InvalidArgument,
                           "The softmax scale must be a finite number above 0 (got " +
@@ -97,11 +104,13 @@ void validate(const ProblemSpec& spec) {
                               std::to_string(spec.keys) + ", d = " + std::to_string(spec.headDim) +
                               " need " + std::to_string(inputBytes / double(1 << 30)) +
                               " GiB, more than half of this machine's memory");
+    validateDesign(spec); // the input designer's rows (core/input_design.h); none: nothing
 }
 
-Problem makeProblem(const ProblemSpec& spec) {
-    validate(spec);
-    Problem p{spec, {}, {}, {}};
+namespace {
+
+Problem generatedProblem(const ProblemSpec& spec) {
+    Problem p{spec, {}, {}, {}, {}};
     NormalGenerator rng(spec.seed);
     const double d = spec.headDim;
     switch (spec.pattern) {
@@ -118,6 +127,132 @@ Problem makeProblem(const ProblemSpec& spec) {
     if (spec.pattern == InputPattern::EarlyMaximum) plantScoreShape(p, spikeAtFirstKey);
     if (spec.pattern == InputPattern::LateMaximum) plantScoreShape(p, risingRamp);
     return p;
+}
+
+std::string shapeText(const NpyHeader& h) {
+    return std::to_string(h.rows()) + " x " + std::to_string(h.cols());
+}
+
+// A matrix of the inputs, its name and its file, as messages name them: "K (k.npy)".
+struct InputFile {
+    const char* name;
+    const std::string& path;
+    std::string label() const { return std::string(name) + " (" + path + ")"; }
+};
+
+// Runs `read` on one file, its messages prefixed with the matrix they are for.
+template <class Read> auto readAs(const InputFile& file, Read read) {
+    try {
+        return read(file.path);
+    } catch (const EngineError& e) {
+        throw EngineError(e.kind(), std::string(file.name) + ": " + e.what());
+    }
+}
+
+void requireNamed(const InputFiles& files) {
+    std::string missing;
+    for (const auto& [name, path] :
+         {std::pair{"Q", &files.q}, std::pair{"K", &files.k}, std::pair{"V", &files.v}})
+        if (path->empty()) missing += (missing.empty() ? "" : ", ") + std::string(name);
+    if (!missing.empty())
+        throw EngineError(ErrorKind::InvalidArgument,
+                          "Inputs from .npy files need a file for each of Q, K and V; none is "
+                          "given for " +
+                              missing);
+}
+
+Problem filesProblem(const ProblemSpec& spec) {
+    InputMatrices inputs = loadInputFiles(*spec.files);
+    // The sizes were set from the files when they were chosen; a file changed since would make
+    // every step the window laid out for them wrong.
+    if (inputs.q.rows() != spec.queries || inputs.k.rows() != spec.keys ||
+        inputs.q.cols() != spec.headDim)
+        throw EngineError(
+            ErrorKind::InvalidArgument,
+            "The .npy inputs now hold n_q = " + std::to_string(inputs.q.rows()) + ", n_k = " +
+                std::to_string(inputs.k.rows()) + ", d = " + std::to_string(inputs.q.cols()) +
+                ", and the problem was set for n_q = " + std::to_string(spec.queries) +
+                ", n_k = " + std::to_string(spec.keys) + ", d = " + std::to_string(spec.headDim) +
+                ": the files changed since they were chosen; choose them again");
+    return Problem{spec, std::move(inputs.q), std::move(inputs.k), std::move(inputs.v),
+                   std::move(inputs.upstream)};
+}
+
+} // namespace
+
+Problem makeProblem(const ProblemSpec& spec) {
+    validate(spec);
+    // Where the inputs come from: the one place that decides.
+    if (spec.files) return filesProblem(spec);
+    if (spec.design) return designedProblem(spec);
+    return generatedProblem(spec);
+}
+
+InputMatrices loadInputFiles(const InputFiles& files) {
+    requireNamed(files);
+    const InputFile q{"Q", files.q}, k{"K", files.k}, v{"V", files.v}, dO{"dO", files.upstream};
+    const bool hasUpstream = !files.upstream.empty();
+    // The headers first: shapes and memory are checked before any data is read.
+    const auto header = [](const InputFile& file) { return readAs(file, loadNpyHeader); };
+    const NpyHeader hq = header(q), hk = header(k), hv = header(v);
+    const std::optional<NpyHeader> hdO = hasUpstream ? std::optional(header(dO)) : std::nullopt;
+    const bool anyHeads = hq.shape.size() == 3 || hk.shape.size() == 3 || hv.shape.size() == 3 ||
+                          (hdO && hdO->shape.size() == 3);
+    if (files.head && !anyHeads)
+        throw EngineError(ErrorKind::InvalidArgument,
+                          "Head index " + std::to_string(*files.head) +
+                              ": none of the files holds heads (each is one (n, d) matrix); "
+                              "leave the head index out");
+    if (hk.cols() != hq.cols() || hv.cols() != hq.cols() || hv.rows() != hk.rows())
+        throw EngineError(ErrorKind::InvalidArgument,
+                          "Shapes do not agree: " + q.label() + " is " + shapeText(hq) + ", " +
+                              k.label() + " " + shapeText(hk) + ", " + v.label() + " " +
+                              shapeText(hv) + "; Q must be n_q x d, K and V n_k x d, with one d");
+    if (hdO && (hdO->rows() != hq.rows() || hdO->cols() != hq.cols()))
+        throw EngineError(ErrorKind::InvalidArgument,
+                          dO.label() + " is " + shapeText(*hdO) + "; dO must be n_q x d = " +
+                              shapeText(hq) + ", the shape of " + q.label());
+    ProblemSpec sizes;
+    sizes.queries = hq.rows();
+    sizes.keys = hk.rows();
+    sizes.headDim = hq.cols();
+    validate(sizes); // the memory they need, before it is taken
+    // The head index applies to the (h, n, d) files; a 2-D one (often dO) is its one head.
+    const auto matrix = [&files](const InputFile& file, const NpyHeader& h) {
+        const std::optional<int> head = h.shape.size() == 3 ? files.head : std::nullopt;
+        return readAs(file, [head](const std::string& path) { return loadNpyMatrix(path, head); });
+    };
+    InputMatrices out{matrix(q, hq), matrix(k, hk), matrix(v, hv), std::nullopt};
+    if (hdO) out.upstream = matrix(dO, *hdO);
+    return out;
+}
+
+ProblemSpec withInputFiles(ProblemSpec spec, const InputFiles& files) {
+    const InputMatrices inputs = loadInputFiles(files);
+    spec.files = files;
+    spec.queries = int(inputs.q.rows());
+    spec.keys = int(inputs.k.rows());
+    spec.headDim = int(inputs.q.cols());
+    validate(spec);
+    return spec;
+}
+
+std::string describeInputs(const ProblemSpec& spec, InputPaths paths) {
+    if (spec.design)
+        return "designed inputs (each row's maximum in a chosen block of " +
+               std::to_string(spec.design->blockSize) + " keys), seed " +
+               std::to_string(spec.seed);
+    if (!spec.files)
+        return std::string(toString(spec.pattern)) + " inputs, seed " + std::to_string(spec.seed);
+    const InputFiles& f = *spec.files;
+    const auto shown = [paths](const std::string& path) {
+        return paths == InputPaths::FileNames ? std::filesystem::path(path).filename().string()
+                                              : path;
+    };
+    std::string text = "inputs from " + shown(f.q) + ", " + shown(f.k) + ", " + shown(f.v);
+    if (f.head) text += " (head " + std::to_string(*f.head) + ")";
+    if (!f.upstream.empty()) text += ", dO from " + shown(f.upstream);
+    return text;
 }
 
 static void requireFinite(const Matrix& m, const char* name) {
@@ -141,7 +276,7 @@ Problem makeProblem(Matrix q, Matrix k, Matrix v, ProblemSpec spec) {
     requireFinite(q, "Q");
     requireFinite(k, "K");
     requireFinite(v, "V");
-    return Problem{spec, std::move(q), std::move(k), std::move(v)};
+    return Problem{spec, std::move(q), std::move(k), std::move(v), {}};
 }
 
 const char* toString(InputPattern pattern) {

@@ -48,6 +48,9 @@ struct Problem {
     Matrix q; // n_q x d
     Matrix k; // n_k x d
     Matrix v; // n_k x d
+    // The backward's dO (n_q x d) when a file gives it (InputFiles::upstream); otherwise the
+    // backward draws it from the seed (upstreamGradient, core/backward.h).
+    std::optional<Matrix> upstream = std::nullopt;
     double scale() const { return spec.effectiveScale(); }
 };
 
@@ -61,8 +64,30 @@ std::uint64_t physicalMemoryBytes();
 // attention's scores, standard attention's S and P, the debug copy of S.
 void requireScoreMatrixMemory(int queries, int keys, int bytesPerElement, int copies);
 
-// Builds the inputs the spec describes. Throws EngineError for an invalid spec.
+// Builds the inputs the spec describes: generated from the pattern and the seed, or read from
+// spec.files (whose shapes must be the spec's sizes: withInputFiles sets them). Throws
+// EngineError for an invalid spec or a bad file.
 Problem makeProblem(const ProblemSpec& spec);
+
+// Q, K, V (and dO) read from .npy files (core/npy.h), every check made: each file, the head
+// index (it applies to the (h, n, d) files, and at least one must be one), the shapes agreeing
+// (Q n_q x d, K and V n_k x d, dO n_q x d) and the memory they need, before any data is read.
+// Messages name the matrix and its file: "K: k.npy: int32 ('<i4'); FlashViz reads ...".
+struct InputMatrices {
+    Matrix q, k, v;
+    std::optional<Matrix> upstream = std::nullopt;
+};
+InputMatrices loadInputFiles(const InputFiles& files);
+
+// `spec` with its inputs from `files`: the files read and checked (loadInputFiles), the sizes
+// n_q, n_k and d set from them. Throws EngineError naming the file.
+ProblemSpec withInputFiles(ProblemSpec spec, const InputFiles& files);
+
+// Where the inputs come from, in one line, for the CLI's run and the window's status:
+// "gaussian inputs, seed 1", or "inputs from q.npy, k.npy, v.npy (head 3), dO from do.npy"
+// (with FileNames, the files without their folders).
+enum class InputPaths { AsGiven, FileNames };
+std::string describeInputs(const ProblemSpec& spec, InputPaths paths = InputPaths::AsGiven);
 
 // Wraps given inputs (shapes must agree, every value finite). The spec's sizes are taken from
 // the matrices; its pattern and seed are kept only as a label.

@@ -105,7 +105,7 @@ BackwardRunResult runBackwardAndCheck(const Problem& problem, Backend& backend,
     validate(spec, options);
     BackwardRunResult out;
     out.backendName = backend.name();
-    out.dO = upstreamGradient(spec, options.backward);
+    out.dO = upstreamGradient(problem, options.backward);
     const auto report = [&](RunStage stage) {
         if (request.onStage) request.onStage(stage);
     };

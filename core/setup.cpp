@@ -2,6 +2,7 @@
 
 #include "core/errors.h"
 #include "core/hardware.h"
+#include "core/npy.h"
 #include "core/steps.h"
 
 #include <charconv>
@@ -66,6 +67,58 @@ void readName(const GivenOptions& given, const char* name, T& value, Parse parse
     }
 }
 
+// --q, --k and --v (with --do and --head) as InputFiles, or nullopt when none is given.
+std::optional<InputFiles> readInputFiles(const GivenOptions& given) {
+    const std::string* q = find(given, "q");
+    const std::string* k = find(given, "k");
+    const std::string* v = find(given, "v");
+    if (!q && !k && !v) {
+        for (const char* name : {"do", "head"})
+            if (find(given, name))
+                refuse("--" + std::string(name) +
+                       " goes with inputs from files: add --q, --k "
+                       "and --v");
+        return std::nullopt;
+    }
+    std::string missing;
+    for (const auto& [name, text] : {std::pair{"--q", q}, std::pair{"--k", k}, std::pair{"--v", v}})
+        if (!text) missing += (missing.empty() ? "" : " and ") + std::string(name);
+    if (!missing.empty())
+        refuse("inputs from .npy files need --q, --k and --v: " + missing +
+               (missing.size() > 3 ? " are" : " is") + " missing");
+    InputFiles files{*q, *k, *v, {}, std::nullopt};
+    if (const std::string* upstream = find(given, "do")) files.upstream = *upstream;
+    if (const std::string* head = find(given, "head"))
+        files.head = int(readWholeNumber("head", *head, 0, kMaxNpyHeads - 1, "the head index"));
+    return files;
+}
+
+// A size option given beside files must be the files' size.
+void requireFileSize(const GivenOptions& given, const char* name, int fromFiles, const char* what,
+                     const char* file) {
+    const std::string* text = find(given, name);
+    if (!text) return;
+    const long long value = readWholeNumber(name, *text, 1, kMaxSequenceLength, what);
+    if (value != fromFiles)
+        refuse(quoted(name, *text) + what + " is " + std::to_string(fromFiles) + " in " + file +
+               ": leave --" + name + " out, the sizes are the files'");
+}
+
+// The inputs from the files on the command line, the sizes theirs. Other inputs asked for beside
+// them are refused.
+void applyInputFiles(const GivenOptions& given, const InputFiles& files, RunSetup& setup) {
+    if (const std::string* pattern = find(given, "pattern"))
+        refuse("--pattern '" + *pattern + "' and --q, --k, --v ask for two inputs: give one");
+    setup.spec.design.reset(); // a base's designed inputs give way to the files asked for
+    setup.spec = withInputFiles(setup.spec, files);
+    const ProblemSpec& spec = setup.spec;
+    requireFileSize(given, "n", spec.queries, "n_q (queries)", "--q's file");
+    if (find(given, "n") && !find(given, "nk"))
+        requireFileSize(given, "n", spec.keys, "n_k (keys)", "--k's file");
+    requireFileSize(given, "nk", spec.keys, "n_k (keys)", "--k's file");
+    requireFileSize(given, "d", spec.headDim, "d (head dimension)", "--q's file");
+}
+
 } // namespace
 
 RunSetup toySetup() {
@@ -113,8 +166,23 @@ const std::vector<ProblemOption>& problemOptions() {
             {"no-running-max", "", "subtract no maximum at all: exp() overflows on large scores",
              ""},
             {"keep-full-s", "", "also write every score tile to an n x n S 'for debugging'", ""},
+            {"q", "FILE",
+             "Q from an .npy file (float32 or float64, (n_q, d) or (h, n_q, d)); with --k and "
+             "--v, and the sizes are the files'",
+             ""},
+            {"k", "FILE", "K from an .npy file, (n_k, d) or (h, n_k, d); with --q and --v", ""},
+            {"v", "FILE", "V from an .npy file, (n_k, d) or (h, n_k, d); with --q and --k", ""},
+            {"do", "FILE",
+             "the backward's upstream gradient dO from an .npy file, (n_q, d) or (h, n_q, d); "
+             "with --q, --k, --v and --backward",
+             "N(0, 1) from the seed"},
+            {"head", "H",
+             "the head of (h, n, d) files, 0 to h - 1 (" + std::to_string(kMaxNpyHeads - 1) +
+                 " at most); with --q, --k and --v",
+             ""},
         };
-        for (const BackwardSwitch& flag : backwardSwitches()) list.push_back({flag.name, "", flag.help, ""});
+        for (const BackwardSwitch& flag : backwardSwitches())
+            list.push_back({flag.name, "", flag.help, ""});
         return list;
     }();
     return options;
@@ -160,10 +228,20 @@ RunSetup readProblemOptions(const GivenOptions& given, RunSetup base) {
     }
     ProblemSpec& spec = base.spec;
     FlashOptions& options = base.options;
-    spec.queries = readSize(given, "n", spec.queries, kMaxSequenceLength, "n_q (queries)");
-    spec.keys = find(given, "n") && !find(given, "nk") ? spec.queries : spec.keys;
-    spec.keys = readSize(given, "nk", spec.keys, kMaxSequenceLength, "n_k (keys)");
-    spec.headDim = readSize(given, "d", spec.headDim, kMaxHeadDim, "d (head dimension)");
+    if (const std::optional<InputFiles> files = readInputFiles(given)) {
+        applyInputFiles(given, *files, base);
+    } else {
+        // Inputs from files (a base's) fix the sizes; a new size asks for other inputs.
+        for (const char* name : {"n", "nk", "d", "pattern"})
+            if (spec.files && find(given, name))
+                refuse("--" + std::string(name) + ": the inputs come from " + describeInputs(spec) +
+                       ", whose shapes fix the sizes; give --q, --k and "
+                       "--v for other files");
+        spec.queries = readSize(given, "n", spec.queries, kMaxSequenceLength, "n_q (queries)");
+        spec.keys = find(given, "n") && !find(given, "nk") ? spec.queries : spec.keys;
+        spec.keys = readSize(given, "nk", spec.keys, kMaxSequenceLength, "n_k (keys)");
+        spec.headDim = readSize(given, "d", spec.headDim, kMaxHeadDim, "d (head dimension)");
+    }
     options = withBlocksWithin(options, spec, find(given, "br") != nullptr,
                                find(given, "bc") != nullptr);
     options.blockRows =
@@ -190,6 +268,9 @@ RunSetup readProblemOptions(const GivenOptions& given, RunSetup base) {
                    toString(base.algorithm) + " attention's forward: add --backward");
         options.backward.*flag.field = flag.onValue;
     }
+    if (find(given, "do") && base.algorithm != Algorithm::Backward)
+        refuse("--do is the backward's upstream gradient, and this is " +
+               std::string(toString(base.algorithm)) + " attention's forward: add --backward");
     if (find(given, "causal")) spec.causal = true;
     if (find(given, "no-rescale")) options.rescale = false;
     if (find(given, "no-running-max")) options.runningMax = false;

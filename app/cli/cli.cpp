@@ -9,6 +9,7 @@
 #include "core/hardware.h"
 #include "core/run.h"
 #include "core/setup.h"
+#include "core/step_export.h"
 #include "core/steps.h"
 #include "core/units.h"
 #include "kernels/backend_registry.h"
@@ -40,7 +41,7 @@ Commands:
              ordinary attention and print the traffic, FLOPs and scratch memory of both;
              with --backward, FlashAttention-2's backward pass, its gradients checked.
   steps      List the steps the algorithm takes on one problem (up to %1 without --all),
-             or show one step's state.
+             or show one step's state; with --json, the state at each of those steps.
   bench      Time CPU FlashAttention against ordinary attention (fp32, Eigen).
   profiles   List the hardware profiles and where their figures come from.
 
@@ -52,6 +53,7 @@ Examples:
   flashviz-cli run --backward --no-row-dot
   flashviz-cli steps --algorithm backward --step 12
   flashviz-cli steps --n 8 --step 10
+  flashviz-cli steps --n 8 --step first-rescale --no-rescale --json
   flashviz-cli steps --n 1024 --br 64 --bc 64 --all
   flashviz-cli steps --n 64 --pattern late-max --step first-rescale+1
   flashviz-cli bench --sizes 1024,2048
@@ -97,7 +99,7 @@ const std::map<std::string, std::set<QString>>& commandOptions() {
         o["run"] = problem;
         o["run"].insert({"backend", "json"});
         o["steps"] = problem;
-        o["steps"].insert({"step", "all"});
+        o["steps"].insert({"step", "all", "json"});
         o["bench"] = {"sizes", "repeats", "br", "bc", "d", "json"};
         o["profiles"] = {};
         return o;
@@ -138,7 +140,8 @@ void addProblemOptions(QCommandLineParser& p) {
     p.addOptions({
         {"backend", "run: cpu (default) or cuda; the CUDA backend alone, the CPU never stands in.",
          "B"},
-        {"json", "run, bench: print one JSON object instead of text."},
+        {"json", "run, bench, steps: print one JSON object instead of text (steps: the state at "
+                  "--step K, or at every step listed, as the window's step data export)."},
     });
 }
 
@@ -159,14 +162,6 @@ RunSetup setupFrom(const QCommandLineParser& p) {
     return setup;
 }
 
-nlohmann::json countersJson(const Counters& c) {
-    return {{"hbm_bytes", c.hbmBytes()},
-            {"hbm_read_bytes", c.hbmReadBytes},
-            {"hbm_write_bytes", c.hbmWriteBytes},
-            {"flops", c.flops},
-            {"peak_scratch_floats", c.peakScratchElements}};
-}
-
 // The backward switches on, by their command-line names: "--no-row-dot, --store-p", or "none".
 std::string switchesOn(const BackwardOptions& options) {
     std::string names;
@@ -178,18 +173,19 @@ std::string switchesOn(const BackwardOptions& options) {
 std::string describeRun(const RunSetup& setup) {
     const ProblemSpec& s = setup.spec;
     const FlashOptions& o = setup.options;
-    char text[400];
+    char sizes[200], rest[200];
+    std::snprintf(sizes, sizeof sizes, "n_q = %d, n_k = %d, d = %d, Br = %d, Bc = %d, ", s.queries,
+                  s.keys, s.headDim, o.blockRows, o.blockCols);
     std::snprintf(
-        text, sizeof text,
-        "n_q = %d, n_k = %d, d = %d, Br = %d, Bc = %d, %s inputs, seed %llu, %s, %s%s%s%s%s",
-        s.queries, s.keys, s.headDim, o.blockRows, o.blockCols, toString(s.pattern),
-        static_cast<unsigned long long>(s.seed), toString(s.precision),
+        rest, sizeof rest, ", %s, %s%s%s%s%s", toString(s.precision),
         // The backward's loop is always key blocks outer; the loop order is its forward's.
         setup.algorithm == Algorithm::Backward
             ? (std::string("key blocks outer (forward ") + toString(o.loopOrder) + ")").c_str()
             : toString(o.loopOrder),
         s.causal ? ", causal" : "", o.rescale ? "" : ", NO RESCALE",
         o.runningMax ? "" : ", NO RUNNING MAX", o.keepFullScores ? ", full S kept" : "");
+    // Where the inputs came from (a pattern and seed, or files of any length), as core says it.
+    const std::string text = sizes + describeInputs(s) + rest;
     if (setup.algorithm != Algorithm::Backward) return text;
     return text + std::string(", backward switches: ") + switchesOn(o.backward);
 }
@@ -482,6 +478,15 @@ int stepFrom(const QCommandLineParser& p, const StepEngine& engine) {
     }
 }
 
+// The steps `steps` shows: the one --step names, or every one.
+std::vector<int> listedSteps(const QCommandLineParser& p, const StepEngine& engine) {
+    if (p.isSet("step")) return {stepFrom(p, engine)};
+    std::vector<int> steps(std::size_t(engine.stepCount()));
+    for (int k = 0; k < engine.stepCount(); ++k)
+        steps[std::size_t(k)] = k;
+    return steps;
+}
+
 int commandSteps(const QCommandLineParser& p, std::ostream& out) {
     const RunSetup setup = setupFrom(p);
     const ProblemSpec& spec = setup.spec;
@@ -497,6 +502,10 @@ int commandSteps(const QCommandLineParser& p, std::ostream& out) {
     if (p.isSet("step") && p.isSet("all"))
         throw UsageError("--step shows one step and --all lists every one: give one of them");
     const StepEngine engine(makeProblem(spec), setup.algorithm, options);
+    if (p.isSet("json")) {
+        out << stepDataJsonText(stepDataJson(engine, listedSteps(p, engine)));
+        return 0;
+    }
     if (p.isSet("step")) {
         const StepState s = engine.state(stepFrom(p, engine));
         out << "step " << s.info.index << " of " << engine.stepCount() << ": "
@@ -618,7 +627,8 @@ int dispatch(const QStringList& args, std::ostream& out, std::ostream& err) {
     p.setApplicationDescription(QString::fromUtf8(kSummary).arg(kMaxListedSteps));
     p.addPositionalArgument("command", "demos, run, steps, bench or profiles");
     p.addHelpOption();
-    p.addVersionOption();
+    // --version alone: Qt's version option also takes -v, the short form of --v FILE.
+    p.addOption({"version", "Displays version information."});
     addProblemOptions(p);
     p.addOptions({
         {"only", "demos: print only demo K, 1 to 9.", "K"},
