@@ -104,7 +104,8 @@ test)
     run_sanitized_suites
     ;;
 build)
-    install_missing "${build_packages[@]}"
+    # The tests are built too: their .npy files are written with xtensor.
+    install_missing "${build_packages[@]}" xtensor-dev
     build_release
     ;;
 package)

@@ -1,5 +1,6 @@
 # The window's folders depend one way (app/gui/CMakeLists.txt):
 #   shell → lecture, pages → views → present, widgets → session → style → core
+# and shell → export, which uses no other folder (Qt Gui and FFmpeg only).
 # Run with -DGUI_DIR=<app/gui>: fails naming every #include that reaches a folder its own folder
 # may not use, so a dependency against the grain is found before it is linked around.
 cmake_minimum_required(VERSION 3.25)
@@ -10,7 +11,8 @@ set(_allowed_views   core style session present views)
 set(_allowed_widgets core kernels style session widgets)
 set(_allowed_pages   core kernels style session pages)
 set(_allowed_lecture core style session present views widgets lecture)
-set(_allowed_shell   core kernels style session present views widgets pages lecture shell app)
+set(_allowed_export  export)
+set(_allowed_shell   core kernels style session present views widgets pages lecture export shell app)
 
 set(_problems "")
 file(GLOB_RECURSE _files RELATIVE ${GUI_DIR} ${GUI_DIR}/*.h ${GUI_DIR}/*.cpp)

@@ -4,5 +4,6 @@
 add_test(NAME install_layout
          COMMAND ${CMAKE_COMMAND} -DBUILD_DIR=${CMAKE_BINARY_DIR}
                  -DPREFIX=${CMAKE_CURRENT_BINARY_DIR}/install-check -DAPP_ID=${FLASHVIZ_APP_ID}
+                 -DSESSION=${PROJECT_SOURCE_DIR}/tests/fuzz/corpus/fuzz_session/preset-toy.flashviz
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/check_install.cmake)
 set_tests_properties(install_layout PROPERTIES SKIP_REGULAR_EXPRESSION "SKIP: " TIMEOUT 300)

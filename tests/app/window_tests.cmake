@@ -1,7 +1,15 @@
 # The window's tests: controller, main window, lecture mode, command line.
-foreach(_test tst_controller tst_window tst_lecture tst_command_line tst_text_fits)
+foreach(_test tst_controller tst_window tst_lecture tst_presenter tst_command_line tst_text_fits)
   flashviz_add_test(${_test} SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/${_test}.cpp LIBS flashviz_gui_shell)
 endforeach()
+# The presenter view on two screens: the offscreen platform with a laptop's and a projector's.
+add_test(NAME tst_presenter_two_screens
+         COMMAND tst_presenter -platform offscreen:configfile=${CMAKE_CURRENT_SOURCE_DIR}/two_screens.json
+                 secondScreenTakesTheAudience)
+set_tests_properties(tst_presenter_two_screens PROPERTIES TIMEOUT 300)
+# Q, K, V and dO from .npy files in the window: settings, scene, controls, dialog (issue #16).
+flashviz_add_test(tst_input_files SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/tst_input_files.cpp
+                  LIBS flashviz_gui_shell xtensor)
 # The worker jobs, the latest request of a tag winning (session/async_job.h).
 flashviz_add_test(tst_async_job SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/tst_async_job.cpp LIBS flashviz_gui_session)
 # The views' models, without a window: the tile detail's, the check's, the code's, the comparison's.
@@ -31,6 +39,20 @@ set_tests_properties(tst_monkey PROPERTIES RUN_SERIAL TRUE)
 # The memory stage's and the matrices view's models, step by step, without a window.
 flashviz_add_test(tst_present_stage SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/tst_present_stage.cpp
                   LIBS flashviz_gui_present)
+# File → Export: the view as SVG / PDF / PNG, the step data (the same bytes as flashviz-cli steps
+# --json), the animation dialog's request and the export's progress and Cancel (issue #16).
+flashviz_add_test(tst_export_window SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/tst_export_window.cpp
+                  LIBS flashviz_gui_shell Qt6::Svg)
+target_compile_definitions(tst_export_window PRIVATE FLASHVIZ_CLI_EXECUTABLE="$<TARGET_FILE:flashviz-cli>")
+add_dependencies(tst_export_window flashviz-cli)
+# The input designer: its settings key, its scenes, its dialog (issue #16).
+flashviz_add_test(tst_input_designer SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/tst_input_designer.cpp LIBS flashviz_gui_shell)
 # The one-way dependencies of the window's folders, checked on their #include lines.
 add_test(NAME gui_layers COMMAND ${CMAKE_COMMAND} -DGUI_DIR=${PROJECT_SOURCE_DIR}/app/gui
                                  -P ${CMAKE_CURRENT_SOURCE_DIR}/check_layers.cmake)
+# Sessions (.flashviz): saved and opened in a fresh window, refused files, the recent list, the
+# command line's FILE.flashviz with the real executable, the MIME type beside the format.
+flashviz_add_test(tst_session SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/tst_session.cpp LIBS flashviz_gui_shell)
+target_compile_definitions(tst_session PRIVATE FLASHVIZ_EXECUTABLE="$<TARGET_FILE:flashviz>"
+                                               FLASHVIZ_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+add_dependencies(tst_session flashviz)

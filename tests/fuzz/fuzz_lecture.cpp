@@ -15,7 +15,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         flashviz::gui::parseLectureChapters(bytes, QStringLiteral("lecture.json"));
     for (const flashviz::gui::LectureChapter& c : parsed.chapters)
         if (c.beats.isEmpty() || c.views.isEmpty() ||
-            (!c.weights.isEmpty() && c.weights.size() != c.views.size()))
+            (!c.weights.isEmpty() && c.weights.size() != c.views.size()) ||
+            c.notes.size() > flashviz::gui::kMaxNotesChars ||
+            !flashviz::gui::placeholderProblem(c.notes).isEmpty())
             __builtin_trap();
     const flashviz::gui::StepWhyParse whys =
         flashviz::gui::parseStepWhys(bytes, QStringLiteral("lecture.json"));

@@ -107,23 +107,22 @@ QString quoteWhys(const QString& narrative, const std::vector<StepWhy>& whys) {
 LectureChapter readChapter(const QJsonObject& o, const std::vector<LectureChapter>& earlier,
                            const std::vector<StepWhy>& whys) {
     static const QStringList known{QStringLiteral("id"),        QStringLiteral("title"),
-                                   QStringLiteral("narrative"), QStringLiteral("settings"),
-                                   QStringLiteral("beats"),     QStringLiteral("views"),
-                                   QStringLiteral("weights")};
+                                   QStringLiteral("narrative"), QStringLiteral("notes"),
+                                   QStringLiteral("settings"),  QStringLiteral("beats"),
+                                   QStringLiteral("views"),     QStringLiteral("weights")};
     checkJsonKeys(o, known);
     LectureChapter c;
-    c.id = jsonText(o, "id", true, 64);
+    c.id = jsonText(o, "id", true, kMaxChapterIdChars);
     for (const LectureChapter& other : earlier)
         if (other.id == c.id)
             refuse(QStringLiteral("id '%1' is taken by an earlier chapter").arg(c.id));
     c.title = jsonText(o, "title", true, 200);
     c.narrative = quoteWhys(jsonText(o, "narrative", true, 20000), whys);
-    static const QRegularExpression placeholder(QStringLiteral("\\{([^{}]*)\\}"));
-    for (const auto& match : placeholder.globalMatch(c.narrative))
-        if (!placeholderNames().contains(match.captured(1)))
-            refuse(QStringLiteral("narrative: unknown placeholder {%1} (the figures are %2)")
-                       .arg(match.captured(1).left(40),
-                            placeholderNames().join(QStringLiteral(", "))));
+    if (const QString problem = placeholderProblem(c.narrative); !problem.isEmpty())
+        refuse(QStringLiteral("narrative: ") + problem);
+    c.notes = jsonText(o, "notes", false, kMaxNotesChars);
+    if (const QString problem = placeholderProblem(c.notes); !problem.isEmpty())
+        refuse(QStringLiteral("notes: ") + problem);
     QJsonArray storage;
     const QJsonArray& beats = jsonList(o, "beats", 1, 256, storage);
     for (qsizetype i = 0; i < beats.size(); ++i) {
@@ -182,6 +181,15 @@ std::vector<LectureChapter> loadChapters() {
 }
 
 } // namespace
+
+QString placeholderProblem(const QString& text) {
+    static const QRegularExpression placeholder(QStringLiteral("\\{([^{}]*)\\}"));
+    for (const auto& match : placeholder.globalMatch(text))
+        if (!placeholderNames().contains(match.captured(1)))
+            return QStringLiteral("unknown placeholder {%1} (the figures are %2)")
+                .arg(match.captured(1).left(40), placeholderNames().join(QStringLiteral(", ")));
+    return {};
+}
 
 LectureParse parseLectureChapters(const QByteArray& bytes, const QString& source) {
     LectureParse out;
@@ -381,6 +389,7 @@ LectureView::LectureView(Controller* controller, FrameFeed* feed, QWidget* paren
     accent.setColor(QPalette::WindowText, theme.accent);
     m_caption->setPalette(accent);
     m_keys = new QLabel(this); // the window's key hint (setKeysLine)
+    m_keys->setObjectName(QStringLiteral("lectureKeys"));
     QPalette muted = pal;
     muted.setColor(QPalette::WindowText, theme.muted);
     m_keys->setPalette(muted);
@@ -449,6 +458,18 @@ std::vector<FrameView*> LectureView::frameViews() const {
 
 void LectureView::setKeysLine(const QString& keys) {
     m_keys->setText(keys);
+}
+
+void LectureView::showKeysLine(bool shown) {
+    m_keys->setVisible(shown);
+}
+
+QString LectureView::titleText() const {
+    return m_title->text();
+}
+
+QString LectureView::captionText() const {
+    return m_caption->text();
 }
 
 QString LectureView::keysLine() const {
@@ -544,15 +565,21 @@ void LectureView::updateCaption() {
                            .arg(beat, QString::fromStdString(describe(
                                           frame->state.info.kind, frame->scene->settings.options,
                                           frame->scene->settings.algorithm))));
+    emit slideChanged();
+}
+
+std::optional<int> LectureView::nextBeatInChapter() const {
+    const int step = m_controller->step();
+    for (int b : m_beats)
+        if (b > step) return b;
+    return std::nullopt;
 }
 
 void LectureView::nextBeat() {
-    const int step = m_controller->step();
-    for (int b : m_beats)
-        if (b > step) {
-            m_controller->setStep(b);
-            return;
-        }
+    if (const auto beat = nextBeatInChapter()) {
+        m_controller->setStep(*beat);
+        return;
+    }
     if (m_chapter + 1 < chapterCount()) goToChapter(m_chapter + 1, false);
 }
 

@@ -9,6 +9,7 @@
 #include <QStringList>
 #include <QWidget>
 
+#include <optional>
 #include <vector>
 
 class QHBoxLayout;
@@ -32,15 +33,21 @@ struct LectureChapter {
     QString id;
     QString title;
     QString narrative; // may name figures as {placeholders}, filled from the scene
+    QString notes;     // the speaker notes the presenter view shows; {placeholders} as above
     VizSettings settings;
     QStringList beats;  // steps: numbers, "all", "outer0", "first-rescale", "first-wrong", "end"
     QStringList views;  // two of: memory, tile, matrices, code, comparison
     QList<int> weights; // their share of the height (equal when absent)
 };
 
-// The chapters in a lecture.json: each entry that reads (id, title, narrative and its
-// {placeholders}, beats as step expressions or "all"/"outer0", views, weights, settings as the
-// engine would take them), and one message for each entry skipped, naming `source`, the entry
+// The longest chapter id, and the longest speaker notes, that are read (the shipped file's and
+// the lecturer's own copy, presenter_notes.h).
+inline constexpr qsizetype kMaxChapterIdChars = 64;
+inline constexpr qsizetype kMaxNotesChars = 4000;
+
+// The chapters in a lecture.json: each entry that reads (id, title, narrative and notes with
+// their {placeholders}, beats as step expressions or "all"/"outer0", views, weights, settings as
+// the engine would take them), and one message for each entry skipped, naming `source`, the entry
 // and the field. Any bytes at all; never throws.
 struct LectureParse {
     std::vector<LectureChapter> chapters;
@@ -52,8 +59,11 @@ LectureParse parseLectureChapters(const QByteArray& bytes, const QString& source
 const std::vector<LectureChapter>& lectureChapters();
 // The steps a chapter's beats name, for a built scene (sorted, unique).
 std::vector<int> resolveBeats(const LectureChapter& chapter, const Scene& scene);
-// The narrative with {placeholders} replaced by the scene's figures, and the sentences that
-// depend on the state ({verdict}, {bugSwitch}) as the scene has it now.
+// Why `text` cannot be filled: the first {placeholder} that is not one of fillNarrative()'s, in
+// a sentence naming the figures there are; empty when every one is.
+QString placeholderProblem(const QString& text);
+// The narrative (or the notes) with {placeholders} replaced by the scene's figures, and the
+// sentences that depend on the state ({verdict}, {bugSwitch}) as the scene has it now.
 QString fillNarrative(const QString& narrative, const Scene& scene);
 // The check as it stands, in a sentence (the {verdict}): passes, or fails by how much, in how
 // many rows, and from which step.
@@ -78,9 +88,16 @@ class LectureView : public QWidget {
     int chapterCount() const { return int(lectureChapters().size()); }
     const std::vector<int>& beats() const { return m_beats; }
     QString narrativeText() const;
+    QString titleText() const;   // "3 / 9   An online softmax"
+    QString captionText() const; // "2 / 5   ·   <what the step does>"
+    // The beat nextBeat() goes to within the chapter; none at its last beat (then the next
+    // chapter's first).
+    std::optional<int> nextBeatInChapter() const;
     // The key line under the views ("PgDn / PgUp  next / back     …"), from the window's actions.
     void setKeysLine(const QString& keys);
     QString keysLine() const;
+    // Off while the presenter view shows the keys: the audience sees the slide alone.
+    void showKeysLine(bool shown);
     std::vector<FrameView*> frameViews() const;
 
   public slots:
@@ -92,6 +109,8 @@ class LectureView : public QWidget {
   signals:
     void leaveRequested();
     void chapterChanged(int chapter);
+    // The slide now shows a new chapter, narrative or step (its caption is up to date).
+    void slideChanged();
 
   protected:
     void paintEvent(QPaintEvent* event) override;

@@ -1,4 +1,6 @@
 #include "session/settings.h"
+#include "session/input_design_json.h"
+#include "session/input_files_json.h"
 #include "session/resources.h"
 
 #include "core/errors.h"
@@ -75,6 +77,8 @@ const QStringList& settingKeys() {
         QStringList out = keys;
         for (const BackwardKey& key : backwardKeys())
             out.append(QLatin1String(key.name));
+        out.append(QStringLiteral("inputDesign")); // session/input_design_json.h
+        out.append(QStringLiteral("inputFiles"));  // session/input_files_json.h
         return out;
     }();
     return all;
@@ -240,6 +244,21 @@ VizSettings settingsFromJson(const QJsonObject& json, const VizSettings& base,
         if (!kind) unknown("backend", "backend", b);
         s.backend = *kind;
     });
+    field("inputDesign", [&](const QJsonValue& v) { s.spec.design = inputDesignFromJson(v); });
+    // After the sizes: the files' shapes are the sizes. A file gone or changed keeps `base`'s
+    // inputs (with `problems`), as any other field that cannot be read.
+    field("inputFiles", [&](const QJsonValue& v) {
+        const std::optional<InputFiles> files = inputFilesFromJson(v);
+        if (!files) {
+            s.spec.files.reset();
+            return;
+        }
+        try {
+            s.spec = withInputFiles(s.spec, *files);
+        } catch (const EngineError& error) {
+            refuse(QStringLiteral("inputFiles: %1").arg(QString::fromUtf8(error.what())));
+        }
+    });
     return s;
 }
 
@@ -263,6 +282,8 @@ QJsonObject settingsToJson(const VizSettings& s) {
     json.insert(QStringLiteral("algorithm"), QLatin1String(toString(s.algorithm)));
     json.insert(QStringLiteral("hardware"), QString::fromStdString(s.hardwareId));
     json.insert(QStringLiteral("backend"), QLatin1String(toString(s.backend)));
+    json.insert(QStringLiteral("inputDesign"), inputDesignToJson(s.spec.design));
+    json.insert(QStringLiteral("inputFiles"), inputFilesToJson(s.spec.files));
     return json;
 }
 
@@ -341,9 +362,9 @@ QString describeSettings(const VizSettings& s) {
     text += QStringLiteral(" · d %1").arg(s.spec.headDim);
     if (s.algorithm != Algorithm::Standard)
         text += QStringLiteral(" · %1×%2 tiles").arg(s.options.blockRows).arg(s.options.blockCols);
-    text += QStringLiteral(" · %1 · seed %2")
-                .arg(QLatin1String(toString(s.spec.pattern)))
-                .arg(s.spec.seed);
+    // Where the inputs come from, as flashviz-cli run says it (the files by their names).
+    text += QStringLiteral(" · %1").arg(
+        QString::fromStdString(describeInputs(s.spec, InputPaths::FileNames)));
     if (s.spec.causal) text += QStringLiteral(" · causal");
     if (s.spec.precision == Precision::Float) text += QStringLiteral(" · fp32");
     // The backward's switches by the names the command lines take ("no-row-dot", "store-p").

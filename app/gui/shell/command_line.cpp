@@ -69,6 +69,12 @@ bool readProblem(const QCommandLineParser& parser, CommandLine& out) {
     try {
         out.start.problem =
             readProblemOptions(given, RunSetup{base.spec, base.options, base.algorithm});
+        // The window saves its settings and sessions: keep the files' paths absolute there, so
+        // that they still name the same files when the window starts in another folder.
+        if (std::optional<InputFiles>& files = out.start.problem->spec.files)
+            for (std::string* path : {&files->q, &files->k, &files->v, &files->upstream})
+                if (!path->empty())
+                    *path = QFileInfo(QString::fromStdString(*path)).absoluteFilePath().toStdString();
         VizSettings settings = base;
         settings.spec = out.start.problem->spec;
         settings.options = out.start.problem->options;
@@ -109,6 +115,103 @@ QString qtOptionsHelp() {
         "  -display <name>      The X display (xcb).\n");
 }
 
+// --export FILE and the options that shape its animation; their limits and defaults are
+// shell/animation_recorder.h's.
+struct ExportOptions {
+    QCommandLineOption file{
+        QStringLiteral("export"),
+        QObject::tr("Record an animation of the steps to the file (.mp4 H.264, .gif, .webp: by the "
+                    "extension) and exit; the step view, or with --lecture the chapter's slide. "
+                    "Headless with -platform offscreen."),
+        QStringLiteral("file")};
+    QCommandLineOption from{
+        QStringLiteral("from"),
+        QObject::tr("--export: the first step, as --step takes it (default 0; with --lecture "
+                    "and neither --from nor --to: the chapter's beats)."),
+        QStringLiteral("step")};
+    QCommandLineOption to{QStringLiteral("to"),
+                          QObject::tr("--export: the last step, as --step takes it (default end)."),
+                          QStringLiteral("step")};
+    QCommandLineOption fps{QStringLiteral("fps"),
+                           QObject::tr("--export: frames per second, %1 to %2 (default %3).")
+                               .arg(kAnimationMinFps)
+                               .arg(kAnimationMaxFps)
+                               .arg(kAnimationDefaultFps),
+                           QStringLiteral("n")};
+    QCommandLineOption framesPerStep{
+        QStringLiteral("frames-per-step"),
+        QObject::tr("--export: frames for each step, the tile movements in between, %1 to %2 "
+                    "(default %3).")
+            .arg(kAnimationMinFramesPerStep)
+            .arg(kAnimationMaxFramesPerStep)
+            .arg(kAnimationDefaultFramesPerStep),
+        QStringLiteral("n")};
+    QList<QCommandLineOption> all() const { return {file, from, to, fps, framesPerStep}; }
+};
+
+// A whole number option of --export within [lowest, highest]; false with out.error otherwise.
+bool readWholeOption(const QCommandLineParser& parser, const QCommandLineOption& option, int lowest,
+                     int highest, int& value, CommandLine& out) {
+    if (!parser.isSet(option)) return true;
+    const auto n = wholeNumber(parser.value(option), lowest, highest);
+    if (!n) {
+        out.error = QObject::tr("--%1 takes a whole number from %2 to %3 (got '%4')")
+                        .arg(option.names().constFirst())
+                        .arg(lowest)
+                        .arg(highest)
+                        .arg(parser.value(option));
+        return false;
+    }
+    value = int(*n);
+    return true;
+}
+
+// --export's request, checked as the window's dialog checks it (validateAnimationRequest); the
+// options that only shape an animation are refused without it.
+bool readExport(const QCommandLineParser& parser, const ExportOptions& options, CommandLine& out) {
+    if (!parser.isSet(options.file)) {
+        for (const QCommandLineOption& o : options.all())
+            if (parser.isSet(o)) {
+                out.error = QObject::tr("--%1 shapes an animation: give --export FILE too")
+                                .arg(o.names().constFirst());
+                return false;
+            }
+        return true;
+    }
+    if (parser.isSet(QStringLiteral("screenshot")) || parser.isSet(QStringLiteral("step"))) {
+        out.error = QObject::tr("--export records the steps --from … --to …; it takes neither "
+                                "--screenshot nor --step");
+        return false;
+    }
+    AnimationRequest request;
+    request.file = parser.value(options.file);
+    request.view = out.start.lecture ? AnimationView::Lecture : AnimationView::Step;
+    request.chapter = out.start.chapter;
+    if (parser.isSet(options.from) || parser.isSet(options.to)) {
+        request.range = AnimationRange::Steps;
+        if (parser.isSet(options.from)) request.from = parser.value(options.from);
+        if (parser.isSet(options.to)) request.to = parser.value(options.to);
+    } else if (out.start.lecture) {
+        request.range = AnimationRange::Chapter;
+    }
+    if (parser.isSet(QStringLiteral("size"))) request.size = out.size;
+    if (!readWholeOption(parser, options.fps, kAnimationMinFps, kAnimationMaxFps, request.fps,
+                         out) ||
+        !readWholeOption(parser, options.framesPerStep, kAnimationMinFramesPerStep,
+                         kAnimationMaxFramesPerStep, request.framesPerStep, out))
+        return false;
+    if (const QString bad = validateAnimationRequest(request); !bad.isEmpty()) {
+        out.error = QStringLiteral("--export: %1").arg(bad);
+        return false;
+    }
+    out.animation = request;
+    // Like a screenshot: exactly what the command line asks for, and no trace left.
+    out.start.restore = false;
+    out.start.save = false;
+    out.start.fullScreen = false;
+    return true;
+}
+
 } // namespace
 
 CommandLine parseCommandLine(const QStringList& arguments) {
@@ -119,11 +222,15 @@ CommandLine parseCommandLine(const QStringList& arguments) {
         "The problem options (--n to --keep-full-s) set the problem over the preset's settings\n"
         "(--preset), else over the explainer's toy, named, checked and explained as flashviz-cli\n"
         "takes them.\n\n"
-        "Exit status: 0 done; 1 the screenshot could not be written; 2 an option refused (the\n"
-        "message names the valid range); 3 --screenshot written, but the --backend asked for is\n"
-        "not available here and the CPU computed it (stderr says why)."));
+        "Exit status: 0 done; 1 the screenshot or the animation could not be written (or the\n"
+        "run lacks a step of --from/--to); 2 an option refused (the message names the valid\n"
+        "range); 3 --screenshot or --export written, but the --backend asked for is not\n"
+        "available here and the CPU computed it (stderr says why)."));
     const QCommandLineOption help = parser.addHelpOption();
-    const QCommandLineOption version = parser.addVersionOption();
+    // --version alone: Qt's version option also takes -v, the short form of --v FILE.
+    const QCommandLineOption version(QStringLiteral("version"),
+                                     QObject::tr("Displays version information."));
+    parser.addOption(version);
     QStringList presetIds;
     for (const Preset& p : presets())
         presetIds << p.id;
@@ -142,12 +249,24 @@ CommandLine parseCommandLine(const QStringList& arguments) {
     const QCommandLineOption chapter(QStringLiteral("chapter"),
                                      QObject::tr("Lecture chapter to start at (1 = first)."),
                                      QStringLiteral("n"));
+    const QCommandLineOption presenter(
+        QStringLiteral("presenter"),
+        QObject::tr("Start in lecture mode with the presenter view: the speaker notes, the next "
+                    "step, the clock and the keys in a window of their own (on a second screen "
+                    "when there is one)."));
+    parser.addOption(presenter);
     const QCommandLineOption screenshot(
         QStringLiteral("screenshot"),
         QObject::tr("Render the window at that state to a PNG and exit."), QStringLiteral("file"));
-    const QCommandLineOption size(QStringLiteral("size"),
-                                  QObject::tr("Window size for --screenshot (default 1920x1080)."),
-                                  QStringLiteral("WxH"));
+    const QCommandLineOption size(
+        QStringLiteral("size"),
+        QObject::tr("Window size for --screenshot (default 1920x1080); frame size "
+                    "for --export (default %1x%2, at most %3x%4).")
+            .arg(kAnimationDefaultSize.width())
+            .arg(kAnimationDefaultSize.height())
+            .arg(kAnimationMaxSize.width())
+            .arg(kAnimationMaxSize.height()),
+        QStringLiteral("WxH"));
     const QCommandLineOption bug(QStringLiteral("bug"),
                                  QObject::tr("Switch the rescale off (the bug); for the "
                                              "backward, leave D out of dS."));
@@ -171,6 +290,15 @@ CommandLine parseCommandLine(const QStringList& arguments) {
     parser.addOptions({preset, step, lecture, chapter, screenshot, size, bug, analysis, transition,
                        backendValues, play, noRestore, backend});
     addProblemOptions(parser);
+    const ExportOptions exportOptions;
+    parser.addOptions(exportOptions.all());
+    parser.addPositionalArgument(
+        QStringLiteral("session"),
+        QObject::tr("A session (.%1) to open over the options above: its settings, step, tab, "
+                    "chart, view options and lecture chapter. One that cannot be read is "
+                    "reported, and the window starts without it.")
+            .arg(QLatin1String(kSessionExtension)),
+        QStringLiteral("[FILE.%1]").arg(QLatin1String(kSessionExtension)));
     if (!parser.parse(arguments)) {
         out.error = parser.errorText();
         return out;
@@ -187,6 +315,14 @@ CommandLine parseCommandLine(const QStringList& arguments) {
         return out;
     }
     StartOptions& s = out.start;
+    if (const QStringList files = parser.positionalArguments(); files.size() > 1) {
+        out.error = QObject::tr("flashviz opens one session at a time (got %1: %2)")
+                        .arg(files.size())
+                        .arg(files.join(QStringLiteral(", ")));
+        return out;
+    } else if (!files.isEmpty()) {
+        s.session = files.front();
+    }
     s.preset = parser.value(preset);
     if (!s.preset.isEmpty() && !findPreset(s.preset)) {
         out.error = QObject::tr("Unknown preset '%1'; known presets: %2")
@@ -215,6 +351,8 @@ CommandLine parseCommandLine(const QStringList& arguments) {
         s.chapter = int(*n - 1);
         s.lecture = true;
     }
+    s.presenter = parser.isSet(presenter);
+    if (s.presenter) s.lecture = true;
     if (!readProblem(parser, out)) return out;
     s.bug = parser.isSet(bug);
     if (parser.isSet(backend)) {
@@ -280,6 +418,7 @@ CommandLine parseCommandLine(const QStringList& arguments) {
         }
         out.size = QSize(int(*w), int(*h));
     }
+    if (!readExport(parser, exportOptions, out)) return out;
     if (!out.screenshot.isEmpty()) {
         // A screenshot shows exactly what the command line asks for and leaves no trace.
         s.restore = false;

@@ -2,7 +2,8 @@
 // The command line: --preset, --step, --lecture [--chapter], --screenshot FILE [--size WxH],
 // --bug, --backend NAME, --analysis N, --transition T, --no-restore, and the problem options
 // flashviz-cli takes (--n --nk --d --br --bc --seed --pattern --causal --loop-order ..., from
-// core/setup.h).
+// core/setup.h), and a session file (FILE.flashviz) to open.
+#include "shell/animation_recorder.h"
 #include "shell/main_window.h"
 
 #include <QSize>
@@ -14,6 +15,9 @@ namespace flashviz::gui {
 struct CommandLine {
     StartOptions start;
     QString screenshot; // write a PNG of the window and exit
+    // --export FILE [--from --to | --lecture --chapter] [--size --fps --frames-per-step]:
+    // record this animation and exit.
+    std::optional<AnimationRequest> animation;
     QSize size{1920, 1080};
     QString error;        // set when the arguments cannot be used
     bool exitNow = false; // --help or --version was answered

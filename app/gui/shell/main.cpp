@@ -1,6 +1,7 @@
 // flashviz: the application. Everything it shows is built in the libraries of app/gui
 // (flashviz_gui_shell and what it links).
 #include "session/controller.h"
+#include "shell/animation_recorder.h"
 #include "shell/command_line.h"
 #include "shell/main_window.h"
 
@@ -8,11 +9,13 @@
 #include "core/setup.h"
 
 #include <QApplication>
+#include <QEventLoop>
 #include <QRegularExpression>
 #include <QTimer>
 
 #include <cstdio>
 #include <optional>
+#include <unistd.h>
 
 namespace {
 
@@ -85,6 +88,39 @@ void refuseStartStepOnceBuilt(flashviz::gui::MainWindow& window, const QString& 
     });
 }
 
+// --export: records the animation from the window's state (the window itself never shown) and
+// returns the exit status; the frames are counted on a terminal.
+int exportAnimation(flashviz::gui::MainWindow& window, const flashviz::gui::CommandLine& command) {
+    if (!window.waitUntilIdle()) {
+        std::fprintf(stderr, "flashviz: the computation did not finish in time\n");
+        return 1;
+    }
+    flashviz::gui::AnimationRecorder recorder;
+    QEventLoop loop;
+    bool written = false;
+    QObject::connect(&recorder, &flashviz::gui::AnimationRecorder::finished, &loop,
+                     [&loop, &written](bool ok, const QString& message) {
+                         written = ok;
+                         std::fprintf(ok ? stdout : stderr, "%s%s\n",
+                                      ok ? "" : "flashviz: ", qPrintable(message));
+                         loop.quit();
+                     });
+    if (isatty(fileno(stderr)))
+        QObject::connect(&recorder, &flashviz::gui::AnimationRecorder::progress, &loop,
+                         [](int done, int total) {
+                             std::fprintf(stderr, "\rframe %d of %d", done, total);
+                             if (done == total) std::fputc('\n', stderr);
+                         });
+    QString error;
+    if (!recorder.start(window, *command.animation, &error)) {
+        std::fprintf(stderr, "flashviz: %s\n", qPrintable(error));
+        return 1;
+    }
+    loop.exec();
+    if (!written) return 1;
+    return command.backendFellBack ? flashviz::gui::kExitBackendFellBack : 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -104,6 +140,7 @@ int main(int argc, char** argv) {
     if (!command.warning.isEmpty())
         std::fprintf(stderr, "flashviz: %s\n", qPrintable(command.warning));
     flashviz::gui::MainWindow window(command.start);
+    if (command.animation) return exportAnimation(window, command);
     if (!command.screenshot.isEmpty()) {
         const auto scene = window.waitUntilIdle() ? window.controller()->scene() : nullptr;
         if (const QString refused =

@@ -1,6 +1,7 @@
 #include "shell/main_window.h"
 
 #include "lecture/lecture.h"
+#include "lecture/presenter_window.h"
 #include "pages/analysis/analysis_view.h"
 #include "pages/gpu_bench/gpu_benchmark_view.h"
 #include "session/controller.h"
@@ -131,6 +132,7 @@ MainWindow::MainWindow(const StartOptions& options, QWidget* parent)
         }
     }
     if (options.analysisChart >= 0) showAnalysis(options.analysisChart);
+    if (!options.session.isEmpty()) openSession(options.session);
 }
 
 MainWindow::~MainWindow() = default;
@@ -284,8 +286,10 @@ void MainWindow::buildActions() {
         return a;
     };
     QMenu* file = menuBar()->addMenu(tr("&File"));
+    buildSessionActions(file);
     add(file, tr("Save a screenshot…"), QKeySequence(Qt::CTRL | Qt::Key_S),
         [this] { saveScreenshotInteractively(); });
+    buildExportActions(file);
     file->addSeparator();
     add(file, tr("Quit"), QKeySequence(Qt::CTRL | Qt::Key_Q), [this] { close(); });
 
@@ -336,6 +340,7 @@ void MainWindow::buildActions() {
     add(view, tr("Analysis"), QKeySequence(Qt::CTRL | Qt::Key_2),
         [this] { m_tabs->setCurrentIndex(1); });
     view->addAction(m_dock->toggleViewAction());
+    buildPresenterActions(view);
 
     // Only in lecture mode: chapters with the arrow keys, Esc to leave.
     QAction* nextChapter = add(nullptr, tr("Next chapter"), QKeySequence(Qt::Key_Down),
@@ -506,6 +511,59 @@ void MainWindow::leaveLecture() {
 void MainWindow::showAnalysis(int chart) {
     m_tabs->setCurrentWidget(m_analysis);
     if (chart >= 0 && chart < m_analysis->chartTitles().size()) m_analysis->showChart(chart);
+}
+
+// F6 in lecture mode shows or hides the presenter view; outside it, starts the lecture with it.
+// Checked, it opens with every lecture.
+void MainWindow::buildPresenterActions(QMenu* view) {
+    m_presenterAction = new QAction(tr("Presenter view"), this);
+    m_presenterAction->setShortcut(QKeySequence(Qt::Key_F6));
+    m_presenterAction->setShortcutContext(Qt::WindowShortcut);
+    m_presenterAction->setCheckable(true);
+    m_presenterAction->setChecked(m_options.presenter);
+    addAction(m_presenterAction);
+    view->addAction(m_presenterAction);
+    connect(m_presenterAction, &QAction::triggered, this, [this](bool wanted) {
+        if (wanted && !isLectureMode())
+            enterLecture(0); // the lecture page opens it
+        else
+            showPresenter(wanted && isLectureMode());
+    });
+    connect(m_stack, &QStackedWidget::currentChanged, this, &MainWindow::onLecturePageChanged);
+}
+
+void MainWindow::onLecturePageChanged() {
+    if (isLectureMode()) {
+        showPresenter(m_presenterAction->isChecked());
+        return;
+    }
+    // Leaving lecture mode closes it (from its own keys too: later, not inside its key event);
+    // the next lecture starts a new clock.
+    showPresenter(false);
+    if (m_presenter) m_presenter->deleteLater();
+    m_presenter = nullptr;
+}
+
+void MainWindow::showPresenter(bool shown) {
+    m_lecture->showKeysLine(!shown); // the keys are on the lecturer's screen instead
+    if (!shown) {
+        // The keys come back to the audience's window, as a clicker's must.
+        if (!m_presenter) return;
+        const bool hadKeys = m_presenter->isActiveWindow();
+        m_presenter->hide();
+        if (hadKeys) activateWindow();
+        return;
+    }
+    if (!m_presenter) {
+        m_presenter = new PresenterWindow(m_lecture, m_controller, m_feed, this);
+        m_presenter->setKeyActions(actions());
+        connect(m_presenter, &PresenterWindow::closed, this, [this] {
+            m_presenterAction->setChecked(false);
+            showPresenter(false);
+        });
+        placePresenter(*this, *m_presenter);
+    }
+    m_presenter->show();
 }
 
 bool MainWindow::waitUntilIdle(int timeoutMs) {

@@ -2,6 +2,7 @@
 // The main window: the check across the top (always visible), the step-by-step page (memory
 // stage, code, tile detail, matrices) and the analysis page in tabs, playback below, the
 // controls in a dock; lecture mode replaces all of it with a full-screen presentation.
+#include "session/session_file.h"
 #include "session/settings.h"
 
 #include <QMainWindow>
@@ -12,6 +13,7 @@
 class QAction;
 class QDockWidget;
 class QLabel;
+class QMenu;
 class QProgressBar;
 class QPushButton;
 class QSplitter;
@@ -21,6 +23,9 @@ class QTabWidget;
 namespace flashviz::gui {
 
 class AnalysisView;
+class AnimationRecorder;
+class ExportAnimationDialog;
+struct AnimationRequest;
 class GpuBenchmarkView;
 class CheckPanel;
 class CodePanel;
@@ -31,6 +36,7 @@ class LectureView;
 class MatricesView;
 class MemoryStageView;
 class PlaybackBar;
+class PresenterWindow;
 class TileDetailView;
 struct Theme;
 
@@ -47,8 +53,10 @@ struct StartOptions {
     bool bug = false;                   // switch the rescale off
     bool backendValues = false;         // show the backend's recorded per-tile values
     bool play = false;                  // start playing once shown
+    bool presenter = false; // the presenter view beside lecture mode (--presenter)
     std::optional<BackendKind> backend; // compute on this backend (else the preset's or saved one)
     std::optional<RunSetup> problem;    // --n, --br, ...: the problem, over the preset or the toy
+    QString session; // a .flashviz file opened over all of the above (a bad one: a message)
 };
 
 class MainWindow : public QMainWindow {
@@ -62,6 +70,7 @@ class MainWindow : public QMainWindow {
     QStringList restoreProblems() const { return m_restoreProblems; }
 
     Controller* controller() const { return m_controller; }
+    FrameFeed* frameFeed() const { return m_feed; } // what every view of the window observes
     MemoryStageView* memoryStage() const { return m_memory; }
     TileDetailView* tileDetail() const { return m_tile; }
     MatricesView* matrices() const { return m_matrices; }
@@ -70,6 +79,7 @@ class MainWindow : public QMainWindow {
     PlaybackBar* playback() const { return m_playback; }
     ControlsPanel* controls() const { return m_controls; }
     LectureView* lecture() const { return m_lecture; }
+    PresenterWindow* presenter() const { return m_presenter; } // null outside lecture mode
     AnalysisView* analysis() const { return m_analysis; }
     GpuBenchmarkView* gpuBenchmark(); // made on first use
     QTabWidget* tabs() const { return m_tabs; }
@@ -83,6 +93,24 @@ class MainWindow : public QMainWindow {
     // Processes events until the scene, the frame and a visible analysis page are ready.
     bool waitUntilIdle(int timeoutMs = 120000);
     void saveState() const;
+
+    // Sessions (session/session_file.h; shell/session_actions.cpp): what is on screen as a
+    // .flashviz file, and back. openSession() returns "" once the file is accepted (a scene
+    // still building takes the rest of the session when it is shown) or the message, also
+    // in the status bar; the window then keeps what it had.
+    Session currentSession() const;
+    QString openSession(const QString& file);
+    QString saveSession(const QString& file);
+    QString sessionFile() const { return m_sessionFile; } // the one opened or saved last
+    QMenu* recentSessionsMenu() const { return m_recentSessions; }
+
+    // Exports (shell/export_actions.cpp): the view File → Export view draws (the lecture slide in
+    // lecture mode, else the step page or the tab shown); an animation started as the dialog
+    // starts it, its progress and Cancel in the status bar: "" or why it did not start.
+    QWidget* exportedView() const;
+    QString startAnimationExport(const AnimationRequest& request);
+    AnimationRecorder* animationRecorder() const { return m_recorder; }
+    ExportAnimationDialog* exportAnimationDialog(); // made on first use, keeps the last request
 
   public slots:
     void toggleLecture();
@@ -110,6 +138,27 @@ class MainWindow : public QMainWindow {
     void updateAnalysisSettings();
     void saveScreenshotInteractively();
     void showBackendValues(bool show);
+    // View → Presenter view (lecture/presenter_window.h): opened with lecture mode when wanted,
+    // closed on leaving it.
+    void buildPresenterActions(QMenu* view);
+    void showPresenter(bool shown);
+    void onLecturePageChanged();
+    void buildExportActions(QMenu* file);
+    void exportViewInteractively();
+    void exportStepDataInteractively();
+    void exportAnimationInteractively();
+    void onAnimationExportFinished(bool ok, const QString& message);
+    void showExportError(const QString& title, const QString& message);
+    void buildSessionActions(QMenu* file);
+    void openSessionInteractively();
+    void saveSessionInteractively(bool askForName);
+    void openRecentSession(const QString& file);
+    void updateRecentSessionsMenu();
+    SessionLimits sessionLimits() const;
+    QString applySession(const Session& session, const QString& file);
+    void finishOpeningSession(const Session& session, const QString& file, const QString& note);
+    void stopWaitingForSessionScene();
+    void setSessionFile(const QString& file);
 
     StartOptions m_options;
     Controller* m_controller;
@@ -136,10 +185,20 @@ class MainWindow : public QMainWindow {
     QPushButton* m_cancel = nullptr;
     std::vector<QAction*> m_lectureOnly;
     QAction* m_bugAction = nullptr; // B: its hint follows the algorithm on screen
+    QAction* m_presenterAction = nullptr; // checked: the presenter view is wanted in lecture mode
+    PresenterWindow* m_presenter = nullptr;
     VizSettings m_beforeLecture;
     int m_stepBeforeLecture = 0;
     Qt::WindowStates m_windowStateBeforeLecture; // maximised, say: leaving restores it
     QStringList m_restoreProblems;
+    AnimationRecorder* m_recorder = nullptr;
+    ExportAnimationDialog* m_exportDialog = nullptr;
+    QProgressBar* m_exportProgress = nullptr; // the animation's frames, beside the build's bar
+    QPushButton* m_exportCancel = nullptr;
+    bool m_exportCancelled = false; // the recorder's finished() then says why in the status line
+    QString m_sessionFile;
+    QMenu* m_recentSessions = nullptr;
+    QObject* m_sessionWaiting = nullptr; // a session opened while its scene builds
 };
 
 // Checks of saved layout bytes before they are applied: an empty string when they may be, else

@@ -1,8 +1,11 @@
 #include "widgets/controls_panel.h"
+#include "widgets/input_designer_dialog.h"
+#include "widgets/input_files_dialog.h"
 
 #include "style/format.h"
 #include "style/theme.h"
 
+#include "core/errors.h"
 #include "core/hardware.h"
 #include "core/setup.h"
 
@@ -10,9 +13,11 @@
 #include <QComboBox>
 #include <QFormLayout>
 #include <QGroupBox>
+#include <QHBoxLayout>
 #include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPushButton>
 #include <QRegularExpression>
 #include <QSignalBlocker>
 #include <QSpinBox>
@@ -282,6 +287,7 @@ ControlsPanel::ControlsPanel(QWidget* parent) : QWidget(parent) {
     layout->addWidget(m_message);
     layout->addStretch(1);
     connectControls();
+    showInputSource(m_base);
 }
 
 void ControlsPanel::addPresets(QVBoxLayout* layout) {
@@ -338,6 +344,14 @@ QGroupBox* ControlsPanel::makeProblemGroup() {
     pf->addRow(headDim, m_headDim);
     pf->addRow(seed, m_seed);
     pf->addRow(tr("inputs"), m_pattern);
+    pf->addRow(QString(), makeInputFilesRow(problem));
+    auto* designInputs = new QPushButton(tr("Design the inputs…"), problem);
+    designInputs->setObjectName(QStringLiteral("designInputs"));
+    designInputs->setToolTip(tr("Choose for each query row the key block that holds its maximum "
+                                "and how sharp it is: Q and K are made so that the rescale "
+                                "fires there"));
+    connect(designInputs, &QPushButton::clicked, this, &ControlsPanel::openInputDesigner);
+    pf->addRow(QString(), designInputs);
     // The CPU engine's arithmetic; the memory view counts fp32 bytes, as the GPU drawn moves them.
     m_precision->setToolTip(tr("The CPU engine's arithmetic. The memory view's bytes and times are "
                                "for fp32 values on the GPU drawn, whichever is chosen here."));
@@ -480,6 +494,88 @@ void ControlsPanel::applyTheme(const Theme& theme) {
     bold.setBold(true);
     m_message->setFont(bold);
     m_presetNote->setStyleSheet(QStringLiteral("color: %1").arg(theme.muted.name()));
+    m_inputSource->setStyleSheet(QStringLiteral("color: %1").arg(theme.muted.name()));
+    m_errorColor = theme.bad;
+}
+
+// Under the pattern: Q, K, V from files instead, the way back, and the files now in use.
+QWidget* ControlsPanel::makeInputFilesRow(QWidget* parent) {
+    auto* row = new QWidget(parent);
+    auto* layout = new QVBoxLayout(row);
+    layout->setContentsMargins(0, 0, 0, 0);
+    auto* buttons = new QHBoxLayout;
+    m_inputFiles = new QPushButton(tr("Q, K, V from .npy files…"), row);
+    m_inputFiles->setObjectName(QStringLiteral("inputFiles"));
+    m_inputFiles->setToolTip(tr("Read Q, K, V (and the backward's dO) from NumPy .npy files: "
+                                "float32 or float64, (n, d) or one head of (h, n, d)"));
+    m_generatedInputs = new QPushButton(tr("Generated"), row);
+    m_generatedInputs->setObjectName(QStringLiteral("generatedInputs"));
+    m_generatedInputs->setToolTip(
+        tr("Back to the generated pattern above, at the sizes of the files or the design"));
+    buttons->addWidget(m_inputFiles, 1);
+    buttons->addWidget(m_generatedInputs);
+    layout->addLayout(buttons);
+    m_inputSource = new QLabel(row);
+    m_inputSource->setObjectName(QStringLiteral("inputSource"));
+    m_inputSource->setWordWrap(true);
+    m_inputSource->setTextFormat(Qt::PlainText);
+    layout->addWidget(m_inputSource);
+    connect(m_inputFiles, &QPushButton::clicked, this, &ControlsPanel::openInputFiles);
+    connect(m_generatedInputs, &QPushButton::clicked, this, [this] {
+        VizSettings s = proposed();
+        s.spec.files.reset();
+        s.spec.design.reset();
+        emit settingsRequested(s);
+        emit fieldCommitted();
+    });
+    return row;
+}
+
+void ControlsPanel::openInputFiles() {
+    InputFilesDialog dialog(m_base.spec.files, m_errorColor, this);
+    if (dialog.exec() == QDialog::Accepted) proposeInputFiles(dialog.files());
+    emit fieldCommitted();
+}
+
+// The design is proposed like any other settings change: the controller applies or refuses it.
+void ControlsPanel::openInputDesigner() {
+    InputDesignerDialog dialog(m_base, m_errorColor, this);
+    if (dialog.exec() == QDialog::Accepted) emit settingsRequested(dialog.settings());
+    emit fieldCommitted();
+}
+
+void ControlsPanel::proposeInputFiles(const InputFiles& files) {
+    VizSettings s = proposed();
+    try {
+        s.spec.design.reset(); // the files replace designed inputs
+        s.spec = withInputFiles(s.spec, files);
+    } catch (const EngineError& e) {
+        const QString why = QString::fromUtf8(e.what());
+        showRefusal(why);
+        emit inputRefused(why);
+        return;
+    }
+    // As on the command line: the blocks shrink to files shorter than them.
+    s.options = withBlocksWithin(s.options, s.spec, false, false);
+    emit settingsRequested(s);
+}
+
+QString ControlsPanel::inputSourceText() const {
+    return m_inputSource->isHidden() ? QString() : m_inputSource->text();
+}
+
+// The files' or the design's sizes are the problem's: their fields and the pattern wait until
+// the inputs are generated again.
+void ControlsPanel::showInputSource(const VizSettings& s) {
+    const bool own = s.spec.files.has_value() || s.spec.design.has_value();
+    m_inputSource->setText(
+        own ? QString::fromStdString(describeInputs(s.spec, InputPaths::FileNames)) : QString());
+    m_inputSource->setToolTip(own ? QString::fromStdString(describeInputs(s.spec)) : QString());
+    m_inputSource->setVisible(own);
+    m_generatedInputs->setVisible(own);
+    for (QWidget* w : {static_cast<QWidget*>(m_queries), static_cast<QWidget*>(m_keys),
+                       static_cast<QWidget*>(m_headDim), static_cast<QWidget*>(m_pattern)})
+        w->setEnabled(!own);
 }
 
 QString ControlsPanel::presetNoteText() const {
@@ -548,6 +644,7 @@ void ControlsPanel::setSettings(const VizSettings& s, const QString& presetId) {
         box->setChecked(isOn(s.options.backward, *flag));
     }
     enableFor(s.algorithm);
+    showInputSource(s);
     showPreset(s, presetId);
 }
 

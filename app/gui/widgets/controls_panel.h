@@ -10,6 +10,7 @@
 #include "session/settings.h"
 #include "session/view_options.h"
 
+#include <QColor>
 #include <QWidget>
 
 #include <utility>
@@ -19,6 +20,7 @@ class QCheckBox;
 class QComboBox;
 class QGroupBox;
 class QLabel;
+class QPushButton;
 class QSpinBox;
 class QVBoxLayout;
 
@@ -50,6 +52,12 @@ class ControlsPanel : public QWidget {
     void setViewOptions(const ViewOptions& options);
     ViewOptions viewOptions() const; // what the controls say now
 
+    // Proposes the settings shown with their inputs from these .npy files (the sizes theirs, the
+    // blocks shrunk to fit), or, for files that cannot be read, shows why and proposes nothing.
+    // What "Use these files" in the input files dialog does.
+    void proposeInputFiles(const InputFiles& files);
+    QString inputSourceText() const; // "inputs from q.npy, k.npy, v.npy (head 3)", or ""
+
   signals:
     void settingsRequested(const flashviz::gui::VizSettings& settings);
     // Return was pressed in a field, a list's entry chosen or a switch clicked.
@@ -72,6 +80,10 @@ class ControlsPanel : public QWidget {
     QGroupBox* makeAlgorithmGroup();
     QGroupBox* makeSwitchesGroup();
     QGroupBox* makeBackwardGroup();
+    QWidget* makeInputFilesRow(QWidget* parent); // the files button, the way back, the source
+    void openInputFiles();
+    void openInputDesigner(); // "Design the inputs…" (input_designer_dialog.h)
+    void showInputSource(const VizSettings& settings);
     void enableFor(Algorithm algorithm);
     void connectControls();
     void propose();
@@ -101,6 +113,12 @@ class ControlsPanel : public QWidget {
     std::vector<std::pair<const BackwardSwitch*, QCheckBox*>> m_backwardBoxes;
     QCheckBox* m_backendValues;
     QLabel* m_message;
+    // Inputs from .npy files (input_files_dialog.h): the dialog's button, the way back to the
+    // generated patterns, and where the inputs come from now.
+    QPushButton* m_inputFiles;
+    QPushButton* m_generatedInputs;
+    QLabel* m_inputSource;
+    QColor m_errorColor = QColor(Qt::red); // the theme's, once applyTheme has run
 };
 
 } // namespace flashviz::gui
