@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <numbers>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -18,6 +19,13 @@ namespace {
 
 [[noreturn]] void refuse(const std::string& why, ErrorKind kind = ErrorKind::InvalidArgument) {
     throw EngineError(kind, "input design: " + why);
+}
+
+// A design that no longer fits the problem: its sizes, mask or d changed under it (the causal
+// switch, d or Bc changed with a design in force, a session edited by hand).
+[[noreturn]] void refuseForProblem(const std::string& why,
+                                   ErrorKind kind = ErrorKind::InvalidArgument) {
+    refuse(why + ": design the inputs again, or choose Generated in the settings panel", kind);
 }
 
 std::string number(double value) {
@@ -173,7 +181,8 @@ Plan planFor(const ProblemSpec& spec, const Targets& t) {
                              " holds it exactly, or fewer different blocks (or larger ones) fit";
     const std::string what = "the rows' maxima sit at " + std::to_string(codes) +
                              " different keys, which d = " + std::to_string(d);
-    if (plan.book.dims < 2) refuse(what + " cannot tell apart" + need, ErrorKind::LimitExceeded);
+    if (plan.book.dims < 2)
+        refuseForProblem(what + " cannot tell apart" + need, ErrorKind::LimitExceeded);
     plan.book.circleCount = plan.book.dims / 2;
     plan.book.lineCodes = plan.book.dims % 2 == 1 ? 2 : 0;
     double largest = 0;
@@ -185,9 +194,9 @@ Plan planFor(const ProblemSpec& spec, const Targets& t) {
         largest = std::max(largest, p.length + p.lift); // the opposite code's score, negated
     }
     if (largest > kMaxDesignedScore)
-        refuse(what + " packs so tightly that scores would reach " + number(-largest) +
-                   ", past the " + number(kMaxDesignedScore) + " a design may use" + need,
-               ErrorKind::LimitExceeded);
+        refuseForProblem(what + " packs so tightly that scores would reach " + number(-largest) +
+                             ", past the " + number(kMaxDesignedScore) + " a design may use" + need,
+                         ErrorKind::LimitExceeded);
     return plan;
 }
 
@@ -198,6 +207,14 @@ int visibleDesignBlocks(const ProblemSpec& spec, int blockSize, int row) {
     return last < 0 ? 0 : last / blockSize + 1;
 }
 
+std::optional<std::string> sharpnessRefusal(double sharpness) {
+    if (!std::isfinite(sharpness)) return "the sharpness is not a finite number";
+    if (sharpness < kMinSharpness || sharpness > kMaxSharpness)
+        return "sharpness " + number(sharpness) + " is outside " + number(kMinSharpness) + " to " +
+               number(kMaxSharpness) + " logits";
+    return std::nullopt;
+}
+
 void validateDesign(const ProblemSpec& spec) {
     if (!spec.design) return;
     const InputDesign& design = *spec.design;
@@ -205,30 +222,28 @@ void validateDesign(const ProblemSpec& spec) {
         refuse("blockSize " + std::to_string(design.blockSize) + " must be from 1 to " +
                std::to_string(kMaxSequenceLength));
     if (int(design.rows.size()) != spec.queries)
-        refuse(
-            std::to_string(design.rows.size()) + " rows for n_q = " + std::to_string(spec.queries) +
-            " queries: a design has one row per query (design the inputs again for these sizes)");
+        refuseForProblem(std::to_string(design.rows.size()) + " rows for n_q = " +
+                         std::to_string(spec.queries) + " queries; a design has one row per query");
     const int blocks = blockCount(spec.keys, design.blockSize);
     for (int row = 0; row < spec.queries; ++row) {
         const RowMaximum& r = design.rows[std::size_t(row)];
         if (r.keyBlock < 0 || r.keyBlock >= blocks)
-            refuse(rowText(row) + ": key block " + std::to_string(r.keyBlock) +
-                   " is not one of the " + std::to_string(blocks) + " blocks (0 to " +
-                   std::to_string(blocks - 1) + ") of n_k = " + std::to_string(spec.keys) +
-                   " keys in blocks of " + std::to_string(design.blockSize));
+            refuseForProblem(rowText(row) + ": key block " + std::to_string(r.keyBlock) +
+                             " is not one of the " + std::to_string(blocks) + " blocks (0 to " +
+                             std::to_string(blocks - 1) +
+                             ") of n_k = " + std::to_string(spec.keys) + " keys in blocks of " +
+                             std::to_string(design.blockSize));
         const int visible = visibleDesignBlocks(spec, design.blockSize, row);
         if (visible == 0 && r.keyBlock != 0)
-            refuse(rowText(row) + " sees no key under the causal mask: its block must be 0, not " +
-                   std::to_string(r.keyBlock));
+            refuseForProblem(rowText(row) +
+                             " sees no key under the causal mask: its block must be 0, not " +
+                             std::to_string(r.keyBlock));
         if (visible > 0 && r.keyBlock >= visible)
-            refuse(rowText(row) + ": key block " + std::to_string(r.keyBlock) +
-                   " lies past what the row sees under the causal mask (blocks 0 to " +
-                   std::to_string(visible - 1) + ")");
-        if (!std::isfinite(r.sharpness))
-            refuse(rowText(row) + ": the sharpness is not a finite number");
-        if (r.sharpness < kMinSharpness || r.sharpness > kMaxSharpness)
-            refuse(rowText(row) + ": sharpness " + number(r.sharpness) + " is outside " +
-                   number(kMinSharpness) + " to " + number(kMaxSharpness) + " logits");
+            refuseForProblem(rowText(row) + ": key block " + std::to_string(r.keyBlock) +
+                             " lies past what the row sees under the causal mask (blocks 0 to " +
+                             std::to_string(visible - 1) + ")");
+        if (const std::optional<std::string> why = sharpnessRefusal(r.sharpness))
+            refuse(rowText(row) + ": " + *why);
     }
     (void)planFor(spec, targetsOf(spec));
 }
@@ -241,7 +256,7 @@ Problem designedProblem(const ProblemSpec& spec) {
     NormalGenerator rng(spec.seed);
     const Matrix qDraws = rng.matrix(nq, d, 1.0 / std::sqrt(double(d)));
     const Matrix kDraws = rng.matrix(nk, d, 1.0 / std::sqrt(double(d)));
-    Problem p{spec, Matrix::Zero(nq, d), Matrix::Zero(nk, d), rng.matrix(nk, d, 1.0)};
+    Problem p{spec, Matrix::Zero(nq, d), Matrix::Zero(nk, d), rng.matrix(nk, d, 1.0), {}};
 
     const Targets t = targetsOf(spec);
     const Plan plan = planFor(spec, t);

@@ -20,6 +20,8 @@
 #include "core/options.h"
 #include "core/problem.h"
 
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace flashviz {
@@ -32,11 +34,16 @@ inline constexpr double kDesignNoiseLogits = 1.0;
 // The largest |score| a design may need (tightly packed codes at a small d); past it, refused.
 inline constexpr double kMaxDesignedScore = 1e4;
 
+// Why a row's sharpness is refused ("sharpness 60 is outside 0.5 to 50 logits"): not finite, or
+// outside [kMinSharpness, kMaxSharpness]; nothing when it is taken.
+std::optional<std::string> sharpnessRefusal(double sharpness);
+
 // Throws EngineError (InvalidArgument) naming the row and the field: one row per query, a block
 // size of at least 1, each block holding keys and seen by its row (the causal mask: a row that
 // sees no key at all must name block 0, and realises nothing), each sharpness finite in
-// [kMinSharpness, kMaxSharpness]; and (LimitExceeded) a design d cannot hold. No-op without
-// spec.design. validate(ProblemSpec) calls it.
+// [kMinSharpness, kMaxSharpness]; and (LimitExceeded) a design d cannot hold. A design that no
+// longer fits the problem's sizes, mask or d says to design the inputs again or go back to
+// generated inputs. No-op without spec.design. validate(ProblemSpec) calls it.
 void validateDesign(const ProblemSpec& spec);
 
 // Q and K from spec.design as above, V from the seed exactly as the gaussian pattern draws it

@@ -317,26 +317,6 @@ NpyHeader parseHeader(std::string_view prefix, std::uint64_t fileSize, const std
     return header;
 }
 
-// The head a matrix is taken from: 0 for an (n, d) file.
-int chooseHead(const NpyHeader& header, std::optional<int> head, const std::string& source) {
-    const std::string shape = shapeText(header.shape);
-    const std::string range = "0 to " + std::to_string(header.heads() - 1);
-    if (header.shape.size() == 2) {
-        if (head)
-            refuse(source, "shape " + shape + " is one (n, d) matrix; the head index " +
-                               std::to_string(*head) +
-                               " chooses a head of an (h, n, d) file: leave it out");
-        return 0;
-    }
-    if (!head)
-        refuse(source, "shape " + shape + " holds " + std::to_string(header.heads()) +
-                           " heads (h, n, d): choose one with a head index, " + range);
-    if (*head < 0 || *head >= header.heads())
-        refuse(source, "head " + std::to_string(*head) + " is out of range: shape " + shape +
-                           " holds " + std::to_string(header.heads()) + " heads, " + range);
-    return *head;
-}
-
 std::uint64_t headBytes(const NpyHeader& header) {
     return std::uint64_t(header.rows()) * std::uint64_t(header.cols()) *
            std::uint64_t(header.elementBytes());
@@ -410,13 +390,32 @@ std::string describe(const NpyHeader& header) {
     return std::string(toString(header.dtype)) + " " + shapeText(header.shape);
 }
 
+int chooseNpyHead(const NpyHeader& header, std::optional<int> head, const std::string& source) {
+    const std::string shape = shapeText(header.shape);
+    const std::string range = "0 to " + std::to_string(header.heads() - 1);
+    if (header.shape.size() == 2) {
+        if (head)
+            refuse(source, "shape " + shape + " is one (n, d) matrix; the head index " +
+                               std::to_string(*head) +
+                               " chooses a head of an (h, n, d) file: leave it out");
+        return 0;
+    }
+    if (!head)
+        refuse(source, "shape " + shape + " holds " + std::to_string(header.heads()) +
+                           " heads (h, n, d): choose one with a head index, " + range);
+    if (*head < 0 || *head >= header.heads())
+        refuse(source, "head " + std::to_string(*head) + " is out of range: shape " + shape +
+                           " holds " + std::to_string(header.heads()) + " heads, " + range);
+    return *head;
+}
+
 NpyHeader readNpyHeader(std::string_view bytes, const std::string& source) {
     return parseHeader(bytes, bytes.size(), source);
 }
 
 Matrix readNpyMatrix(std::string_view bytes, const std::string& source, std::optional<int> head) {
     const NpyHeader header = readNpyHeader(bytes, source);
-    const int chosen = chooseHead(header, head, source);
+    const int chosen = chooseNpyHead(header, head, source);
     Matrix m = allocate(header, source);
     decode(m, bytes.substr(header.dataOffset + chosen * headBytes(header), headBytes(header)), 0,
            header.dtype);
@@ -468,7 +467,7 @@ NpyHeader loadNpyHeader(const std::string& path) {
 Matrix loadNpyMatrix(const std::string& path, std::optional<int> head) {
     OpenedFile file = openNpy(path);
     const NpyHeader& header = file.header;
-    const int chosen = chooseHead(header, head, path);
+    const int chosen = chooseNpyHead(header, head, path);
     Matrix m = allocate(header, path);
     file.stream.seekg(std::streamoff(header.dataOffset + chosen * headBytes(header)));
     // In chunks of whole elements: a float32 head is never held twice.

@@ -52,6 +52,10 @@ NpyHeader readNpyHeader(std::string_view bytes, const std::string& source);
 Matrix readNpyMatrix(std::string_view bytes, const std::string& source,
                      std::optional<int> head = std::nullopt);
 
+// The head a matrix is taken from: 0 for an (n, d) file (which takes no head index), `head` for
+// an (h, n, d) file (which needs one, 0 to h - 1). Throws EngineError naming `source`.
+int chooseNpyHead(const NpyHeader& header, std::optional<int> head, const std::string& source);
+
 // The same from a file on disk; only the header and the chosen head's data are read.
 NpyHeader loadNpyHeader(const std::string& path);
 Matrix loadNpyMatrix(const std::string& path, std::optional<int> head = std::nullopt);

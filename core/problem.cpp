@@ -188,51 +188,77 @@ Problem makeProblem(const ProblemSpec& spec) {
     return generatedProblem(spec);
 }
 
-InputMatrices loadInputFiles(const InputFiles& files) {
+namespace {
+
+// The headers of the input files, each checked against the others.
+struct InputHeaders {
+    NpyHeader q, k, v;
+    std::optional<NpyHeader> upstream;
+};
+
+// Every check of the files that needs no data: each file there, its header and its length (the
+// header's shape, core/npy.h), the head index, the shapes agreeing and the memory they need.
+InputHeaders checkedHeaders(const InputFiles& files) {
     requireNamed(files);
     const InputFile q{"Q", files.q}, k{"K", files.k}, v{"V", files.v}, dO{"dO", files.upstream};
-    const bool hasUpstream = !files.upstream.empty();
-    // The headers first: shapes and memory are checked before any data is read.
-    const auto header = [](const InputFile& file) { return readAs(file, loadNpyHeader); };
-    const NpyHeader hq = header(q), hk = header(k), hv = header(v);
-    const std::optional<NpyHeader> hdO = hasUpstream ? std::optional(header(dO)) : std::nullopt;
-    const bool anyHeads = hq.shape.size() == 3 || hk.shape.size() == 3 || hv.shape.size() == 3 ||
-                          (hdO && hdO->shape.size() == 3);
+    const auto read = [](const InputFile& file) { return readAs(file, loadNpyHeader); };
+    InputHeaders h{read(q), read(k), read(v), std::nullopt};
+    if (!files.upstream.empty()) h.upstream = read(dO);
+    const bool anyHeads = h.q.shape.size() == 3 || h.k.shape.size() == 3 || h.v.shape.size() == 3 ||
+                          (h.upstream && h.upstream->shape.size() == 3);
     if (files.head && !anyHeads)
         throw EngineError(ErrorKind::InvalidArgument,
                           "Head index " + std::to_string(*files.head) +
                               ": none of the files holds heads (each is one (n, d) matrix); "
                               "leave the head index out");
-    if (hk.cols() != hq.cols() || hv.cols() != hq.cols() || hv.rows() != hk.rows())
-        throw EngineError(ErrorKind::InvalidArgument,
-                          "Shapes do not agree: " + q.label() + " is " + shapeText(hq) + ", " +
-                              k.label() + " " + shapeText(hk) + ", " + v.label() + " " +
-                              shapeText(hv) + "; Q must be n_q x d, K and V n_k x d, with one d");
-    if (hdO && (hdO->rows() != hq.rows() || hdO->cols() != hq.cols()))
-        throw EngineError(ErrorKind::InvalidArgument,
-                          dO.label() + " is " + shapeText(*hdO) + "; dO must be n_q x d = " +
-                              shapeText(hq) + ", the shape of " + q.label());
-    ProblemSpec sizes;
-    sizes.queries = hq.rows();
-    sizes.keys = hk.rows();
-    sizes.headDim = hq.cols();
-    validate(sizes); // the memory they need, before it is taken
     // The head index applies to the (h, n, d) files; a 2-D one (often dO) is its one head.
-    const auto matrix = [&files](const InputFile& file, const NpyHeader& h) {
-        const std::optional<int> head = h.shape.size() == 3 ? files.head : std::nullopt;
+    const auto requireHead = [&files](const InputFile& file, const NpyHeader& header) {
+        if (header.shape.size() == 3)
+            readAs(file, [&](const std::string& path) {
+                return chooseNpyHead(header, files.head, path);
+            });
+    };
+    requireHead(q, h.q);
+    requireHead(k, h.k);
+    requireHead(v, h.v);
+    if (h.upstream) requireHead(dO, *h.upstream);
+    if (h.k.cols() != h.q.cols() || h.v.cols() != h.q.cols() || h.v.rows() != h.k.rows())
+        throw EngineError(ErrorKind::InvalidArgument,
+                          "Shapes do not agree: " + q.label() + " is " + shapeText(h.q) + ", " +
+                              k.label() + " " + shapeText(h.k) + ", " + v.label() + " " +
+                              shapeText(h.v) + "; Q must be n_q x d, K and V n_k x d, with one d");
+    if (h.upstream && (h.upstream->rows() != h.q.rows() || h.upstream->cols() != h.q.cols()))
+        throw EngineError(ErrorKind::InvalidArgument,
+                          dO.label() + " is " + shapeText(*h.upstream) + "; dO must be n_q x d = " +
+                              shapeText(h.q) + ", the shape of " + q.label());
+    ProblemSpec sizes;
+    sizes.queries = h.q.rows();
+    sizes.keys = h.k.rows();
+    sizes.headDim = h.q.cols();
+    validate(sizes); // the memory they need, before it is taken
+    return h;
+}
+
+} // namespace
+
+InputMatrices loadInputFiles(const InputFiles& files) {
+    const InputHeaders h = checkedHeaders(files);
+    const InputFile q{"Q", files.q}, k{"K", files.k}, v{"V", files.v}, dO{"dO", files.upstream};
+    const auto matrix = [&files](const InputFile& file, const NpyHeader& header) {
+        const std::optional<int> head = header.shape.size() == 3 ? files.head : std::nullopt;
         return readAs(file, [head](const std::string& path) { return loadNpyMatrix(path, head); });
     };
-    InputMatrices out{matrix(q, hq), matrix(k, hk), matrix(v, hv), std::nullopt};
-    if (hdO) out.upstream = matrix(dO, *hdO);
+    InputMatrices out{matrix(q, h.q), matrix(k, h.k), matrix(v, h.v), std::nullopt};
+    if (h.upstream) out.upstream = matrix(dO, *h.upstream);
     return out;
 }
 
 ProblemSpec withInputFiles(ProblemSpec spec, const InputFiles& files) {
-    const InputMatrices inputs = loadInputFiles(files);
+    const InputHeaders h = checkedHeaders(files);
     spec.files = files;
-    spec.queries = int(inputs.q.rows());
-    spec.keys = int(inputs.k.rows());
-    spec.headDim = int(inputs.q.cols());
+    spec.queries = h.q.rows();
+    spec.keys = h.k.rows();
+    spec.headDim = h.q.cols();
     validate(spec);
     return spec;
 }
@@ -240,8 +266,7 @@ ProblemSpec withInputFiles(ProblemSpec spec, const InputFiles& files) {
 std::string describeInputs(const ProblemSpec& spec, InputPaths paths) {
     if (spec.design)
         return "designed inputs (each row's maximum in a chosen block of " +
-               std::to_string(spec.design->blockSize) + " keys), seed " +
-               std::to_string(spec.seed);
+               std::to_string(spec.design->blockSize) + " keys), seed " + std::to_string(spec.seed);
     if (!spec.files)
         return std::string(toString(spec.pattern)) + " inputs, seed " + std::to_string(spec.seed);
     const InputFiles& f = *spec.files;

@@ -26,9 +26,9 @@ inline constexpr int kMaxSequenceLength = 1 << 20;
 inline constexpr int kMaxHeadDim = 1024;
 
 struct ProblemSpec {
-    int queries = 8;  // n_q
-    int keys = 8;     // n_k
-    int headDim = 4;  // d
+    int queries = 8; // n_q
+    int keys = 8;    // n_k
+    int headDim = 4; // d
     std::uint64_t seed = 0;
     InputPattern pattern = InputPattern::Gaussian;
     std::optional<double> scale; // softmax scale; 1/sqrt(d) when unset
@@ -71,16 +71,20 @@ Problem makeProblem(const ProblemSpec& spec);
 
 // Q, K, V (and dO) read from .npy files (core/npy.h), every check made: each file, the head
 // index (it applies to the (h, n, d) files, and at least one must be one), the shapes agreeing
-// (Q n_q x d, K and V n_k x d, dO n_q x d) and the memory they need, before any data is read.
-// Messages name the matrix and its file: "K: k.npy: int32 ('<i4'); FlashViz reads ...".
+// (Q n_q x d, K and V n_k x d, dO n_q x d) and the memory they need, before any data is read;
+// then the data, every value finite. Messages name the matrix and its file:
+// "K: k.npy: int32 ('<i4'); FlashViz reads ...".
 struct InputMatrices {
     Matrix q, k, v;
     std::optional<Matrix> upstream = std::nullopt;
 };
 InputMatrices loadInputFiles(const InputFiles& files);
 
-// `spec` with its inputs from `files`: the files read and checked (loadInputFiles), the sizes
-// n_q, n_k and d set from them. Throws EngineError naming the file.
+// `spec` with its inputs from `files`, the sizes n_q, n_k and d set from them: every check of
+// loadInputFiles that needs only the files' headers and lengths, so that choosing files, and
+// reading settings or a session that name them, costs no more than the headers however large
+// the files are. Their values are read, and a non-finite one refused, by makeProblem (the build).
+// Throws EngineError naming the file.
 ProblemSpec withInputFiles(ProblemSpec spec, const InputFiles& files);
 
 // Where the inputs come from, in one line, for the CLI's run and the window's status:
@@ -103,12 +107,12 @@ std::string describe(InputPattern pattern);
 // The deterministic generator behind every pattern: mt19937_64 (fixed by the C++ standard)
 // feeding a Box-Muller transform (std::normal_distribution differs between libraries).
 class NormalGenerator {
-public:
+  public:
     explicit NormalGenerator(std::uint64_t seed);
     double next();
     Matrix matrix(int rows, int cols, double stddev);
 
-private:
+  private:
     std::mt19937_64 m_engine;
     std::optional<double> m_spare;
 };

@@ -24,26 +24,10 @@
 #include <string>
 #include <vector>
 
-namespace {
+#include "cli_support.h"
 
-struct CliResult {
-    int code = 0;
-    std::string out;
-    std::string err;
-};
-
-CliResult runCli(std::vector<std::string> args) {
-    args.insert(args.begin(), "flashviz-cli");
-    std::vector<char*> argv;
-    for (auto& a : args)
-        argv.push_back(a.data());
-    argv.push_back(nullptr);
-    std::ostringstream out, err;
-    const int code = flashviz::cli::run(int(args.size()), argv.data(), out, err);
-    return {code, out.str(), err.str()};
-}
-
-} // namespace
+using flashviz::test::CliResult;
+using flashviz::test::runCli;
 
 class TestCli : public QObject {
     Q_OBJECT

@@ -2,16 +2,15 @@
 // checked in-process give, says where its inputs came from, and each bad file fails with exit
 // code 2 and a message naming it.
 #include "app/cli/cli.h"
+#include "cli_support.h"
 #include "core/backend.h"
 #include "core/backward.h"
 #include "core/run.h"
 #include "core/setup.h"
+#include "tests/npy_test_support.h"
 
 #include <QTemporaryDir>
 #include <QtTest>
-
-#include <xtensor/xarray.hpp>
-#include <xtensor/xnpy.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -23,45 +22,9 @@
 
 using namespace flashviz;
 
-namespace {
-
-struct CliResult {
-    int code = 0;
-    std::string out;
-    std::string err;
-};
-
-CliResult runCli(std::vector<std::string> args) {
-    args.insert(args.begin(), "flashviz-cli");
-    std::vector<char*> argv;
-    for (auto& a : args)
-        argv.push_back(a.data());
-    argv.push_back(nullptr);
-    std::ostringstream out, err;
-    const int code = cli::run(int(args.size()), argv.data(), out, err);
-    return {code, out.str(), err.str()};
-}
-
-// Values of N(0, 1) from `seed`, as float32 or float64 arrays.
-template <class T> xt::xarray<T> normal(const std::vector<std::size_t>& shape, std::uint64_t seed) {
-    xt::xarray<T> a = xt::xarray<T>::from_shape(shape);
-    NormalGenerator rng(seed);
-    for (T& value : a)
-        value = T(rng.next());
-    return a;
-}
-
-template <class T> Matrix matrixOf(const xt::xarray<T>& a, std::size_t head = 0) {
-    const std::size_t rank = a.dimension();
-    Matrix m(Eigen::Index(a.shape()[rank - 2]), Eigen::Index(a.shape()[rank - 1]));
-    for (Eigen::Index r = 0; r < m.rows(); ++r)
-        for (Eigen::Index c = 0; c < m.cols(); ++c)
-            m(r, c) = rank == 3 ? double(a(head, std::size_t(r), std::size_t(c)))
-                                : double(a(std::size_t(r), std::size_t(c)));
-    return m;
-}
-
-} // namespace
+using flashviz::test::headOf;
+using flashviz::test::normalArray;
+using flashviz::test::runCli;
 
 class TestCliNpy : public QObject {
     Q_OBJECT
@@ -78,10 +41,10 @@ class TestCliNpy : public QObject {
         return m_dir.filePath(QLatin1String(name)).toStdString();
     }
     QTemporaryDir m_dir;
-    xt::xarray<float> m_q = normal<float>({3, 10, 8}, 1); // three heads
-    xt::xarray<double> m_k = normal<double>({14, 8}, 2);
-    xt::xarray<float> m_v = normal<float>({14, 8}, 3);
-    xt::xarray<double> m_dO = normal<double>({10, 8}, 4);
+    xt::xarray<float> m_q = normalArray<float>({3, 10, 8}, 1); // three heads
+    xt::xarray<double> m_k = normalArray<double>({14, 8}, 2);
+    xt::xarray<float> m_v = normalArray<float>({14, 8}, 3);
+    xt::xarray<double> m_dO = normalArray<double>({10, 8}, 4);
 };
 
 void TestCliNpy::initTestCase() {
@@ -101,7 +64,7 @@ void TestCliNpy::runChecksTheFilesAsInProcess() {
     spec.queries = 10;
     spec.keys = 14;
     spec.headDim = 8;
-    const Problem problem = makeProblem(matrixOf(m_q, 2), matrixOf(m_k), matrixOf(m_v), spec);
+    const Problem problem = makeProblem(headOf(m_q, 2), headOf(m_k), headOf(m_v), spec);
     CpuBackend cpu;
     RunRequest request;
     request.options = toySetup().options;
@@ -128,12 +91,12 @@ void TestCliNpy::runBackwardTakesTheFilesDo() {
     QCOMPARE(r.code, 0);
     const auto j = nlohmann::json::parse(r.out);
     ProblemSpec spec;
-    Problem problem = makeProblem(matrixOf(m_q, 0), matrixOf(m_k), matrixOf(m_v), spec);
+    Problem problem = makeProblem(headOf(m_q, 0), headOf(m_k), headOf(m_v), spec);
     CpuBackend cpu;
     RunRequest request;
     request.algorithm = Algorithm::Backward;
     request.options = toySetup().options;
-    const Matrix dO = matrixOf(m_dO);
+    const Matrix dO = headOf(m_dO);
     problem.upstream = dO;
     const BackwardRunResult inProcess = runBackwardAndCheck(problem, cpu, request);
     QVERIFY(inProcess.dO == dO);
@@ -168,12 +131,12 @@ void TestCliNpy::badFilesFail_data() {
                   k = QString::fromStdString(path("k.npy")),
                   v = QString::fromStdString(path("v.npy")),
                   dO = QString::fromStdString(path("do.npy"));
-    const std::string good = xt::dump_npy(normal<float>({14, 8}, 5));
+    const std::string good = xt::dump_npy(normalArray<float>({14, 8}, 5));
     const QString truncated = file("truncated.npy", good.substr(0, good.size() - 3));
     const QString ints = file("ints.npy", xt::dump_npy(xt::xarray<int>::from_shape({14, 8})));
-    xt::xarray<double, xt::layout_type::column_major> fortran = normal<double>({14, 8}, 6);
+    xt::xarray<double, xt::layout_type::column_major> fortran = normalArray<double>({14, 8}, 6);
     const QString columnMajor = file("fortran.npy", xt::dump_npy(fortran));
-    xt::xarray<float> nan = normal<float>({14, 8}, 7);
+    xt::xarray<float> nan = normalArray<float>({14, 8}, 7);
     nan(4, 6) = std::numeric_limits<float>::quiet_NaN();
     const QString notFinite = file("nan.npy", xt::dump_npy(nan));
     const QString text = file("text.npy", "not numpy at all");

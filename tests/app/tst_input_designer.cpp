@@ -18,7 +18,6 @@
 #include <QSettings>
 #include <QSpinBox>
 #include <QStandardPaths>
-#include <QTimer>
 #include <QtTest>
 
 using namespace flashviz;
@@ -54,9 +53,7 @@ QJsonValue parse(const char* text) {
 
 // Runs `act` on the input designer once the panel's button has opened it (it runs modal).
 void whenDesignerOpens(const std::function<void(InputDesignerDialog*)>& act) {
-    QTimer::singleShot(0, [act] {
-        auto* dialog = qobject_cast<InputDesignerDialog*>(QApplication::activeModalWidget());
-        if (!dialog) qFatal("the input designer did not open");
+    whenModalOpens<InputDesignerDialog>([act](InputDesignerDialog* dialog) {
         dialog->waitForPreview();
         act(dialog);
     });
@@ -96,7 +93,8 @@ void TestInputDesigner::settingsKeyRoundTrip() {
     QVERIFY(!settingsFromJson(plain, s).spec.design);
     // The toy's own settings lose nothing.
     QVERIFY(settingsFromJson(plain, toySettings()) == toySettings());
-    QVERIFY(describeSettings(s).contains(QStringLiteral("designed inputs (each row's maximum in a chosen block of")));
+    QVERIFY(describeSettings(s).contains(
+        QStringLiteral("designed inputs (each row's maximum in a chosen block of")));
 }
 
 void TestInputDesigner::settingsKeyReadStrictly_data() {
@@ -125,8 +123,8 @@ void TestInputDesigner::settingsKeyReadStrictly_data() {
     QTest::newRow("sharpness text") << "{\"blockSize\": 4, \"rows\": [[1, \"8\"]]}"
                                     << "inputDesign.rows[0] sharpness must be a number, not '8'";
     QTest::newRow("sharpness high") << "{\"blockSize\": 4, \"rows\": [[1, 8], [1, 60]]}"
-                                    << "inputDesign.rows[1] sharpness must be from 0.5 to 50 "
-                                       "logits, not 60";
+                                    << "inputDesign.rows[1]: sharpness 60 is outside 0.5 to 50 "
+                                       "logits";
     QTest::newRow("repeat 0") << "{\"blockSize\": 4, \"rows\": [[1, 8, 0]]}"
                               << "inputDesign.rows[0] repeat must be a whole number from 1";
     QTest::newRow("too many rows") << "{\"blockSize\": 4, \"rows\": [[1, 8, 1048576], [1, 8]]}"

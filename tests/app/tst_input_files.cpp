@@ -6,40 +6,38 @@
 #include "session/settings.h"
 #include "shell/command_line.h"
 #include "widgets/controls_panel.h"
+#include "widgets/input_designer_dialog.h"
 #include "widgets/input_files_dialog.h"
+#include "window_support.h"
 
 #include "core/backward.h"
 #include "core/errors.h"
 #include "core/npy.h"
+#include "tests/npy_test_support.h"
 
+#include <QDir>
+#include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
-#include <QDir>
-#include <QFileInfo>
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include <xtensor/xarray.hpp>
-#include <xtensor/xnpy.hpp>
-
 #include <filesystem>
+#include <fstream>
+#include <limits>
 
 using namespace flashviz;
 using namespace flashviz::gui;
+using flashviz::gui::test::control;
+using flashviz::gui::test::freshWindow;
+using flashviz::gui::test::whenModalOpens;
+using flashviz::test::normalArray;
 
 namespace {
-
-template <class T> xt::xarray<T> normal(const std::vector<std::size_t>& shape, std::uint64_t seed) {
-    xt::xarray<T> a = xt::xarray<T>::from_shape(shape);
-    NormalGenerator rng(seed);
-    for (T& value : a)
-        value = T(rng.next());
-    return a;
-}
 
 QJsonObject parse(const char* text) {
     return QJsonDocument::fromJson(QByteArray(text)).object();
@@ -69,6 +67,10 @@ class TestInputFiles : public QObject {
     void controlsShowTheSourceAndPropose();
     void dialogReadsEachFile();
     void windowCommandLineKeepsThePathsAbsolute();
+    void dialogKeepsThePathsAbsolute();
+    void choosingFilesReadsOnlyTheirHeaders();
+    void aNonFiniteValueIsTheBuildsRefusal();
+    void theDesignerReplacesTheFiles();
 
   private:
     QString path(const char* name) const { return m_dir.filePath(QLatin1String(name)); }
@@ -77,10 +79,10 @@ class TestInputFiles : public QObject {
     QJsonObject withFiles(int head) const;
 
     QTemporaryDir m_dir;
-    xt::xarray<float> m_q = normal<float>({3, 12, 4}, 1);
-    xt::xarray<double> m_k = normal<double>({10, 4}, 2);
-    xt::xarray<float> m_v = normal<float>({10, 4}, 3);
-    xt::xarray<double> m_dO = normal<double>({3, 12, 4}, 4);
+    xt::xarray<float> m_q = normalArray<float>({3, 12, 4}, 1);
+    xt::xarray<double> m_k = normalArray<double>({10, 4}, 2);
+    xt::xarray<float> m_v = normalArray<float>({10, 4}, 3);
+    xt::xarray<double> m_dO = normalArray<double>({3, 12, 4}, 4);
 };
 
 void TestInputFiles::initTestCase() {
@@ -227,7 +229,7 @@ void TestInputFiles::controlsShowTheSourceAndPropose() {
     panel.setSettings(toySettings());
     QVERIFY(panel.inputSourceText().isEmpty());
     const std::string small = file("small.npy");
-    xt::dump_npy(small, normal<float>({3, 4}, 5));
+    xt::dump_npy(small, normalArray<float>({3, 4}, 5));
     panel.proposeInputFiles({small, file("k.npy"), file("k.npy"), {}, std::nullopt});
     QCOMPARE(requested.size(), 1);
     const VizSettings fromFiles = requested.takeFirst().first().value<VizSettings>();
@@ -271,8 +273,8 @@ void TestInputFiles::dialogReadsEachFile() {
 void TestInputFiles::windowCommandLineKeepsThePathsAbsolute() {
     const QString before = QDir::currentPath();
     QVERIFY(QDir::setCurrent(m_dir.path()));
-    const CommandLine c = parseCommandLine({"flashviz", "--q", "q.npy", "--k", "k.npy", "--v",
-                                            "v.npy", "--head", "1"});
+    const CommandLine c = parseCommandLine(
+        {"flashviz", "--q", "q.npy", "--k", "k.npy", "--v", "v.npy", "--head", "1"});
     QVERIFY(QDir::setCurrent(before));
     QVERIFY2(c.error.isEmpty(), qPrintable(c.error));
     QVERIFY(c.start.problem && c.start.problem->spec.files);
@@ -280,6 +282,118 @@ void TestInputFiles::windowCommandLineKeepsThePathsAbsolute() {
     QCOMPARE(QString::fromStdString(files.q), QFileInfo(path("q.npy")).absoluteFilePath());
     QCOMPARE(QString::fromStdString(files.v), QFileInfo(path("v.npy")).absoluteFilePath());
     QVERIFY(files.upstream.empty());
+}
+
+// Typed relative to the folder the window runs in, the files are saved absolute.
+void TestInputFiles::dialogKeepsThePathsAbsolute() {
+    const QString before = QDir::currentPath();
+    QVERIFY(QDir::setCurrent(m_dir.path()));
+    InputFilesDialog dialog(std::nullopt, Qt::red);
+    dialog.setPath(InputFilesDialog::Q, QStringLiteral("q.npy"));
+    dialog.setPath(InputFilesDialog::K, QStringLiteral("k.npy"));
+    dialog.setPath(InputFilesDialog::V, QStringLiteral("./v.npy"));
+    dialog.findChild<QSpinBox*>(QStringLiteral("head"))->setValue(1);
+    const bool fit = dialog.filesFit();
+    const InputFiles files = dialog.files();
+    QVERIFY(QDir::setCurrent(before));
+    QVERIFY(fit);
+    QCOMPARE(QString::fromStdString(files.q), QFileInfo(path("q.npy")).absoluteFilePath());
+    QCOMPARE(QString::fromStdString(files.k), QFileInfo(path("k.npy")).absoluteFilePath());
+    QCOMPARE(QString::fromStdString(files.v), QFileInfo(path("v.npy")).absoluteFilePath());
+    QVERIFY(files.upstream.empty()); // left empty: dO from the seed
+}
+
+// Settings (at start-up, in a session) that name files read their headers only: values that are
+// not finite pass, and a file too short for its header is refused by its length.
+void TestInputFiles::choosingFilesReadsOnlyTheirHeaders() {
+    xt::xarray<float> v = m_v;
+    v(9, 3) = std::numeric_limits<float>::quiet_NaN();
+    xt::dump_npy(file("nan.npy"), v);
+    QJsonObject json = withFiles(1);
+    QJsonObject files = json.value(QStringLiteral("inputFiles")).toObject();
+    files.insert(QStringLiteral("v"), path("nan.npy"));
+    json.insert(QStringLiteral("inputFiles"), files);
+    const VizSettings s = settingsFromJson(json, toySettings());
+    QVERIFY(s.spec.files && s.spec.files->v == file("nan.npy"));
+    QCOMPARE(s.spec.keys, 10);
+    // 2^20 x 1024 float64 named, 16 bytes there.
+    const std::string header =
+        "{'descr': '<f8', 'fortran_order': False, 'shape': (1048576, 1024), }";
+    std::string huge =
+        std::string("\x93NUMPY\x01\x00", 8) + char(header.size() + 1) + '\0' + header + '\n';
+    huge += std::string(16, '\0');
+    std::ofstream(file("huge.npy"), std::ios::binary) << huge;
+    files.insert(QStringLiteral("q"), path("huge.npy"));
+    json.insert(QStringLiteral("inputFiles"), files);
+    const QString why = refusalOf(json);
+    QVERIFY2(why.contains(path("huge.npy") + QStringLiteral(": truncated")), qPrintable(why));
+    QVERIFY2(why.contains(QStringLiteral("8589934576 bytes missing")), qPrintable(why));
+}
+
+// A NaN at the very end of V: the dialog shows its shape and takes it, the build refuses it with
+// the engine's message, and the window keeps the scene it had.
+void TestInputFiles::aNonFiniteValueIsTheBuildsRefusal() {
+    xt::xarray<float> v = m_v;
+    v(9, 3) = std::numeric_limits<float>::quiet_NaN();
+    xt::dump_npy(file("nan.npy"), v);
+    auto window = freshWindow();
+    Controller* controller = window->controller();
+    const auto before = controller->scene();
+    QString shown;
+    bool fit = false;
+    whenModalOpens<InputFilesDialog>([&](InputFilesDialog* dialog) {
+        dialog->setPath(InputFilesDialog::Q, path("q.npy"));
+        dialog->setPath(InputFilesDialog::K, path("k.npy"));
+        dialog->setPath(InputFilesDialog::V, path("nan.npy"));
+        dialog->findChild<QSpinBox*>(QStringLiteral("head"))->setValue(0);
+        shown = dialog->fileText(InputFilesDialog::V);
+        fit = dialog->filesFit();
+        dialog->accept();
+    });
+    control<QPushButton>(*window, "inputFiles")->click();
+    QVERIFY(window->waitUntilIdle());
+    QCOMPARE(shown, QStringLiteral("float32 (10, 4)"));
+    QVERIFY(fit);
+    const QString message = window->controls()->refusalText();
+    QVERIFY2(message.contains(QStringLiteral("V: %1: 1 value is not finite (inf or NaN), the first "
+                                             "at row 9, column 3 (nan)")
+                                  .arg(path("nan.npy"))),
+             qPrintable(message));
+    QCOMPARE(controller->scene(), before);
+    QVERIFY(!controller->settings().spec.files);
+}
+
+// The designer over inputs from files: its preview and Apply work, the design replacing the files
+// at their sizes; "Use the pattern" leaves generated inputs.
+void TestInputFiles::theDesignerReplacesTheFiles() {
+    const VizSettings fromFiles = settingsFromJson(withFiles(1), toySettings());
+    InputDesignerDialog dialog(fromFiles, Qt::red);
+    QVERIFY(dialog.waitForPreview());
+    QVERIFY2(dialog.preview().error.isEmpty(), qPrintable(dialog.preview().error));
+    QVERIFY(dialog.settings().spec.design && !dialog.settings().spec.files);
+    QCOMPARE(dialog.settings().spec.queries, 12);
+    dialog.findChild<QPushButton*>(QStringLiteral("usePattern"))->click();
+    QVERIFY(!dialog.settings().spec.design && !dialog.settings().spec.files);
+
+    auto window = freshWindow();
+    Controller* controller = window->controller();
+    QVERIFY(controller->apply(fromFiles));
+    QVERIFY(window->waitUntilIdle());
+    QVERIFY(controller->scene()->settings.spec.files);
+    whenModalOpens<InputDesignerDialog>([](InputDesignerDialog* opened) {
+        opened->waitForPreview();
+        opened->findChild<QPushButton*>(QStringLiteral("lastBlockDesign"))->click();
+        opened->accept();
+    });
+    control<QPushButton>(*window, "designInputs")->click();
+    QVERIFY(window->waitUntilIdle());
+    const auto scene = controller->scene();
+    QVERIFY2(controller->lastRefusal().isEmpty(), qPrintable(controller->lastRefusal()));
+    QVERIFY(scene->settings.spec.design);
+    QVERIFY(!scene->settings.spec.files);
+    QCOMPARE(scene->settings.spec.queries, 12);
+    QCOMPARE(scene->settings.spec.keys, 10);
+    QVERIFY(window->controls()->inputSourceText().startsWith(QStringLiteral("designed inputs")));
 }
 
 QTEST_MAIN(TestInputFiles)

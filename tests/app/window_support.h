@@ -6,6 +6,7 @@
 #include "widgets/controls_panel.h"
 
 #include <QApplication>
+#include <QTimer>
 #include <QtTest>
 
 #include <memory>
@@ -42,6 +43,16 @@ template <typename Control> Control* control(const MainWindow& window, const cha
         qFatal("the settings panel has no %s named '%s'", Control::staticMetaObject.className(),
                name);
     return found;
+}
+
+// Runs `act` on the modal dialog of type `Dialog` once the click about to be made has opened it
+// (its exec() returns only when it closes); a dialog that does not open ends the suite.
+template <typename Dialog, typename Act> void whenModalOpens(Act act) {
+    QTimer::singleShot(0, [act] {
+        auto* dialog = qobject_cast<Dialog*>(QApplication::activeModalWidget());
+        if (!dialog) qFatal("the %s did not open", Dialog::staticMetaObject.className());
+        act(dialog);
+    });
 }
 
 // Types `text` into a settings field over what it holds and presses Return, as a user does.

@@ -9,6 +9,7 @@
 #include <QtTest/QtTest>
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <optional>
 #include <random>
@@ -363,6 +364,32 @@ void InputDesignTest::validationMessages() {
     expect(wide, "row 1 sees no key under the causal mask: its block must be 0, not 1");
     // Every message names the designer.
     QVERIFY(refusal(wide).rfind("input design: ", 0) == 0);
+    // A design the problem changed under (the causal switch, d, n_q, n_k) says what to do; one
+    // wrong in itself (a sharpness) does not.
+    constexpr const char* redesign =
+        ": design the inputs again, or choose Generated in the settings panel";
+    s = good;
+    s.design = lastBlockDesign(good, 4, 8.0);
+    s.causal = true; // switched on under it: row 0 sees key 0 alone, its block 1 lies past it
+    const std::string causal = refusal(s);
+    QVERIFY2(
+        causal.find("lies past what the row sees under the causal mask") != std::string::npos &&
+            causal.size() > std::strlen(redesign) &&
+            causal.compare(causal.size() - std::strlen(redesign), std::string::npos, redesign) == 0,
+        causal.c_str());
+    s = good;
+    s.design->rows.pop_back();
+    QVERIFY2(refusal(s).find(redesign) != std::string::npos, refusal(s).c_str());
+    s = good;
+    s.headDim = 1;
+    s.design = diagonalDesign(s, 1, 8.0); // eight different maxima: d = 1 tells two apart
+    QVERIFY2(refusal(s).find(redesign) != std::string::npos, refusal(s).c_str());
+    s = good;
+    s.design->rows[5].sharpness = 60;
+    QVERIFY2(refusal(s).find(redesign) == std::string::npos, refusal(s).c_str());
+    QCOMPARE(sharpnessRefusal(60).value_or(""),
+             std::string("sharpness 60 is outside 0.5 to 50 logits"));
+    QVERIFY(!sharpnessRefusal(kMaxSharpness));
     s = good;
     s.files = InputFiles{"q.npy", "k.npy", "v.npy", {}, {}};
     QVERIFY(!refusal(s).empty());

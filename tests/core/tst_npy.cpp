@@ -9,12 +9,10 @@
 #include "core/problem.h"
 #include "core/setup.h"
 #include "core/steps.h"
+#include "tests/npy_test_support.h"
 
 #include <QTemporaryDir>
 #include <QtTest>
-
-#include <xtensor/xarray.hpp>
-#include <xtensor/xnpy.hpp>
 
 #include <cmath>
 #include <cstring>
@@ -26,6 +24,8 @@
 #include <vector>
 
 using namespace flashviz;
+using flashviz::test::headOf;
+using flashviz::test::normalArray;
 
 namespace {
 
@@ -66,27 +66,6 @@ std::vector<float> counting(int count) {
 std::string floatFile(int rows, int cols) {
     return npyFile(header("<f4", "(" + std::to_string(rows) + ", " + std::to_string(cols) + ")"),
                    dataOf(counting(rows * cols)));
-}
-
-template <class T>
-xt::xarray<T> randomArray(const std::vector<std::size_t>& shape, std::uint64_t seed) {
-    xt::xarray<T> a = xt::xarray<T>::from_shape(shape);
-    NormalGenerator rng(seed);
-    for (T& value : a)
-        value = T(rng.next());
-    return a;
-}
-
-// The head `head` of an xtensor array of rank 2 or 3, as a Matrix.
-template <class T> Matrix headOf(const xt::xarray<T>& a, int head) {
-    const std::size_t rank = a.dimension();
-    const auto rows = Eigen::Index(a.shape()[rank - 2]), cols = Eigen::Index(a.shape()[rank - 1]);
-    Matrix m(rows, cols);
-    for (Eigen::Index r = 0; r < rows; ++r)
-        for (Eigen::Index c = 0; c < cols; ++c)
-            m(r, c) = rank == 3 ? double(a(std::size_t(head), std::size_t(r), std::size_t(c)))
-                                : double(a(std::size_t(r), std::size_t(c)));
-    return m;
 }
 
 QString refusal(const std::string& bytes, std::optional<int> head = std::nullopt) {
@@ -130,6 +109,7 @@ class TestNpy : public QObject {
     void shapesThatDisagreeNameBothFiles();
     void upstreamFromAFileIsTheBackwardsDo();
     void filesAndDesignAreRefusedTogether();
+    void choosingFilesReadsOnlyTheirHeaders();
     void commandLineReadsTheFiles();
     void commandLineRefusesWhatDoesNotFit_data();
     void commandLineRefusesWhatDoesNotFit();
@@ -162,7 +142,8 @@ void TestNpy::xtensorFilesReadBack() {
     const auto check = [&](const auto& array) {
         const std::string bytes = xt::dump_npy(array);
         const Matrix read = readNpyMatrix(bytes, "fixture.npy", chosen);
-        QVERIFY(read == headOf(array, std::max(head, 0))); // exactly: float32 widens exactly
+        QVERIFY(read ==
+                headOf(array, std::size_t(std::max(head, 0)))); // exactly: float32 widens exactly
         const NpyHeader h = readNpyHeader(bytes, "fixture.npy");
         QCOMPARE(h.dtype, single ? NpyDtype::Float32 : NpyDtype::Float64);
         QCOMPARE(h.shape.size(), shape.size());
@@ -173,9 +154,9 @@ void TestNpy::xtensorFilesReadBack() {
         QCOMPARE(describe(loadNpyHeader(onDisk)), describe(h));
     };
     if (single)
-        check(randomArray<float>(shape, 7));
+        check(normalArray<float>(shape, 7));
     else
-        check(randomArray<double>(shape, 7));
+        check(normalArray<double>(shape, 7));
 }
 
 void TestNpy::versionsTwoAndThreeRead() {
@@ -368,8 +349,8 @@ void TestNpy::missingFilesAreNamed() {
 }
 
 void TestNpy::problemFromFilesHasTheirValues() {
-    const auto q = randomArray<float>({6, 4}, 1), k = randomArray<float>({10, 4}, 2);
-    const auto v = randomArray<double>({10, 4}, 3);
+    const auto q = normalArray<float>({6, 4}, 1), k = normalArray<float>({10, 4}, 2);
+    const auto v = normalArray<double>({10, 4}, 3);
     xt::dump_npy(path("q.npy").toStdString(), q);
     xt::dump_npy(path("k.npy").toStdString(), k);
     xt::dump_npy(path("v.npy").toStdString(), v);
@@ -383,9 +364,9 @@ void TestNpy::problemFromFilesHasTheirValues() {
     QCOMPARE(spec.keys, 10);
     QCOMPARE(spec.headDim, 4);
     const Problem p = makeProblem(spec);
-    QVERIFY(p.q == headOf(q, 0));
-    QVERIFY(p.k == headOf(k, 0));
-    QVERIFY(p.v == headOf(v, 0));
+    QVERIFY(p.q == headOf(q));
+    QVERIFY(p.k == headOf(k));
+    QVERIFY(p.v == headOf(v));
     QVERIFY(!p.upstream);
     QCOMPARE(describeInputs(spec, InputPaths::FileNames),
              std::string("inputs from q.npy, k.npy, v.npy"));
@@ -398,14 +379,14 @@ void TestNpy::problemFromFilesHasTheirValues() {
                 (void)makeProblem(stale);
             }).contains(QStringLiteral("the files changed since they were chosen")));
     // The head index goes to the (h, n, d) files; a 2-D file beside them is its one head.
-    const auto heads = randomArray<float>({3, 6, 4}, 4);
+    const auto heads = normalArray<float>({3, 6, 4}, 4);
     xt::dump_npy(path("q3.npy").toStdString(), heads);
     InputFiles headed = files;
     headed.q = path("q3.npy").toStdString();
     headed.head = 1;
     const Problem h = makeProblem(withInputFiles(spec, headed));
     QVERIFY(h.q == headOf(heads, 1));
-    QVERIFY(h.k == headOf(k, 0));
+    QVERIFY(h.k == headOf(k));
     QCOMPARE(describeInputs(withInputFiles(spec, headed), InputPaths::FileNames),
              std::string("inputs from q3.npy, k.npy, v.npy (head 1)"));
     InputFiles noHeads = files;
@@ -441,16 +422,16 @@ void TestNpy::shapesThatDisagreeNameBothFiles() {
 
 void TestNpy::upstreamFromAFileIsTheBackwardsDo() {
     const std::string q = file("q.npy", floatFile(6, 4)), k = file("k.npy", floatFile(10, 4));
-    const auto dO = randomArray<double>({6, 4}, 9);
+    const auto dO = normalArray<double>({6, 4}, 9);
     xt::dump_npy(path("do.npy").toStdString(), dO);
     const InputFiles files{q, k, k, path("do.npy").toStdString(), std::nullopt};
     const Problem p = makeProblem(withInputFiles({}, files));
-    QVERIFY(p.upstream && *p.upstream == headOf(dO, 0));
-    QVERIFY(upstreamGradient(p, {}) == headOf(dO, 0));
+    QVERIFY(p.upstream && *p.upstream == headOf(dO));
+    QVERIFY(upstreamGradient(p, {}) == headOf(dO));
     // The step engine and the run take it too.
     FlashOptions options = toySetup().options;
     const StepEngine engine(p, Algorithm::Backward, options);
-    QVERIFY(engine.upstreamGradient() == headOf(dO, 0));
+    QVERIFY(engine.upstreamGradient() == headOf(dO));
     // Without a dO file, the seed's.
     const Problem seeded = makeProblem(withInputFiles({}, {q, k, k, {}, std::nullopt}));
     QVERIFY(upstreamGradient(seeded, {}) == upstreamGradient(seeded.spec, {}));
@@ -472,6 +453,35 @@ void TestNpy::filesAndDesignAreRefusedTogether() {
     QVERIFY(messageOf([&] {
                 validate(spec);
             }).contains(QStringLiteral("either from .npy files or from the input designer")));
+}
+
+// withInputFiles reads headers and lengths only: a NaN in the data passes it and is refused by
+// makeProblem (the build); a file too short for its header's shape is refused without its data.
+void TestNpy::choosingFilesReadsOnlyTheirHeaders() {
+    std::vector<float> values = counting(40);
+    values.back() = std::numeric_limits<float>::quiet_NaN();
+    const std::string q = file("q.npy", floatFile(6, 4));
+    const std::string nan = file("nan.npy", npyFile(header("<f4", "(10, 4)"), dataOf(values)));
+    const InputFiles files{q, nan, nan, {}, std::nullopt};
+    const ProblemSpec spec = withInputFiles(toySetup().spec, files);
+    QCOMPARE(spec.keys, 10);
+    QVERIFY(spec.files == files);
+    QCOMPARE(messageOf([&] { (void)makeProblem(spec); }),
+             QString::fromStdString("K: " + nan +
+                                    ": 1 value is not finite (inf or NaN), the first at row 9, "
+                                    "column 3 (nan); attention needs finite inputs"));
+    // The head index is checked against the headers too.
+    const std::string heads =
+        file("heads.npy", npyFile(header("<f4", "(2, 6, 4)"), dataOf(counting(48))));
+    QVERIFY(messageOf([&] {
+                (void)withInputFiles({}, {heads, nan, nan, {}, 2});
+            }).startsWith(QString::fromStdString("Q: " + heads + ": head 2 is out of range")));
+    // 2^20 x 1024 float64 named, 8 bytes there: refused by its length.
+    const std::string huge =
+        file("huge.npy", npyFile(header("<f8", "(1048576, 1024)"), std::string(8, '\0')));
+    const QString m = messageOf([&] { (void)withInputFiles({}, {huge, huge, huge, {}, {}}); });
+    QVERIFY2(m.startsWith(QString::fromStdString("Q: " + huge + ": truncated")), qPrintable(m));
+    QVERIFY2(m.contains(QStringLiteral("8589934584 bytes missing")), qPrintable(m));
 }
 
 void TestNpy::commandLineReadsTheFiles() {

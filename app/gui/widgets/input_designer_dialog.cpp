@@ -372,7 +372,9 @@ InputDesignerDialog::InputDesignerDialog(const VizSettings& settings, QColor err
     m_design = spec.design && int(spec.design->rows.size()) == spec.queries
                    ? *spec.design
                    : diagonalDesign(spec, blockSize, RowMaximum{}.sharpness);
+    // The design replaces whatever inputs are in force, .npy files included; the sizes stay.
     m_base.spec.design.reset();
+    m_base.spec.files.reset();
 
     m_grid = new DesignGrid(
         spec, m_design.blockSize,

@@ -128,9 +128,12 @@ void InputFilesDialog::setPath(Role role, const QString& path) {
     check();
 }
 
+// Absolute, as the command line makes them: settings and sessions must name the same files
+// whatever folder the window is started in next.
 InputFiles InputFilesDialog::files() const {
     const auto path = [this](Role role) {
-        return m_rows[std::size_t(role)].path->text().trimmed().toStdString();
+        const QString typed = m_rows[std::size_t(role)].path->text().trimmed();
+        return typed.isEmpty() ? std::string() : QFileInfo(typed).absoluteFilePath().toStdString();
     };
     InputFiles files{path(Q), path(K), path(V), path(Upstream), std::nullopt};
     if (m_head->value() >= 0) files.head = m_head->value();

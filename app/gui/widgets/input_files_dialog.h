@@ -1,8 +1,9 @@
 #pragma once
 // "Q, K, V from .npy files": a file picker for each of Q, K, V and the backward's optional dO,
-// and the head index of (h, n, d) files. Each file is read as it is chosen: its dtype and shape
-// are shown beside it, or, for a bad file, the engine's message; the problem the files make
-// (n_q, n_k, d) or why they do not fit together is shown below. OK stays disabled until the
+// and the head index of (h, n, d) files. Each file's header is read as it is chosen: its dtype
+// and shape are shown beside it, or, for a bad file, the engine's message; the problem the files
+// make (n_q, n_k, d) or why they do not fit together is shown below. The values are read by the
+// build, which refuses a non-finite one. OK stays disabled until the
 // files make a problem. The dialog only proposes the files; the controls panel applies them
 // through the controller like any other settings change.
 #include "core/inputs.h"
@@ -29,7 +30,7 @@ class InputFilesDialog final : public QDialog {
     InputFilesDialog(const std::optional<InputFiles>& current, QColor errorColor,
                      QWidget* parent = nullptr);
 
-    InputFiles files() const; // what the fields say now
+    InputFiles files() const; // what the fields say now, each path absolute
     bool filesFit() const;    // the files make a problem (OK is enabled)
     QString problemText() const;
     QString fileText(int role) const; // the shape or the error shown beside one file
