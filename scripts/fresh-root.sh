@@ -196,6 +196,7 @@ stage_deb() {
     new_root deb
     local dir=$fresh
     cp "$deb" "$dir/tmp/"
+    cp "$root/tests/fuzz/corpus/fuzz_npy/valid-f8-2d.npy" "$dir/tmp/x.npy"
     say "apt-get install ./$(basename "$deb") (made $(date -r "$deb" +%T))"
     in_root "$dir" "
         apt-get update -qq
@@ -209,6 +210,13 @@ stage_deb() {
         [ \"\$(head -c 8 /tmp/installed.png | od -An -tx1 | tr -d ' \\n')\" = 89504e470d0a1a0a ] ||
             { echo 'flashviz wrote no PNG' >&2; exit 1; }
         echo \"PNG written: \$(wc -c </tmp/installed.png) bytes\"
+        # The export's encoders (libx264, the GIF palette filters) and the .npy reader, installed.
+        flashviz -platform offscreen --export /tmp/installed.mp4 --to 3 --size 640x360
+        flashviz -platform offscreen --export /tmp/installed.gif --to 3 --size 640x360
+        [ \"\$(head -c 8 /tmp/installed.mp4 | tail -c 4)\" = ftyp ] || { echo 'no MP4 written' >&2; exit 1; }
+        [ \"\$(head -c 6 /tmp/installed.gif)\" = GIF89a ] || { echo 'no GIF written' >&2; exit 1; }
+        flashviz-cli run --q /tmp/x.npy --k /tmp/x.npy --v /tmp/x.npy --br 2 --bc 2 | grep 'inputs from'
+        ls /usr/share/mime/packages/io.github.flashviz.flashviz.xml
         ls /usr/share/applications/io.github.flashviz.flashviz.desktop \
            /usr/share/metainfo/io.github.flashviz.flashviz.metainfo.xml \
            /usr/share/icons/hicolor/scalable/apps/io.github.flashviz.flashviz.svg" ||

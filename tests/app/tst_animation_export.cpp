@@ -10,6 +10,9 @@
 #include "shell/main_window.h"
 
 #include "export/animation_writer.h"
+#include "session/scene.h"
+
+#include "core/problem.h"
 
 #include <QDir>
 #include <QDockWidget>
@@ -202,6 +205,38 @@ bool hasFormat(AnimationFormat format) {
     return false;
 }
 
+// A float64 (rows, cols) matrix in NumPy's .npy format 1.0: the header padded to 64 bytes.
+void writeNpy(const QString& path, int rows, int cols) {
+    QByteArray header =
+        QStringLiteral("{'descr': '<f8', 'fortran_order': False, 'shape': (%1, %2), }")
+            .arg(rows)
+            .arg(cols)
+            .toLatin1();
+    while ((10 + header.size() + 1) % 64 != 0)
+        header += ' ';
+    header += '\n';
+    QByteArray bytes("\x93NUMPY\x01\x00", 8);
+    bytes += char(header.size() & 0xff);
+    bytes += char(header.size() >> 8);
+    bytes += header;
+    for (int i = 0; i < rows * cols; ++i) {
+        const double value = std::sin(0.7 * i);
+        bytes += QByteArray(reinterpret_cast<const char*>(&value), sizeof value);
+    }
+    QFile file(path);
+    if (!file.open(QIODevice::WriteOnly) || file.write(bytes) != bytes.size())
+        qFatal("could not write %s", qPrintable(path));
+}
+
+// A run of hundreds of thousands of steps that builds in well under a second: n = 2048, d = 4,
+// 8 × 8 tiles.
+VizSettings longRunSettings() {
+    VizSettings s = toySettings();
+    s.spec.queries = s.spec.keys = 2048;
+    s.options.blockRows = s.options.blockCols = 8;
+    return s;
+}
+
 struct Exit {
     int code = -1;
     QByteArray out, err;
@@ -232,6 +267,8 @@ class TestAnimationExport : public QObject {
     void badRequestsAreRefused_data();
     void badRequestsAreRefused();
     void stepsTheRunLacksAreRefused();
+    void settingsTheCopyRefusesAreNotRecorded();
+    void longRunsAreRefusedOverTheFrameCap();
     void windowStaysResponsiveAndUntouched();
     void commandLineReadsTheRequest();
     void commandLineExports();
@@ -506,6 +543,80 @@ void TestAnimationExport::stepsTheRunLacksAreRefused() {
     QVERIFY(!QFile::exists(file));
 }
 
+// The window's settings whose .npy file went away since the window read it: the copy's build
+// refuses them, and the export does not start (no toy scene recorded in their place).
+void TestAnimationExport::settingsTheCopyRefusesAreNotRecorded() {
+    QTemporaryDir dir;
+    VizSettings settings = toySettings();
+    const flashviz::InputFiles files{dir.filePath(QStringLiteral("q.npy")).toStdString(),
+                                     dir.filePath(QStringLiteral("k.npy")).toStdString(),
+                                     dir.filePath(QStringLiteral("v.npy")).toStdString(),
+                                     {},
+                                     std::nullopt};
+    writeNpy(QString::fromStdString(files.q), settings.spec.queries, settings.spec.headDim);
+    writeNpy(QString::fromStdString(files.k), settings.spec.keys, settings.spec.headDim);
+    writeNpy(QString::fromStdString(files.v), settings.spec.keys, settings.spec.headDim);
+    settings.spec = flashviz::withInputFiles(settings.spec, files);
+    MainWindow source(freshOptions());
+    QVERIFY2(source.controller()->apply(settings), qPrintable(source.controller()->lastRefusal()));
+    QVERIFY(source.waitUntilIdle());
+    QVERIFY(QFile::remove(QString::fromStdString(files.k)));
+
+    for (const AnimationView view : {AnimationView::Step, AnimationView::Lecture}) {
+        AnimationRequest request = smallRequest(dir.filePath(QStringLiteral("refused.gif")));
+        request.view = view;
+        AnimationRecorder recorder;
+        QSignalSpy finished(&recorder, &AnimationRecorder::finished);
+        QString error;
+        QVERIFY(!recorder.start(source, request, &error));
+        QVERIFY2(error.contains(QStringLiteral("k.npy")), qPrintable(error));
+        QTest::qWait(50);
+        QCOMPARE(finished.size(), 0);
+        QCOMPARE(QDir(dir.path()).entryList({QStringLiteral("*.gif*")}, QDir::Files | QDir::Hidden),
+                 QStringList());
+    }
+}
+
+// kAnimationMaxFrames: a whole run of hundreds of thousands of steps is refused, naming the cap,
+// before a frame is drawn; a range of it within the cap is counted as it is listed.
+void TestAnimationExport::longRunsAreRefusedOverTheFrameCap() {
+    const std::shared_ptr<const Scene> scene = buildScene(longRunSettings(), nullptr);
+    QVERIFY(qint64(scene->stepCount()) * kAnimationMinFramesPerStep > kAnimationMaxFrames);
+    AnimationRequest request = smallRequest(m_dir.filePath(QStringLiteral("long.mp4")));
+    request.range = AnimationRange::WholeRun;
+    request.framesPerStep = kAnimationMinFramesPerStep;
+    QString stepsError, lengthError;
+    QVERIFY(animationSteps(request, *scene, &stepsError).empty());
+    QVERIFY(!animationLength(request, *scene, &lengthError));
+    QCOMPARE(lengthError, stepsError);
+    QVERIFY2(stepsError.contains(QStringLiteral("at most %1").arg(kAnimationMaxFrames)) &&
+                 stepsError.contains(QString::number(scene->stepCount())),
+             qPrintable(stepsError));
+
+    request.range = AnimationRange::Steps;
+    request.from = QStringLiteral("end-99");
+    request.to = QStringLiteral("end");
+    request.framesPerStep = kAnimationMaxFramesPerStep;
+    QString error;
+    const std::vector<int> steps = animationSteps(request, *scene, &error);
+    QCOMPARE(int(steps.size()), 100);
+    const std::optional<AnimationLength> length = animationLength(request, *scene, &error);
+    QVERIFY2(length, qPrintable(error));
+    QCOMPARE(length->steps, 100);
+    QCOMPARE(length->frames, 100 * kAnimationMaxFramesPerStep);
+
+    // The recorder refuses it too, once the copy has built the run: no file.
+    MainWindow source(freshOptions());
+    QVERIFY(source.controller()->apply(longRunSettings()));
+    QVERIFY(source.waitUntilIdle());
+    request.range = AnimationRange::WholeRun;
+    request.framesPerStep = kAnimationMinFramesPerStep;
+    const Outcome outcome = record(source, request);
+    QVERIFY(!outcome.ok);
+    QCOMPARE(outcome.message, stepsError);
+    QVERIFY(!QFile::exists(request.file));
+}
+
 // Frames are drawn one per turn of the event loop: a timer of the GUI thread keeps firing, and
 // the user's window keeps its size and step.
 void TestAnimationExport::windowStaysResponsiveAndUntouched() {
@@ -580,6 +691,35 @@ void TestAnimationExport::commandLineReadsTheRequest() {
     QVERIFY2(line.error.contains(QStringLiteral(".mp4")), qPrintable(line.error));
     line = parse({QStringLiteral("--to"), QStringLiteral("end")});
     QVERIFY2(line.error.contains(QStringLiteral("--export FILE")), qPrintable(line.error));
+
+    // --size with --export: the recorder's limits, in the one sentence the recorder would say.
+    const QString limits = QStringLiteral("from %1x%2 to %3x%4")
+                               .arg(kAnimationMinSize.width())
+                               .arg(kAnimationMinSize.height())
+                               .arg(kAnimationMaxSize.width())
+                               .arg(kAnimationMaxSize.height());
+    for (const char* tooLarge : {"9000x9000", "4000x2000", "3840x2161"}) {
+        line = parse({QStringLiteral("--export"), QStringLiteral("a.mp4"), QStringLiteral("--size"),
+                      QString::fromLatin1(tooLarge)});
+        QVERIFY2(line.error.startsWith(QStringLiteral("--size")) && line.error.contains(limits),
+                 qPrintable(line.error));
+    }
+    line = parse({QStringLiteral("--export"), QStringLiteral("a.mp4"), QStringLiteral("--size"),
+                  QStringLiteral("3840x2160")});
+    QVERIFY2(line.error.isEmpty(), qPrintable(line.error));
+    line = parse({QStringLiteral("--screenshot"), QStringLiteral("a.png"), QStringLiteral("--size"),
+                  QStringLiteral("5000x3000")}); // a window may be larger than a video
+    QVERIFY2(line.error.isEmpty(), qPrintable(line.error));
+
+    // The presenter's window is neither recorded nor shot.
+    for (const char* output : {"--export", "--screenshot"}) {
+        line = parse(
+            {QString::fromLatin1(output), QStringLiteral("a.mp4"), QStringLiteral("--presenter")});
+        QVERIFY2(line.error.contains(QStringLiteral("--presenter")) &&
+                     line.error.contains(QStringLiteral("--lecture")),
+                 qPrintable(line.error));
+        QVERIFY(!line.animation);
+    }
 }
 
 void TestAnimationExport::commandLineExports() {
@@ -613,6 +753,9 @@ void TestAnimationExport::commandLineRefuses() {
         {QStringLiteral("--export"), file, QStringLiteral("--size"), QStringLiteral("321x240")});
     QCOMPARE(exit.code, 2);
     QVERIFY2(exit.err.contains("even"), exit.err.constData());
+    exit = runFlashviz({QStringLiteral("--export"), file, QStringLiteral("--presenter")});
+    QCOMPARE(exit.code, 2);
+    QVERIFY2(exit.err.contains("--presenter"), exit.err.constData());
     exit = runFlashviz({QStringLiteral("--export"), file, QStringLiteral("--preset"),
                         QStringLiteral("toy"), QStringLiteral("--to"), QStringLiteral("100000")});
     QCOMPARE(exit.code, 1);

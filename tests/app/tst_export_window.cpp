@@ -210,6 +210,10 @@ class TestExportWindow : public QObject {
     void dialogRequestIsWhatWasSet();
     void dialogRefusesWithTheRecordersMessages();
     void dialogEstimatesFramesAndSeconds();
+    void dialogRefusesOverTheFrameCap();
+    void dialogFollowsTheWindowsMode();
+    void dialogCountsAChapterOffTheGuiThread();
+    void filterExtensionIsAddedOnce();
     void animationShowsProgressAndStaysResponsive();
     void animationCancelLeavesNoFile();
 
@@ -510,6 +514,115 @@ void TestExportWindow::dialogEstimatesFramesAndSeconds() {
     r.to = QStringLiteral("7");
     dialog->setRequest(r);
     QCOMPARE(dialog->estimatedFrames(), std::optional<int>(6 * 5));
+}
+
+// A run of hundreds of thousands of steps (n = 2048 in 8 × 8 tiles), whole: over
+// kAnimationMaxFrames at one frame a step. The dialog says the recorder's sentence and Export is
+// off.
+void TestExportWindow::dialogRefusesOverTheFrameCap() {
+    VizSettings s = toySettings();
+    s.spec.queries = s.spec.keys = 2048;
+    s.options.blockRows = s.options.blockCols = 8;
+    QVERIFY(m_window->controller()->apply(s));
+    QVERIFY(m_window->waitUntilIdle());
+    ExportAnimationDialog* dialog = m_window->exportAnimationDialog();
+    dialog->show();
+    AnimationRequest r;
+    r.file = m_dir.filePath(QStringLiteral("long.mp4"));
+    r.framesPerStep = kAnimationMinFramesPerStep;
+    dialog->setRequest(r);
+    QString expected;
+    QVERIFY(animationSteps(dialog->request(), *m_window->controller()->scene(), &expected).empty());
+    QVERIFY2(expected.contains(QStringLiteral("at most %1").arg(kAnimationMaxFrames)),
+             qPrintable(expected));
+    QCOMPARE(dialog->problem(), expected);
+    QCOMPARE(dialog->findChild<QLabel*>(QStringLiteral("problem"))->text(), expected);
+    QVERIFY(!dialog->findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok)->isEnabled());
+    QCOMPARE(dialog->estimatedFrames(), std::nullopt);
+    // Its last 100 steps are within the cap.
+    r.range = AnimationRange::Steps;
+    r.from = QString::number(m_window->controller()->stepCount() - 100);
+    r.to = QStringLiteral("end");
+    dialog->setRequest(r);
+    QCOMPARE(dialog->problem(), QString());
+    QCOMPARE(dialog->estimatedFrames(), std::optional<int>(100));
+    dialog->hide();
+    QVERIFY(m_window->controller()->apply(toySettings()));
+    QVERIFY(m_window->waitUntilIdle());
+}
+
+// Each time the dialog opens it offers the view of the window's mode: lecture mode's chapter on
+// screen with its clicks, the step view out of it; the rest of the last request stays.
+void TestExportWindow::dialogFollowsTheWindowsMode() {
+    ExportAnimationDialog* dialog = m_window->exportAnimationDialog();
+    AnimationRequest r = dialog->request();
+    r.fps = 24;
+    r.file = m_dir.filePath(QStringLiteral("kept.gif"));
+    dialog->setRequest(r);
+    QCOMPARE(int(m_window->exportAnimationDialog()->request().view), int(AnimationView::Step));
+
+    m_window->enterLecture(2);
+    QVERIFY(m_window->waitUntilIdle());
+    AnimationRequest got = m_window->exportAnimationDialog()->request();
+    QCOMPARE(int(got.view), int(AnimationView::Lecture));
+    QCOMPARE(int(got.range), int(AnimationRange::Chapter));
+    QCOMPARE(got.chapter, 2);
+    QCOMPARE(got.fps, 24);
+    QCOMPARE(got.file, r.file);
+    m_window->lecture()->nextChapter();
+    QVERIFY(m_window->waitUntilIdle());
+    QCOMPARE(m_window->exportAnimationDialog()->request().chapter, 3);
+
+    m_window->leaveLecture();
+    QVERIFY(m_window->waitUntilIdle());
+    got = m_window->exportAnimationDialog()->request();
+    QCOMPARE(int(got.view), int(AnimationView::Step));
+    QCOMPARE(int(got.range), int(AnimationRange::WholeRun));
+    QCOMPARE(got.fps, 24);
+}
+
+// A chapter not on screen is built on a worker to count its clicks: "counting" meanwhile, then
+// the chapter's beats × frames per step.
+void TestExportWindow::dialogCountsAChapterOffTheGuiThread() {
+    QVERIFY(!m_window->isLectureMode());
+    QStringList titles;
+    for (const LectureChapter& c : lectureChapters())
+        titles << c.title;
+    auto dialog = std::make_unique<ExportAnimationDialog>(
+        titles, [this](AnimationView, int chapter) -> AnimationSceneOrigin {
+            return {nullptr, m_window->lecture()->chapterSettings(
+                                 lectureChapters().at(std::size_t(chapter)))};
+        });
+    const int chapter = 1;
+    AnimationRequest r;
+    r.file = m_dir.filePath(QStringLiteral("chapter.mp4"));
+    r.view = AnimationView::Lecture;
+    r.range = AnimationRange::Chapter;
+    r.chapter = chapter;
+    r.framesPerStep = 3;
+    dialog->setRequest(r);
+    QVERIFY(dialog->isCounting());
+    QCOMPARE(dialog->estimatedFrames(), std::nullopt);
+    QVERIFY2(dialog->findChild<QLabel*>(QStringLiteral("estimate"))->text().contains("Counting"),
+             qPrintable(dialog->estimateText()));
+    QTRY_VERIFY_WITH_TIMEOUT(!dialog->isCounting(), 60000);
+    const LectureChapter& c = lectureChapters().at(std::size_t(chapter));
+    const auto scene = buildScene(m_window->lecture()->chapterSettings(c), nullptr);
+    const int beats = int(resolveBeats(c, *scene).size());
+    QCOMPARE(dialog->estimatedFrames(), std::optional<int>(beats * 3));
+    QVERIFY2(dialog->findChild<QLabel*>(QStringLiteral("estimate"))
+                 ->text()
+                 .contains(QString::number(beats * 3)),
+             qPrintable(dialog->estimateText()));
+}
+
+void TestExportWindow::filterExtensionIsAddedOnce() {
+    const QString gif = QStringLiteral("GIF animation (*.gif)");
+    QCOMPARE(withFilterExtension(QStringLiteral("/tmp/a"), gif), QStringLiteral("/tmp/a.gif"));
+    QCOMPARE(withFilterExtension(QStringLiteral("/tmp/a.mp4"), gif), QStringLiteral("/tmp/a.mp4"));
+    QCOMPARE(withFilterExtension(QString(), gif), QString());
+    QCOMPARE(withFilterExtension(QStringLiteral("a"), QStringLiteral("SVG drawing (*.svg)")),
+             QStringLiteral("a.svg"));
 }
 
 void TestExportWindow::animationShowsProgressAndStaysResponsive() {

@@ -20,6 +20,7 @@
 #include <QScreen>
 #include <QSettings>
 #include <QStandardPaths>
+#include <QTemporaryDir>
 #include <QTimeEdit>
 #include <QtTest>
 
@@ -109,6 +110,7 @@ class TestPresenter : public QObject {
     void userCopyRoundTrip();
     void brokenUserFileIsReportedAndKept();
     void userNotesParserIsStrict();
+    void savedNotesAreCheckedAsReadOnes();
     void commandLineOpensThePresenter();
     void secondScreenTakesTheAudience();
     void everyShortcutIsOneAction();
@@ -155,8 +157,9 @@ void TestPresenter::notesAreParsedStrictly() {
          {std::pair{QByteArray(R"("Say {nn}.")"),
                     QStringLiteral("notes: unknown placeholder {nn}")},
           std::pair{QByteArray("12"), QStringLiteral("notes must be text")},
-          std::pair{tooLong,
-                    QStringLiteral("notes is %1 characters long").arg(kMaxNotesChars + 1)}}) {
+          std::pair{tooLong, QStringLiteral("notes: %1 characters long; at most %2 are kept")
+                                 .arg(kMaxNotesChars + 1)
+                                 .arg(kMaxNotesChars)}}) {
         const LectureParse bad =
             parseLectureChapters(chapterWithNotes(notes), QStringLiteral("t.json"));
         QVERIFY(bad.chapters.empty());
@@ -490,8 +493,11 @@ void TestPresenter::userNotesParserIsStrict() {
         {"[]", QStringLiteral("not a JSON object")},
         {R"({"notes": {}})", QStringLiteral("version is missing")},
         {R"({"version": "1", "notes": {}})", QStringLiteral("version must be a whole number")},
-        {R"({"version": 1e300, "notes": {}})",
-         QStringLiteral("is newer than this FlashViz reads (1)")},
+        // The session's words for a newer file, and before its fields: a newer file may add some.
+        {R"({"version": 2, "notes": {}, "slides": 3})",
+         QStringLiteral("This notes file was saved by a newer FlashViz (format version 2; this "
+                        "one reads up to 1)")},
+        {R"({"version": 1e300, "notes": {}})", QStringLiteral("saved by a newer FlashViz")},
         {R"({"version": 1.5, "notes": {}})", QStringLiteral("version must be a whole number")},
         {R"({"version": 0, "notes": {}})", QStringLiteral("version must be a whole number from 1")},
         {R"({"version": 1})", QStringLiteral("notes must be an object")},
@@ -499,7 +505,9 @@ void TestPresenter::userNotesParserIsStrict() {
         {R"({"version": 1, "notes": {"bug": "{nope}"}})",
          QStringLiteral("notes.bug: unknown placeholder {nope}")},
         {R"({"version": 1, "notes": {"": "a"}})", QStringLiteral("chapter id")},
-        {tooLong, QStringLiteral("notes.bug is %1 characters long").arg(kMaxNotesChars + 1)},
+        {tooLong, QStringLiteral("notes.bug: %1 characters long; at most %2 are kept")
+                      .arg(kMaxNotesChars + 1)
+                      .arg(kMaxNotesChars)},
         {QByteArray(kMaxUserNotesBytes + 1, ' '), QStringLiteral("bytes long")}};
     for (const auto& [bytes, why] : bad) {
         const UserNotesParse parsed = parseUserNotes(bytes, QStringLiteral("n.json"));
@@ -507,6 +515,38 @@ void TestPresenter::userNotesParserIsStrict() {
                      parsed.error.contains(why),
                  qPrintable(bytes.left(60) + " -> " + parsed.error));
     }
+}
+
+// A save meets the bound and the placeholders the notes files are read with (notesProblem), and
+// is written whole (writeFileSafely): a path that cannot be written is named, the notes stay.
+void TestPresenter::savedNotesAreCheckedAsReadOnes() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const LectureChapter& first = lectureChapters()[0];
+    const QString path = dir.filePath(QStringLiteral("notes.json"));
+    LectureNotes notes(path);
+    const QString tooLong(kMaxNotesChars + 1, QLatin1Char('x'));
+    QCOMPARE(notes.save(first, tooLong),
+             QStringLiteral("The notes are not saved: %1 characters long; at most %2 are kept.")
+                 .arg(kMaxNotesChars + 1)
+                 .arg(kMaxNotesChars));
+    QCOMPARE(notes.save(first, QStringLiteral("Say {nope}.")),
+             QStringLiteral("The notes are not saved: %1.")
+                 .arg(placeholderProblem(QStringLiteral("{nope}"))));
+    QVERIFY(!QFile::exists(path));
+    QVERIFY(!notes.isEdited(first.id));
+    // At the bound they are kept, and read back by the file's parser.
+    const QString longest(kMaxNotesChars, QLatin1Char('x'));
+    QCOMPARE(notes.save(first, longest), QString());
+    QCOMPARE(parseUserNotes(readAll(path), path).notes.at(first.id), longest);
+    QCOMPARE(LectureNotes(path).notes(first), longest);
+
+    LectureNotes folder(dir.path()); // a folder where the file should be
+    const QString error = folder.save(first, QStringLiteral("Mine."));
+    QVERIFY2(error.startsWith(QStringLiteral("Could not write %1: ").arg(dir.path())),
+             qPrintable(error));
+    QVERIFY(!folder.isEdited(first.id));
+    QCOMPARE(folder.notes(first), first.notes);
 }
 
 void TestPresenter::commandLineOpensThePresenter() {

@@ -12,6 +12,7 @@
 #include "views/frame_feed.h"
 
 #include "core/input_design.h"
+#include "core/problem.h"
 #include "kernels/backend_registry.h"
 
 #include <QFile>
@@ -27,6 +28,8 @@
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTimer>
+
+#include <cmath>
 
 using namespace flashviz::gui;
 using flashviz::gui::test::freshWindow;
@@ -69,6 +72,44 @@ QStringList recentFiles(const MainWindow& window) {
     return out;
 }
 
+// An (rows, cols) float64 .npy file as numpy.save lays it out; with `nan`, its first value is NaN:
+// the header passes the checks made when the settings are read, the build refuses the data.
+void writeNpy(const QString& path, int rows, int cols, bool nan) {
+    QByteArray header =
+        QStringLiteral("{'descr': '<f8', 'fortran_order': False, 'shape': (%1, %2), }")
+            .arg(rows)
+            .arg(cols)
+            .toLatin1();
+    header += QByteArray((64 - (10 + header.size() + 1) % 64) % 64, ' ') + '\n';
+    QByteArray bytes("\x93NUMPY\x01\x00", 8);
+    bytes += char(header.size() & 0xff);
+    bytes += char(header.size() >> 8);
+    bytes += header;
+    for (int i = 0; i < rows * cols; ++i) {
+        const double value = nan && i == 0 ? std::nan("") : 0.25 * (i % 7) - 0.5;
+        bytes.append(reinterpret_cast<const char*>(&value), sizeof value);
+    }
+    write(path, bytes);
+}
+
+// A session of the step view whose inputs are .npy files, Q's first value NaN: the file reads,
+// the window's checks pass, and the build refuses it.
+Session sessionRefusedWhileItBuilds(const QString& folder) {
+    const auto npy = [&folder](const char* name) {
+        const QString path = folder + QLatin1Char('/') + QLatin1String(name);
+        writeNpy(path, 8, 4, QLatin1String(name) == QLatin1String("q.npy"));
+        return path.toStdString();
+    };
+    flashviz::InputFiles files;
+    files.q = npy("q.npy");
+    files.k = npy("k.npy");
+    files.v = npy("v.npy");
+    Session session;
+    session.settings = toySettings();
+    session.settings.spec = flashviz::withInputFiles(session.settings.spec, files);
+    return session;
+}
+
 struct Exit {
     int code = -1;
     QByteArray out, err;
@@ -101,6 +142,10 @@ class TestSession : public QObject {
     void refusedFilesKeepTheWindow();
     void sceneBuiltOnAWorkerTakesTheRestWhenShown();
     void cancelledBuildOpensNothing();
+    void refusedLectureSessionKeepsTheStepView();
+    void refusedSessionKeepsTheLecture_data();
+    void refusedSessionKeepsTheLecture();
+    void refusedInlineInLectureModeIsReported();
     void missingBackendFallsBackToTheCpu();
     void recentSessionsNewestFirstAtMostEight();
     void missingRecentSessionIsRemovedWithAMessage();
@@ -337,6 +382,116 @@ void TestSession::cancelledBuildOpensNothing() {
     QTest::qWait(50);
     QVERIFY(seen(*window) == before);
     QVERIFY(window->statusBar()->currentMessage().contains(QStringLiteral("was not opened")));
+}
+
+// How a session's scene fails while it builds on a worker: the user cancels it, or the engine
+// refuses it.
+enum class BuildFailure { Cancelled, Refused };
+
+// Opened from the step view, a lecture session whose chapter's scene is cancelled: the step view
+// stays, with its settings and step (and the lecture's return point) as they were.
+void TestSession::refusedLectureSessionKeepsTheStepView() {
+    Session session;
+    session.settings = findPreset(QStringLiteral("long"))->settings;
+    session.lecture = SessionLecture{2, 0};
+    const QString file = path(QStringLiteral("lecture-refused.flashviz"));
+    QCOMPARE(writeSessionFile(file, session), QString());
+    auto window = freshWindow();
+    VizSettings own = toySettings();
+    own.spec.seed = 3;
+    QVERIFY(window->controller()->apply(own, QStringLiteral("5")));
+    QVERIFY(window->waitUntilIdle());
+    const Seen before = seen(*window);
+    window->controller()->setInlineLimits(0, 1e12);
+    QCOMPARE(window->openSession(file), QString());
+    QVERIFY(window->controller()->isBusy());
+    QVERIFY(window->isLectureMode()); // the chapter is building
+    window->controller()->cancelBuild();
+    QVERIFY(window->waitUntilIdle());
+    QTest::qWait(50);
+    QVERIFY(window->waitUntilIdle());
+    QVERIFY(!window->isLectureMode());
+    QCOMPARE(window->controller()->settings(), own);
+    QCOMPARE(window->controller()->step(), 5);
+    QVERIFY(seen(*window) == before);
+    QVERIFY2(window->statusBar()->currentMessage().contains(QStringLiteral("was not opened")),
+             qPrintable(window->statusBar()->currentMessage()));
+}
+
+void TestSession::refusedSessionKeepsTheLecture_data() {
+    QTest::addColumn<BuildFailure>("failure");
+    QTest::newRow("cancelled") << BuildFailure::Cancelled;
+    QTest::newRow("refused") << BuildFailure::Refused;
+}
+
+// Opened in lecture mode, a session without it whose scene never comes: the lecture stays at its
+// chapter and step, and leaving it still returns to the user's own settings.
+void TestSession::refusedSessionKeepsTheLecture() {
+    QFETCH(BuildFailure, failure);
+    Session session;
+    if (failure == BuildFailure::Refused)
+        session = sessionRefusedWhileItBuilds(m_dir.path());
+    else
+        session.settings = findPreset(QStringLiteral("long"))->settings;
+    const QString file = path(QStringLiteral("desk-refused.flashviz"));
+    QCOMPARE(writeSessionFile(file, session), QString());
+    auto window = freshWindow();
+    VizSettings own = toySettings();
+    own.spec.seed = 3;
+    QVERIFY(window->controller()->apply(own, QStringLiteral("5")));
+    QVERIFY(window->waitUntilIdle());
+    window->enterLecture(2);
+    QVERIFY(window->waitUntilIdle());
+    window->lecture()->nextBeat();
+    QVERIFY(window->waitUntilIdle());
+    const int lectureStep = window->controller()->step();
+    const VizSettings chapter = window->controller()->settings();
+    const Seen before = seen(*window);
+    window->controller()->setInlineLimits(0, 1e12);
+    QCOMPARE(window->openSession(file), QString());
+    QVERIFY(window->controller()->isBusy());
+    if (failure == BuildFailure::Cancelled) window->controller()->cancelBuild();
+    QVERIFY(window->waitUntilIdle());
+    QTest::qWait(50);
+    QVERIFY(window->waitUntilIdle());
+    QVERIFY(window->isLectureMode());
+    QCOMPARE(window->lecture()->chapter(), 2);
+    QCOMPARE(window->controller()->settings(), chapter);
+    QCOMPARE(window->controller()->step(), lectureStep);
+    QVERIFY(seen(*window) == before);
+    const QString message = window->statusBar()->currentMessage();
+    QVERIFY2(message.contains(QStringLiteral("was not opened")), qPrintable(message));
+    if (failure == BuildFailure::Refused)
+        QVERIFY2(message.contains(QStringLiteral("not finite")), qPrintable(message));
+    window->leaveLecture();
+    QVERIFY(window->waitUntilIdle());
+    QCOMPARE(window->controller()->settings(), own);
+    QCOMPARE(window->controller()->step(), 5);
+}
+
+// Refused while it builds inline, in lecture mode: the message says so (not "Opened"), and the
+// lecture stays as it was.
+void TestSession::refusedInlineInLectureModeIsReported() {
+    const QString file = path(QStringLiteral("inline-refused.flashviz"));
+    QCOMPARE(writeSessionFile(file, sessionRefusedWhileItBuilds(m_dir.path())), QString());
+    auto window = freshWindow();
+    window->enterLecture(1);
+    QVERIFY(window->waitUntilIdle());
+    window->lecture()->nextBeat();
+    QVERIFY(window->waitUntilIdle());
+    const int lectureStep = window->controller()->step();
+    const Seen before = seen(*window);
+    const QString error = window->openSession(file);
+    QVERIFY2(error.startsWith(file + QStringLiteral(": its settings are refused: ")) &&
+                 error.contains(QStringLiteral("not finite")),
+             qPrintable(error));
+    QCOMPARE(window->statusBar()->currentMessage(), error);
+    QVERIFY(window->waitUntilIdle());
+    QVERIFY(window->isLectureMode());
+    QCOMPARE(window->lecture()->chapter(), 1);
+    QCOMPARE(window->controller()->step(), lectureStep);
+    QVERIFY(seen(*window) == before);
+    QVERIFY(!recentFiles(*window).contains(QFileInfo(file).absoluteFilePath()));
 }
 
 void TestSession::missingBackendFallsBackToTheCpu() {

@@ -623,10 +623,13 @@ bool AnimationWriter::Worker::finish(QString* failure) {
 }
 
 void AnimationWriter::Worker::release() {
-    // A file given up (cancel, an error) still gets its trailer, into the temporary file that is
-    // removed next: some muxers free their state only there (FFmpeg 5.1's GIF muxer keeps the
-    // last packet, which LeakSanitizer would report).
-    if (muxer && trailerPending) (void)av_write_trailer(muxer.get());
+    // A GIF given up (cancel, an error) still gets its trailer, into the temporary file that is
+    // removed next: FFmpeg 5.1's GIF muxer frees the last packet it keeps only there (valgrind
+    // and LeakSanitizer report it otherwise). The other muxers free their state in
+    // avformat_free_context(), and an MP4's trailer would cost: with +faststart it rewrites the
+    // whole file to move the index, on the thread that cancels (the GUI's).
+    if (muxer && trailerPending && format == AnimationFormat::Gif)
+        (void)av_write_trailer(muxer.get());
     trailerPending = false;
     packet.reset();
     encoded.reset();

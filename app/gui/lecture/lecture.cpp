@@ -1,4 +1,5 @@
 #include "lecture/lecture.h"
+#include "lecture/presenter_notes.h"
 
 #include "session/controller.h"
 #include "session/resources.h"
@@ -29,6 +30,7 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 namespace flashviz::gui {
@@ -37,10 +39,6 @@ namespace {
 
 constexpr qsizetype kMaxBeatChars = 64;        // "first-rescale+2147483646" is 24
 constexpr std::int64_t kMaxWalkedSteps = 4096; // a clicker's evening, not a scrub bar
-
-[[noreturn]] void refuse(const QString& text) {
-    throw EngineError(ErrorKind::InvalidArgument, text.toStdString());
-}
 
 const QStringList& viewNames() {
     static const QStringList names{QStringLiteral("memory"), QStringLiteral("tile"),
@@ -71,16 +69,17 @@ const QStringList& placeholderNames() {
 const QJsonArray& jsonList(const QJsonObject& entry, const char* key, qsizetype minSize,
                            qsizetype maxSize, QJsonArray& storage) {
     const QJsonValue v = entry.value(QLatin1String(key));
-    if (v.isUndefined()) refuse(QStringLiteral("%1 is missing").arg(QLatin1String(key)));
+    if (v.isUndefined()) refuseJson(QStringLiteral("%1 is missing").arg(QLatin1String(key)));
     if (!v.isArray())
-        refuse(QStringLiteral("%1 must be a list, not %2").arg(QLatin1String(key), jsonExcerpt(v)));
+        refuseJson(
+            QStringLiteral("%1 must be a list, not %2").arg(QLatin1String(key), jsonExcerpt(v)));
     storage = v.toArray();
     if (storage.size() < minSize || storage.size() > maxSize)
-        refuse(QStringLiteral("%1 has %2 entries; it takes %3 to %4")
-                   .arg(QLatin1String(key))
-                   .arg(storage.size())
-                   .arg(minSize)
-                   .arg(maxSize));
+        refuseJson(QStringLiteral("%1 has %2 entries; it takes %3 to %4")
+                       .arg(QLatin1String(key))
+                       .arg(storage.size())
+                       .arg(minSize)
+                       .arg(maxSize));
     return storage;
 }
 
@@ -96,8 +95,8 @@ QString quoteWhys(const QString& narrative, const std::vector<StepWhy>& whys) {
             QStringList ids;
             for (const StepWhy& w : whys)
                 ids << w.id;
-            refuse(QStringLiteral("narrative: {why:%1} names no entry of the why list (%2)")
-                       .arg(match.captured(1).left(40), ids.join(QStringLiteral(", "))));
+            refuseJson(QStringLiteral("narrative: {why:%1} names no entry of the why list (%2)")
+                           .arg(match.captured(1).left(40), ids.join(QStringLiteral(", "))));
         }
         text.replace(match.captured(0), it->text);
     }
@@ -115,27 +114,28 @@ LectureChapter readChapter(const QJsonObject& o, const std::vector<LectureChapte
     c.id = jsonText(o, "id", true, kMaxChapterIdChars);
     for (const LectureChapter& other : earlier)
         if (other.id == c.id)
-            refuse(QStringLiteral("id '%1' is taken by an earlier chapter").arg(c.id));
+            refuseJson(QStringLiteral("id '%1' is taken by an earlier chapter").arg(c.id));
     c.title = jsonText(o, "title", true, 200);
     c.narrative = quoteWhys(jsonText(o, "narrative", true, 20000), whys);
     if (const QString problem = placeholderProblem(c.narrative); !problem.isEmpty())
-        refuse(QStringLiteral("narrative: ") + problem);
-    c.notes = jsonText(o, "notes", false, kMaxNotesChars);
-    if (const QString problem = placeholderProblem(c.notes); !problem.isEmpty())
-        refuse(QStringLiteral("notes: ") + problem);
+        refuseJson(QStringLiteral("narrative: ") + problem);
+    // Bounded by notesProblem(), as the lecturer's own notes are.
+    c.notes = jsonText(o, "notes", false, std::numeric_limits<qsizetype>::max());
+    if (const QString problem = notesProblem(c.notes); !problem.isEmpty())
+        refuseJson(QStringLiteral("notes: ") + problem);
     QJsonArray storage;
     const QJsonArray& beats = jsonList(o, "beats", 1, 256, storage);
     for (qsizetype i = 0; i < beats.size(); ++i) {
         const QJsonValue b = beats.at(i);
         const QString key = QStringLiteral("beats[%1]").arg(i);
         if (!b.isString())
-            refuse(QStringLiteral("%1 must be text, not %2").arg(key, jsonExcerpt(b)));
+            refuseJson(QStringLiteral("%1 must be text, not %2").arg(key, jsonExcerpt(b)));
         const QString beat = b.toString();
         if (beat.size() > kMaxBeatChars)
-            refuse(QStringLiteral("%1 is %2 characters long; a beat is at most %3")
-                       .arg(key)
-                       .arg(beat.size())
-                       .arg(kMaxBeatChars));
+            refuseJson(QStringLiteral("%1 is %2 characters long; a beat is at most %3")
+                           .arg(key)
+                           .arg(beat.size())
+                           .arg(kMaxBeatChars));
         if (beat != QLatin1String("all") && beat != QLatin1String("outer0") &&
             beat != QLatin1String("first-wrong"))
             checkStepExpression(beat, qPrintable(key));
@@ -145,11 +145,11 @@ LectureChapter readChapter(const QJsonObject& o, const std::vector<LectureChapte
     for (qsizetype i = 0; i < views.size(); ++i) {
         const QJsonValue v = views.at(i);
         if (!v.isString() || !viewNames().contains(v.toString()))
-            refuse(QStringLiteral("views[%1]: unknown view %2 (the views are %3)")
-                       .arg(i)
-                       .arg(jsonExcerpt(v), viewNames().join(QStringLiteral(", "))));
+            refuseJson(QStringLiteral("views[%1]: unknown view %2 (the views are %3)")
+                           .arg(i)
+                           .arg(jsonExcerpt(v), viewNames().join(QStringLiteral(", "))));
         if (c.views.contains(v.toString()))
-            refuse(QStringLiteral("views[%1]: '%2' is listed twice").arg(i).arg(v.toString()));
+            refuseJson(QStringLiteral("views[%1]: '%2' is listed twice").arg(i).arg(v.toString()));
         c.views << v.toString();
     }
     if (o.contains(QStringLiteral("weights"))) {
@@ -167,7 +167,7 @@ LectureChapter readChapter(const QJsonObject& o, const std::vector<LectureChapte
         const std::int64_t steps =
             countSteps(c.settings.spec, c.settings.algorithm, c.settings.options);
         if (steps > kMaxWalkedSteps)
-            refuse(
+            refuseJson(
                 QStringLiteral("beats 'all' and 'outer0' walk every step, and these settings "
                                "have %1 steps; at most %2 can be walked (name the steps instead)")
                     .arg(steps)
@@ -201,7 +201,7 @@ LectureParse parseLectureChapters(const QByteArray& bytes, const QString& source
         const QJsonObject o = item.toObject();
         try {
             if (!item.isObject())
-                refuse(
+                refuseJson(
                     QStringLiteral("a chapter must be an object, not %1").arg(jsonExcerpt(item)));
             out.chapters.push_back(readChapter(o, out.chapters, whys));
         } catch (const EngineError& error) {
@@ -279,8 +279,9 @@ BackwardFigures backwardFigures(const VizSettings& settings) {
         backwardTrade(spec.queries, spec.keys, spec.headDim, spec.causal, settings.options);
     FlashOptions recompute = settings.options;
     recompute.backward.storeWeights = false;
-    return {t.recompute, t.stored, t.recomputeKept, t.storedKept,
-            queryGradientRoundTripBytes(spec.queries, spec.keys, spec.headDim, spec.causal, recompute)};
+    return {
+        t.recompute, t.stored, t.recomputeKept, t.storedKept,
+        queryGradientRoundTripBytes(spec.queries, spec.keys, spec.headDim, spec.causal, recompute)};
 }
 
 } // namespace

@@ -1,5 +1,6 @@
 #include "lecture/presenter_notes.h"
 
+#include "session/save_file.h"
 #include "session/settings.h"
 
 #include "core/errors.h"
@@ -9,70 +10,51 @@
 #include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QSaveFile>
 #include <QStandardPaths>
-
-#include <cmath>
 
 namespace flashviz::gui {
 
 namespace {
 
-[[noreturn]] void refuse(const QString& text) {
-    throw EngineError(ErrorKind::InvalidArgument, text.toStdString());
-}
-
 // One chapter's notes as the file holds them: text, bounded, with the lecture's placeholders.
 QString readNotes(const QJsonObject& notes, const QString& id) {
     if (id.isEmpty() || id.size() > kMaxChapterIdChars)
-        refuse(QStringLiteral("notes: a chapter id must have 1 to %1 characters, not '%2'")
-                   .arg(kMaxChapterIdChars)
-                   .arg(id.left(40)));
+        refuseJson(QStringLiteral("notes: a chapter id must have 1 to %1 characters, not '%2'")
+                       .arg(kMaxChapterIdChars)
+                       .arg(id.left(40)));
     const QJsonValue v = notes.value(id);
     if (!v.isString())
-        refuse(QStringLiteral("notes.%1 must be text, not %2").arg(id, jsonExcerpt(v)));
+        refuseJson(QStringLiteral("notes.%1 must be text, not %2").arg(id, jsonExcerpt(v)));
     const QString text = v.toString();
-    if (text.size() > kMaxNotesChars)
-        refuse(QStringLiteral("notes.%1 is %2 characters long; at most %3 are read")
-                   .arg(id)
-                   .arg(text.size())
-                   .arg(kMaxNotesChars));
-    if (const QString problem = placeholderProblem(text); !problem.isEmpty())
-        refuse(QStringLiteral("notes.%1: %2").arg(id, problem));
+    if (const QString problem = notesProblem(text); !problem.isEmpty())
+        refuseJson(QStringLiteral("notes.%1: %2").arg(id, problem));
     return text;
 }
 
 std::map<QString, QString> readUserNotes(const QByteArray& bytes) {
     if (bytes.size() > kMaxUserNotesBytes)
-        refuse(QStringLiteral("it is %1 bytes long; at most %2 are read")
-                   .arg(bytes.size())
-                   .arg(kMaxUserNotesBytes));
+        refuseJson(QStringLiteral("it is %1 bytes long; at most %2 are read")
+                       .arg(bytes.size())
+                       .arg(kMaxUserNotesBytes));
     QJsonParseError error;
     const QJsonDocument doc = QJsonDocument::fromJson(bytes, &error);
     if (error.error != QJsonParseError::NoError)
-        refuse(QStringLiteral("not valid JSON (%1 at byte %2)")
-                   .arg(error.errorString())
-                   .arg(error.offset));
-    if (!doc.isObject()) refuse(QStringLiteral("it is not a JSON object"));
+        refuseJson(QStringLiteral("not valid JSON (%1 at byte %2)")
+                       .arg(error.errorString())
+                       .arg(error.offset));
+    if (!doc.isObject()) refuseJson(QStringLiteral("it is not a JSON object"));
     const QJsonObject o = doc.object();
+    (void)readFormatVersion(o, kUserNotesVersion, QStringLiteral("notes file"));
     checkJsonKeys(o, {QStringLiteral("version"), QStringLiteral("notes")});
-    const QJsonValue version = o.value(QStringLiteral("version"));
-    if (version.isUndefined()) refuse(QStringLiteral("version is missing"));
-    if (version.isDouble() && version.toDouble() > kUserNotesVersion &&
-        version.toDouble() == std::floor(version.toDouble()))
-        refuse(QStringLiteral("version %1 is newer than this FlashViz reads (%2)")
-                   .arg(jsonExcerpt(version))
-                   .arg(kUserNotesVersion));
-    (void)jsonInteger(version, QStringLiteral("version"), kUserNotesVersion, kUserNotesVersion);
     const QJsonValue notes = o.value(QStringLiteral("notes"));
     if (!notes.isObject())
-        refuse(QStringLiteral("notes must be an object of chapter ids and their notes, not %1")
-                   .arg(notes.isUndefined() ? QStringLiteral("missing") : jsonExcerpt(notes)));
+        refuseJson(QStringLiteral("notes must be an object of chapter ids and their notes, not %1")
+                       .arg(notes.isUndefined() ? QStringLiteral("missing") : jsonExcerpt(notes)));
     const QJsonObject byChapter = notes.toObject();
     if (byChapter.size() > kMaxUserNotesEntries)
-        refuse(QStringLiteral("notes has %1 chapters; at most %2 are read")
-                   .arg(byChapter.size())
-                   .arg(kMaxUserNotesEntries));
+        refuseJson(QStringLiteral("notes has %1 chapters; at most %2 are read")
+                       .arg(byChapter.size())
+                       .arg(kMaxUserNotesEntries));
     std::map<QString, QString> out;
     for (const QString& id : byChapter.keys())
         out[id] = readNotes(byChapter, id);
@@ -80,6 +62,14 @@ std::map<QString, QString> readUserNotes(const QByteArray& bytes) {
 }
 
 } // namespace
+
+QString notesProblem(const QString& text) {
+    if (text.size() > kMaxNotesChars)
+        return QStringLiteral("%1 characters long; at most %2 are kept")
+            .arg(text.size())
+            .arg(kMaxNotesChars);
+    return placeholderProblem(text);
+}
 
 UserNotesParse parseUserNotes(const QByteArray& bytes, const QString& source) {
     UserNotesParse out;
@@ -129,12 +119,8 @@ bool LectureNotes::isEdited(const QString& chapterId) const {
 }
 
 QString LectureNotes::save(const LectureChapter& chapter, const QString& text) {
-    if (text.size() > kMaxNotesChars)
-        return QObject::tr("The notes are %1 characters long; at most %2 are kept.")
-            .arg(text.size())
-            .arg(kMaxNotesChars);
-    if (const QString problem = placeholderProblem(text); !problem.isEmpty())
-        return QObject::tr("The notes have an %1.").arg(problem);
+    if (const QString problem = notesProblem(text); !problem.isEmpty())
+        return QObject::tr("The notes are not saved: %1.").arg(problem);
     std::map<QString, QString> next = m_notes;
     if (text == chapter.notes)
         next.erase(chapter.id);
@@ -153,9 +139,7 @@ QString LectureNotes::revert(const LectureChapter& chapter) {
 QString LectureNotes::write(const std::map<QString, QString>& notes) {
     if (!QDir().mkpath(QFileInfo(m_path).absolutePath()))
         return QObject::tr("The folder of %1 could not be made.").arg(m_path);
-    QSaveFile file(m_path);
-    if (!file.open(QIODevice::WriteOnly) || file.write(userNotesJson(notes)) < 0 || !file.commit())
-        return QObject::tr("%1 could not be written (%2).").arg(m_path, file.errorString());
+    if (QString error; !writeFileSafely(m_path, userNotesJson(notes), &error)) return error;
     m_notes = notes;
     m_loadProblem.clear(); // the broken file is replaced by the notes as they are now
     return {};

@@ -15,6 +15,10 @@
 
 namespace flashviz::gui {
 
+// Why `text` cannot be a chapter's speaker notes, the shipped ones (resources/lecture.json) or
+// the lecturer's own: longer than kMaxNotesChars, or placeholderProblem(); empty when it can.
+QString notesProblem(const QString& text);
+
 inline constexpr int kUserNotesVersion = 1;
 inline constexpr qint64 kMaxUserNotesBytes = 1024 * 1024;
 inline constexpr int kMaxUserNotesEntries = 256;

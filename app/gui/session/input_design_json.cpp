@@ -1,7 +1,6 @@
 #include "session/input_design_json.h"
 #include "session/settings.h"
 
-#include "core/errors.h"
 #include "core/input_design.h"
 
 #include <QJsonArray>
@@ -13,21 +12,14 @@ namespace flashviz::gui {
 
 namespace {
 
-[[noreturn]] void refuse(const QString& text) {
-    throw EngineError(ErrorKind::InvalidArgument, text.toStdString());
-}
-
-double readSharpness(const QJsonValue& v, const QString& name) {
+// The sharpness of the run `run` ("inputDesign.rows[1]"); its range is the engine's.
+double readSharpness(const QJsonValue& v, const QString& run) {
     if (!v.isDouble() || !std::isfinite(v.toDouble()))
-        refuse(QStringLiteral("%1 must be a number, not %2").arg(name, jsonExcerpt(v)));
-    const double sharpness = v.toDouble();
-    if (sharpness < kMinSharpness || sharpness > kMaxSharpness)
-        refuse(QStringLiteral("%1 must be from %2 to %3 logits, not %4")
-                   .arg(name)
-                   .arg(kMinSharpness)
-                   .arg(kMaxSharpness)
-                   .arg(jsonExcerpt(v)));
-    return sharpness;
+        refuseJson(
+            QStringLiteral("%1 sharpness must be a number, not %2").arg(run, jsonExcerpt(v)));
+    if (const std::optional<std::string> why = sharpnessRefusal(v.toDouble()))
+        refuseJson(QStringLiteral("%1: %2").arg(run, QString::fromStdString(*why)));
+    return v.toDouble();
 }
 
 } // namespace
@@ -36,44 +28,44 @@ std::optional<InputDesign> inputDesignFromJson(const QJsonValue& value) {
     const QString key = QStringLiteral("inputDesign");
     if (value.isNull()) return std::nullopt;
     if (!value.isObject())
-        refuse(QStringLiteral("%1 must be an object {\"blockSize\": …, \"rows\": […]} or null, "
-                              "not %2")
-                   .arg(key, jsonExcerpt(value)));
+        refuseJson(QStringLiteral("%1 must be an object {\"blockSize\": …, \"rows\": […]} or null, "
+                                  "not %2")
+                       .arg(key, jsonExcerpt(value)));
     const QJsonObject o = value.toObject();
     for (auto it = o.begin(); it != o.end(); ++it)
         if (it.key() != QLatin1String("blockSize") && it.key() != QLatin1String("rows"))
-            refuse(QStringLiteral("%1: unknown field '%2' (the fields are blockSize, rows)")
-                       .arg(key, it.key().left(40)));
+            refuseJson(QStringLiteral("%1: unknown field '%2' (the fields are blockSize, rows)")
+                           .arg(key, it.key().left(40)));
     if (!o.contains(QLatin1String("blockSize")) || !o.contains(QLatin1String("rows")))
-        refuse(QStringLiteral("%1 needs both blockSize and rows").arg(key));
+        refuseJson(QStringLiteral("%1 needs both blockSize and rows").arg(key));
     InputDesign design;
     design.blockSize = int(jsonInteger(o.value(QLatin1String("blockSize")),
                                        key + QStringLiteral(".blockSize"), 1, kMaxSequenceLength));
     const QJsonValue rows = o.value(QLatin1String("rows"));
     if (!rows.isArray())
-        refuse(QStringLiteral("%1.rows must be a list of [keyBlock, sharpness] or [keyBlock, "
-                              "sharpness, repeat], not %2")
-                   .arg(key, jsonExcerpt(rows)));
+        refuseJson(QStringLiteral("%1.rows must be a list of [keyBlock, sharpness] or [keyBlock, "
+                                  "sharpness, repeat], not %2")
+                       .arg(key, jsonExcerpt(rows)));
     const QJsonArray runs = rows.toArray();
     for (qsizetype i = 0; i < runs.size(); ++i) {
         const QString name = QStringLiteral("%1.rows[%2]").arg(key).arg(i);
         const QJsonArray run = runs.at(i).toArray();
         if (!runs.at(i).isArray() || run.size() < 2 || run.size() > 3)
-            refuse(QStringLiteral("%1 must be [keyBlock, sharpness] or [keyBlock, sharpness, "
-                                  "repeat], not %2")
-                       .arg(name, runs.at(i).isArray()
-                                      ? QStringLiteral("a list of %1").arg(run.size())
-                                      : jsonExcerpt(runs.at(i))));
+            refuseJson(QStringLiteral("%1 must be [keyBlock, sharpness] or [keyBlock, sharpness, "
+                                      "repeat], not %2")
+                           .arg(name, runs.at(i).isArray()
+                                          ? QStringLiteral("a list of %1").arg(run.size())
+                                          : jsonExcerpt(runs.at(i))));
         const int block = int(
             jsonInteger(run.at(0), name + QStringLiteral(" keyBlock"), 0, kMaxSequenceLength - 1));
-        const double sharpness = readSharpness(run.at(1), name + QStringLiteral(" sharpness"));
+        const double sharpness = readSharpness(run.at(1), name);
         const qint64 room = kMaxSequenceLength - qint64(design.rows.size());
         const qint64 repeat =
             run.size() == 3
                 ? jsonInteger(run.at(2), name + QStringLiteral(" repeat"), 1, kMaxSequenceLength)
                 : 1;
         if (repeat > room)
-            refuse(
+            refuseJson(
                 QStringLiteral("%1: more than %2 rows in all").arg(name).arg(kMaxSequenceLength));
         design.rows.insert(design.rows.end(), std::size_t(repeat), RowMaximum{block, sharpness});
     }

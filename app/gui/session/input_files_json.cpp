@@ -1,7 +1,6 @@
 #include "session/input_files_json.h"
 #include "session/settings.h"
 
-#include "core/errors.h"
 #include "core/npy.h"
 
 #include <QJsonObject>
@@ -13,21 +12,17 @@ namespace {
 // Longer than any path a file system takes (PATH_MAX is 4096 on Linux).
 constexpr qsizetype kMaxPathChars = 4096;
 
-[[noreturn]] void refuse(const QString& text) {
-    throw EngineError(ErrorKind::InvalidArgument, text.toStdString());
-}
-
 std::string readPath(const QJsonObject& o, const char* field) {
     const QString name = QStringLiteral("inputFiles.%1").arg(QLatin1String(field));
     const QJsonValue v = o.value(QLatin1String(field));
     if (!v.isString() || v.toString().isEmpty())
-        refuse(QStringLiteral("%1 must be the path of an .npy file, not %2")
-                   .arg(name, jsonExcerpt(v)));
+        refuseJson(QStringLiteral("%1 must be the path of an .npy file, not %2")
+                       .arg(name, jsonExcerpt(v)));
     if (v.toString().size() > kMaxPathChars)
-        refuse(QStringLiteral("%1 is %2 characters long; a path has at most %3")
-                   .arg(name)
-                   .arg(v.toString().size())
-                   .arg(kMaxPathChars));
+        refuseJson(QStringLiteral("%1 is %2 characters long; a path has at most %3")
+                       .arg(name)
+                       .arg(v.toString().size())
+                       .arg(kMaxPathChars));
     return v.toString().toStdString();
 }
 
@@ -36,16 +31,16 @@ std::string readPath(const QJsonObject& o, const char* field) {
 std::optional<InputFiles> inputFilesFromJson(const QJsonValue& value) {
     if (value.isNull()) return std::nullopt;
     if (!value.isObject())
-        refuse(QStringLiteral("inputFiles must be an object {\"q\": …, \"k\": …, \"v\": …} or "
-                              "null, not %1")
-                   .arg(jsonExcerpt(value)));
+        refuseJson(QStringLiteral("inputFiles must be an object {\"q\": …, \"k\": …, \"v\": …} or "
+                                  "null, not %1")
+                       .arg(jsonExcerpt(value)));
     const QJsonObject o = value.toObject();
     static const QStringList fields{QStringLiteral("q"), QStringLiteral("k"), QStringLiteral("v"),
                                     QStringLiteral("dO"), QStringLiteral("head")};
     for (auto it = o.begin(); it != o.end(); ++it)
         if (!fields.contains(it.key()))
-            refuse(QStringLiteral("inputFiles: unknown field '%1' (the fields are %2)")
-                       .arg(it.key().left(40), fields.join(QStringLiteral(", "))));
+            refuseJson(QStringLiteral("inputFiles: unknown field '%1' (the fields are %2)")
+                           .arg(it.key().left(40), fields.join(QStringLiteral(", "))));
     InputFiles files;
     files.q = readPath(o, "q");
     files.k = readPath(o, "k");

@@ -1,4 +1,5 @@
 #include "session/session_file.h"
+#include "session/save_file.h"
 
 #include "core/errors.h"
 #include "core/steps.h"
@@ -9,11 +10,9 @@
 #include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QSaveFile>
 #include <QSettings>
 
 #include <array>
-#include <limits>
 
 namespace flashviz::gui {
 
@@ -38,27 +37,23 @@ QString tabName(SessionTab tab) {
     return {};
 }
 
-[[noreturn]] void refuse(const QString& text) {
-    throw EngineError(ErrorKind::InvalidArgument, text.toStdString());
-}
-
 QJsonValue required(const QJsonObject& object, const QString& key) {
     const QJsonValue v = object.value(key);
-    if (v.isUndefined()) refuse(QStringLiteral("%1 is missing").arg(key));
+    if (v.isUndefined()) refuseJson(QStringLiteral("%1 is missing").arg(key));
     return v;
 }
 
 QJsonObject requiredObject(const QJsonObject& object, const QString& key) {
     const QJsonValue v = required(object, key);
     if (!v.isObject())
-        refuse(QStringLiteral("%1 must be an object, not %2").arg(key, jsonExcerpt(v)));
+        refuseJson(QStringLiteral("%1 must be an object, not %2").arg(key, jsonExcerpt(v)));
     return v.toObject();
 }
 
 bool requiredBool(const QJsonObject& object, const QString& key, const QString& name) {
     const QJsonValue v = required(object, key);
     if (!v.isBool())
-        refuse(QStringLiteral("%1 must be true or false, not %2").arg(name, jsonExcerpt(v)));
+        refuseJson(QStringLiteral("%1 must be true or false, not %2").arg(name, jsonExcerpt(v)));
     return v.toBool();
 }
 
@@ -67,7 +62,8 @@ void checkKeysOf(const QJsonObject& object, const char* name, const QStringList&
     try {
         checkJsonKeys(object, known);
     } catch (const EngineError& error) {
-        refuse(QStringLiteral("%1: %2").arg(QLatin1String(name), QString::fromUtf8(error.what())));
+        refuseJson(
+            QStringLiteral("%1: %2").arg(QLatin1String(name), QString::fromUtf8(error.what())));
     }
 }
 
@@ -75,16 +71,9 @@ void checkKeysOf(const QJsonObject& object, const char* name, const QStringList&
 void checkFormatAndVersion(const QJsonObject& json) {
     const QJsonValue format = json.value(QStringLiteral("format"));
     if (format.toString() != QLatin1String(kSessionFormat))
-        refuse(QStringLiteral("not a FlashViz session (its \"format\" is %1, not '%2')")
-                   .arg(jsonExcerpt(format), QLatin1String(kSessionFormat)));
-    const qint64 version =
-        jsonInteger(required(json, QStringLiteral("version")), QStringLiteral("version"), 1,
-                    std::numeric_limits<int>::max());
-    if (version > kSessionVersion)
-        refuse(QStringLiteral("This session was saved by a newer FlashViz (format version %1; "
-                              "this one reads up to %2)")
-                   .arg(version)
-                   .arg(kSessionVersion));
+        refuseJson(QStringLiteral("not a FlashViz session (its \"format\" is %1, not '%2')")
+                       .arg(jsonExcerpt(format), QLatin1String(kSessionFormat)));
+    (void)readFormatVersion(json, kSessionVersion, QStringLiteral("session"));
 }
 
 SessionTab readTab(const QJsonObject& json) {
@@ -94,8 +83,8 @@ SessionTab readTab(const QJsonObject& json) {
         if (v.toString() == QLatin1String(t.name)) return t.tab;
         names << QLatin1String(t.name);
     }
-    refuse(QStringLiteral("tab must be one of %1, not %2")
-               .arg(names.join(QStringLiteral(", ")), jsonExcerpt(v)));
+    refuseJson(QStringLiteral("tab must be one of %1, not %2")
+                   .arg(names.join(QStringLiteral(", ")), jsonExcerpt(v)));
 }
 
 ViewOptions readView(const QJsonObject& json) {
@@ -111,13 +100,13 @@ std::optional<SessionLecture> readLecture(const QJsonObject& json, const Session
     const QJsonValue v = required(json, QStringLiteral("lecture"));
     if (v.isNull()) return std::nullopt;
     if (!v.isObject())
-        refuse(QStringLiteral("lecture must be null (lecture mode off) or an object with its "
-                              "chapter and step, not %1")
-                   .arg(jsonExcerpt(v)));
+        refuseJson(QStringLiteral("lecture must be null (lecture mode off) or an object with its "
+                                  "chapter and step, not %1")
+                       .arg(jsonExcerpt(v)));
     const QJsonObject lecture = v.toObject();
     checkKeysOf(lecture, "lecture", {QStringLiteral("chapter"), QStringLiteral("step")});
     const auto chapters = qint64(limits.chapterSteps.size());
-    if (chapters == 0) refuse(QStringLiteral("lecture: this FlashViz has no lecture chapters"));
+    if (chapters == 0) refuseJson(QStringLiteral("lecture: this FlashViz has no lecture chapters"));
     SessionLecture out;
     out.chapter = int(jsonInteger(required(lecture, QStringLiteral("chapter")),
                                   QStringLiteral("lecture.chapter"), 1, chapters) -
@@ -142,7 +131,7 @@ Session readSession(const QJsonObject& json, const SessionLimits& limits) {
     s.step = int(
         jsonInteger(required(json, QStringLiteral("step")), QStringLiteral("step"), 0, steps - 1));
     s.tab = readTab(json);
-    if (limits.analysisCharts < 1) refuse(QStringLiteral("chart: this FlashViz has no charts"));
+    if (limits.analysisCharts < 1) refuseJson(QStringLiteral("chart: this FlashViz has no charts"));
     s.analysisChart = int(jsonInteger(required(json, QStringLiteral("chart")),
                                       QStringLiteral("chart"), 1, limits.analysisCharts) -
                           1);
@@ -221,14 +210,8 @@ SessionRead readSessionFile(const QString& path, const SessionLimits& limits) {
 }
 
 QString writeSessionFile(const QString& path, const Session& session) {
-    const QString name = QDir::toNativeSeparators(path);
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly))
-        return QStringLiteral("Could not write %1: %2").arg(name, file.errorString());
-    const QByteArray bytes = sessionToJson(session);
-    if (file.write(bytes) != bytes.size() || !file.commit())
-        return QStringLiteral("Could not write %1: %2").arg(name, file.errorString());
-    return {};
+    QString error;
+    return writeFileSafely(path, sessionToJson(session), &error) ? QString() : error;
 }
 
 QString fallBackToAvailableBackend(VizSettings& settings) {

@@ -39,12 +39,8 @@ void setClassicBug(VizSettings& s, bool on) {
 
 namespace {
 
-[[noreturn]] void refuse(const QString& text) {
-    throw EngineError(ErrorKind::InvalidArgument, text.toStdString());
-}
-
 [[noreturn]] void unknown(const char* key, const char* what, const QString& value) {
-    refuse(
+    refuseJson(
         QStringLiteral("%1: unknown %2 '%3'").arg(QLatin1String(key), QLatin1String(what), value));
 }
 
@@ -90,19 +86,20 @@ int readInt(const QJsonValue& v, const char* key, int lo, int hi) {
 
 bool readBool(const QJsonValue& v, const char* key) {
     if (!v.isBool())
-        refuse(QStringLiteral("%1 must be true or false, not %2")
-                   .arg(QLatin1String(key), jsonExcerpt(v)));
+        refuseJson(QStringLiteral("%1 must be true or false, not %2")
+                       .arg(QLatin1String(key), jsonExcerpt(v)));
     return v.toBool();
 }
 
 QString readString(const QJsonValue& v, const char* key) {
     if (!v.isString())
-        refuse(QStringLiteral("%1 must be text, not %2").arg(QLatin1String(key), jsonExcerpt(v)));
+        refuseJson(
+            QStringLiteral("%1 must be text, not %2").arg(QLatin1String(key), jsonExcerpt(v)));
     const QString text = v.toString();
     if (text.size() > 64)
-        refuse(QStringLiteral("%1 is %2 characters long; names are at most 64")
-                   .arg(QLatin1String(key))
-                   .arg(text.size()));
+        refuseJson(QStringLiteral("%1 is %2 characters long; names are at most 64")
+                       .arg(QLatin1String(key))
+                       .arg(text.size()));
     return text;
 }
 
@@ -139,19 +136,35 @@ QString jsonExcerpt(const QJsonValue& v) {
     return QStringLiteral("nothing");
 }
 
+void refuseJson(const QString& why) {
+    throw EngineError(ErrorKind::InvalidArgument, why.toStdString());
+}
+
+int readFormatVersion(const QJsonObject& json, int newest, const QString& what) {
+    const QJsonValue v = json.value(QStringLiteral("version"));
+    if (v.isUndefined()) refuseJson(QStringLiteral("version is missing"));
+    const double d = v.toDouble();
+    if (v.isDouble() && std::isfinite(d) && d == std::floor(d) && d > newest)
+        refuseJson(QStringLiteral("This %1 was saved by a newer FlashViz (format version %2; this "
+                                  "one reads up to %3)")
+                       .arg(what, jsonExcerpt(v))
+                       .arg(newest));
+    return int(jsonInteger(v, QStringLiteral("version"), 1, newest));
+}
+
 qint64 jsonInteger(const QJsonValue& v, const QString& name, qint64 lo, qint64 hi) {
     if (!v.isDouble())
-        refuse(QStringLiteral("%1 must be a whole number, not %2").arg(name, jsonExcerpt(v)));
+        refuseJson(QStringLiteral("%1 must be a whole number, not %2").arg(name, jsonExcerpt(v)));
     const double d = v.toDouble();
     const auto outOfRange = [&] {
-        refuse(QStringLiteral("%1 must be a whole number from %2 to %3, not %4")
-                   .arg(name)
-                   .arg(lo)
-                   .arg(hi)
-                   .arg(jsonExcerpt(v)));
+        refuseJson(QStringLiteral("%1 must be a whole number from %2 to %3, not %4")
+                       .arg(name)
+                       .arg(lo)
+                       .arg(hi)
+                       .arg(jsonExcerpt(v)));
     };
     if (!std::isfinite(d) || d != std::floor(d))
-        refuse(QStringLiteral("%1 must be a whole number, not %2").arg(name, jsonExcerpt(v)));
+        refuseJson(QStringLiteral("%1 must be a whole number, not %2").arg(name, jsonExcerpt(v)));
     constexpr double kTwo63 = 9223372036854775808.0;
     if (!(d >= -kTwo63 && d < kTwo63)) outOfRange();
     const qint64 i = v.toInteger(); // whole and inside qint64: exact, also past 2^53
@@ -179,7 +192,7 @@ VizSettings settingsFromJson(const QJsonObject& json, const VizSettings& base,
             const QString message =
                 QStringLiteral("unknown setting '%1' (the settings are %2)")
                     .arg(it.key().left(40), settingKeys().join(QStringLiteral(", ")));
-            if (!problems) refuse(message);
+            if (!problems) refuseJson(message);
             problems->append(message);
         }
     field("queries", [&](const QJsonValue& v) {
@@ -256,7 +269,7 @@ VizSettings settingsFromJson(const QJsonObject& json, const VizSettings& base,
         try {
             s.spec = withInputFiles(s.spec, *files);
         } catch (const EngineError& error) {
-            refuse(QStringLiteral("inputFiles: %1").arg(QString::fromUtf8(error.what())));
+            refuseJson(QStringLiteral("inputFiles: %1").arg(QString::fromUtf8(error.what())));
         }
     });
     return s;
@@ -385,19 +398,20 @@ QString jsonEntryName(const QJsonObject& entry, int index) {
 QString jsonText(const QJsonObject& entry, const char* key, bool required, qsizetype maxChars) {
     const QJsonValue v = entry.value(QLatin1String(key));
     if (v.isUndefined()) {
-        if (required) refuse(QStringLiteral("%1 is missing").arg(QLatin1String(key)));
+        if (required) refuseJson(QStringLiteral("%1 is missing").arg(QLatin1String(key)));
         return {};
     }
     if (!v.isString())
-        refuse(QStringLiteral("%1 must be text, not %2").arg(QLatin1String(key), jsonExcerpt(v)));
+        refuseJson(
+            QStringLiteral("%1 must be text, not %2").arg(QLatin1String(key), jsonExcerpt(v)));
     const QString text = v.toString();
     if (required && text.trimmed().isEmpty())
-        refuse(QStringLiteral("%1 is empty").arg(QLatin1String(key)));
+        refuseJson(QStringLiteral("%1 is empty").arg(QLatin1String(key)));
     if (text.size() > maxChars)
-        refuse(QStringLiteral("%1 is %2 characters long; at most %3 are read")
-                   .arg(QLatin1String(key))
-                   .arg(text.size())
-                   .arg(maxChars));
+        refuseJson(QStringLiteral("%1 is %2 characters long; at most %3 are read")
+                       .arg(QLatin1String(key))
+                       .arg(text.size())
+                       .arg(maxChars));
     return text;
 }
 
@@ -432,12 +446,12 @@ VizSettings jsonEntrySettings(const QJsonObject& entry) {
     const QJsonValue v = entry.value(QStringLiteral("settings"));
     if (v.isUndefined()) return toySettings();
     if (!v.isObject())
-        refuse(QStringLiteral("settings must be an object, not %1").arg(jsonExcerpt(v)));
+        refuseJson(QStringLiteral("settings must be an object, not %1").arg(jsonExcerpt(v)));
     VizSettings s;
     try {
         s = settingsFromJson(v.toObject(), toySettings());
     } catch (const EngineError& error) {
-        refuse(QStringLiteral("settings.%1").arg(QString::fromUtf8(error.what())));
+        refuseJson(QStringLiteral("settings.%1").arg(QString::fromUtf8(error.what())));
     }
     // What the engine would refuse on applying (a block past n, too many steps) fails here.
     try {
@@ -445,7 +459,7 @@ VizSettings jsonEntrySettings(const QJsonObject& entry) {
         validate(s.spec, s.options);
         validateSteps(s.spec, s.algorithm, s.options);
     } catch (const EngineError& error) {
-        refuse(QStringLiteral("settings: %1").arg(QString::fromUtf8(error.what())));
+        refuseJson(QStringLiteral("settings: %1").arg(QString::fromUtf8(error.what())));
     }
     return s;
 }
@@ -453,15 +467,16 @@ VizSettings jsonEntrySettings(const QJsonObject& entry) {
 void checkJsonKeys(const QJsonObject& entry, const QStringList& known) {
     for (auto it = entry.begin(); it != entry.end(); ++it)
         if (!known.contains(it.key()))
-            refuse(QStringLiteral("unknown field '%1' (the fields are %2)")
-                       .arg(it.key().left(40), known.join(QStringLiteral(", "))));
+            refuseJson(QStringLiteral("unknown field '%1' (the fields are %2)")
+                           .arg(it.key().left(40), known.join(QStringLiteral(", "))));
 }
 
 void checkStepExpression(const QString& text, const char* key) {
     try {
         (void)parseStepExpression(text.toStdString());
     } catch (const EngineError& error) {
-        refuse(QStringLiteral("%1: %2").arg(QLatin1String(key), QString::fromUtf8(error.what())));
+        refuseJson(
+            QStringLiteral("%1: %2").arg(QLatin1String(key), QString::fromUtf8(error.what())));
     }
 }
 
@@ -477,13 +492,14 @@ PresetsParse parsePresets(const QByteArray& bytes, const QString& source) {
         const QJsonObject o = item.toObject();
         try {
             if (!item.isObject())
-                refuse(QStringLiteral("a preset must be an object, not %1").arg(jsonExcerpt(item)));
+                refuseJson(
+                    QStringLiteral("a preset must be an object, not %1").arg(jsonExcerpt(item)));
             checkJsonKeys(o, known);
             Preset p;
             p.id = jsonText(o, "id", true, 64);
             for (const Preset& other : out.presets)
                 if (other.id == p.id)
-                    refuse(QStringLiteral("id '%1' is taken by an earlier preset").arg(p.id));
+                    refuseJson(QStringLiteral("id '%1' is taken by an earlier preset").arg(p.id));
             p.title = jsonText(o, "title", true, 200);
             p.description = jsonText(o, "description", false, 2000);
             const QJsonValue step = o.value(QStringLiteral("step"));

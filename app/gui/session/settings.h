@@ -64,6 +64,13 @@ std::optional<VizSettings> loadSettings(QSettings& store, QStringList* problems 
 // jsonExcerpt is a value as a message shows it (numbers as written, text cut at 40 characters).
 qint64 jsonInteger(const QJsonValue& v, const QString& name, qint64 lo, qint64 hi);
 QString jsonExcerpt(const QJsonValue& v);
+// How every strict JSON reader refuses a value: EngineError(InvalidArgument) with `why`.
+[[noreturn]] void refuseJson(const QString& why);
+// The "version" of a versioned file (a session, the lecturer's notes), from 1 to `newest`; a whole
+// number past it is refused as "This <what> was saved by a newer FlashViz (format version N; this
+// one reads up to M)", anything else as jsonInteger() does. Read it before the other fields: a
+// newer file may hold fields this build does not know.
+int readFormatVersion(const QJsonObject& json, int newest, const QString& what);
 
 // The hardware profile a settings value names: the built-in ones and "this GPU" when present.
 std::vector<HardwareProfile> availableHardware();

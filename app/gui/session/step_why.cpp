@@ -14,15 +14,10 @@ namespace flashviz::gui {
 
 namespace {
 
-[[noreturn]] void refuse(const QString& text) {
-    throw EngineError(ErrorKind::InvalidArgument, text.toStdString());
-}
-
 StepKind stepKindNamed(const QJsonValue& v, const QString& key) {
     static const std::vector<StepKind> kinds = [] {
         std::vector<StepKind> all;
-        for (int k = int(StepKind::InitialiseOutput); k <= int(kLastStepKind);
-             ++k)
+        for (int k = int(StepKind::InitialiseOutput); k <= int(kLastStepKind); ++k)
             all.push_back(StepKind(k));
         return all;
     }();
@@ -32,22 +27,23 @@ StepKind stepKindNamed(const QJsonValue& v, const QString& key) {
         if (v.isString() && v.toString() == name) return kind;
         names << name;
     }
-    refuse(QStringLiteral("%1: %2 is not a step kind (the kinds are %3)")
-               .arg(key, jsonExcerpt(v), names.join(QStringLiteral(", "))));
+    refuseJson(QStringLiteral("%1: %2 is not a step kind (the kinds are %3)")
+                   .arg(key, jsonExcerpt(v), names.join(QStringLiteral(", "))));
 }
 
 std::vector<Algorithm> algorithmsNamed(const QJsonValue& v) {
     std::vector<Algorithm> out;
     if (v.isUndefined()) return out;
     if (!v.isArray() || v.toArray().isEmpty() || v.toArray().size() > 3)
-        refuse(QStringLiteral("algorithms must be a list of 1 to 3 algorithm names, not %1")
-                   .arg(jsonExcerpt(v)));
+        refuseJson(QStringLiteral("algorithms must be a list of 1 to 3 algorithm names, not %1")
+                       .arg(jsonExcerpt(v)));
     for (const QJsonValue& name : v.toArray()) {
         const auto algorithm =
             name.isString() ? parseAlgorithm(name.toString().toStdString()) : std::nullopt;
         if (!algorithm)
-            refuse(QStringLiteral("algorithms: %1 is not an algorithm (standard, flash, backward)")
-                       .arg(jsonExcerpt(name)));
+            refuseJson(
+                QStringLiteral("algorithms: %1 is not an algorithm (standard, flash, backward)")
+                    .arg(jsonExcerpt(name)));
         out.push_back(*algorithm);
     }
     return out;
@@ -57,15 +53,15 @@ std::vector<std::pair<const BackwardSwitch*, QString>> switchSentences(const QJs
     std::vector<std::pair<const BackwardSwitch*, QString>> out;
     if (v.isUndefined()) return out;
     if (!v.isObject())
-        refuse(QStringLiteral("whenOn must be an object, not %1").arg(jsonExcerpt(v)));
+        refuseJson(QStringLiteral("whenOn must be an object, not %1").arg(jsonExcerpt(v)));
     const QJsonObject sentences = v.toObject();
     QStringList names;
     for (const BackwardSwitch& flag : backwardSwitches())
         names << QString::fromLatin1(flag.name);
     for (auto it = sentences.begin(); it != sentences.end(); ++it)
         if (!names.contains(it.key()))
-            refuse(QStringLiteral("whenOn: '%1' is not a backward switch (the switches are %2)")
-                       .arg(it.key().left(40), names.join(QStringLiteral(", "))));
+            refuseJson(QStringLiteral("whenOn: '%1' is not a backward switch (the switches are %2)")
+                           .arg(it.key().left(40), names.join(QStringLiteral(", "))));
     for (const BackwardSwitch& flag : backwardSwitches()) {
         const QString key = QString::fromLatin1(flag.name);
         if (!sentences.contains(key)) continue;
@@ -88,7 +84,7 @@ StepWhy readWhy(const QJsonObject& o, const std::vector<StepWhy>& earlier) {
     why.id = jsonText(o, "id", true, 64);
     for (const StepWhy& other : earlier)
         if (other.id == why.id)
-            refuse(QStringLiteral("id '%1' is taken by an earlier entry").arg(why.id));
+            refuseJson(QStringLiteral("id '%1' is taken by an earlier entry").arg(why.id));
     why.text = jsonText(o, "text", true, 600);
     why.withoutRescale = jsonText(o, "withoutRescale", false, 600);
     why.withoutRunningMax = jsonText(o, "withoutRunningMax", false, 600);
@@ -96,12 +92,12 @@ StepWhy readWhy(const QJsonObject& o, const std::vector<StepWhy>& earlier) {
     try {
         why.whenOn = switchSentences(o.value(QStringLiteral("whenOn")));
     } catch (const EngineError& error) {
-        refuse(QStringLiteral("whenOn.%1").arg(QString::fromUtf8(error.what())));
+        refuseJson(QStringLiteral("whenOn.%1").arg(QString::fromUtf8(error.what())));
     }
     const QJsonValue steps = o.value(QStringLiteral("steps"));
     if (!steps.isArray() || steps.toArray().isEmpty() || steps.toArray().size() > 32)
-        refuse(QStringLiteral("steps must be a list of 1 to 32 step kinds, not %1")
-                   .arg(jsonExcerpt(steps)));
+        refuseJson(QStringLiteral("steps must be a list of 1 to 32 step kinds, not %1")
+                       .arg(jsonExcerpt(steps)));
     const QJsonArray list = steps.toArray();
     for (qsizetype i = 0; i < list.size(); ++i)
         why.steps.push_back(stepKindNamed(list.at(i), QStringLiteral("steps[%1]").arg(i)));
@@ -119,7 +115,8 @@ StepWhyParse parseStepWhys(const QByteArray& bytes, const QString& source) {
         const QJsonObject o = item.toObject();
         try {
             if (!item.isObject())
-                refuse(QStringLiteral("an entry must be an object, not %1").arg(jsonExcerpt(item)));
+                refuseJson(
+                    QStringLiteral("an entry must be an object, not %1").arg(jsonExcerpt(item)));
             out.entries.push_back(readWhy(o, out.entries));
         } catch (const EngineError& error) {
             out.errors << QStringLiteral("%1: why %2 skipped: %3")

@@ -103,34 +103,77 @@ QString validateAnimationRequest(const AnimationRequest& r) {
     return {};
 }
 
-std::vector<int> animationSteps(const AnimationRequest& request, const Scene& scene,
-                                QString* error) {
-    std::vector<int> steps;
+namespace {
+
+// The steps of a request's range: first … last, or a chapter's beats.
+struct StepRange {
+    int first = 0;
+    int last = -1;
+    std::optional<std::vector<int>> beats; // a Chapter range
+    qint64 count() const { return beats ? qint64(beats->size()) : qint64(last) - first + 1; }
+};
+
+std::optional<StepRange> resolveRange(const AnimationRequest& request, const Scene& scene,
+                                      QString* error) {
+    StepRange range;
     switch (request.range) {
     case AnimationRange::WholeRun:
-        for (int s = 0; s < scene.stepCount(); ++s)
-            steps.push_back(s);
+        range.last = scene.stepCount() - 1;
         break;
     case AnimationRange::Steps: {
         const auto from = resolveStepField(QObject::tr("From"), request.from, scene, error);
         const auto to =
             from ? resolveStepField(QObject::tr("To"), request.to, scene, error) : std::nullopt;
-        if (!from || !to) return {};
+        if (!from || !to) return std::nullopt;
         if (*from > *to) {
             *error =
                 QObject::tr("From (step %1, '%2') comes after to (step %3, '%4')")
                     .arg(QString::number(*from), request.from, QString::number(*to), request.to);
-            return {};
+            return std::nullopt;
         }
-        for (int s = *from; s <= *to; ++s)
-            steps.push_back(s);
+        range.first = *from;
+        range.last = *to;
         break;
     }
     case AnimationRange::Chapter:
-        steps = resolveBeats(lectureChapters().at(std::size_t(request.chapter)), scene);
+        range.beats = resolveBeats(lectureChapters().at(std::size_t(request.chapter)), scene);
         break;
     }
+    // In 64 bits: a run can have 2^31 - 1 steps, and 30 frames each.
+    const qint64 frames = range.count() * request.framesPerStep;
+    if (frames > kAnimationMaxFrames) {
+        *error = QObject::tr("The animation would have %1 frames (%2 steps × %3); at most %4 "
+                             "(%5 minutes at %6 fps): choose fewer steps or fewer frames per step")
+                     .arg(frames)
+                     .arg(range.count())
+                     .arg(request.framesPerStep)
+                     .arg(kAnimationMaxFrames)
+                     .arg(kAnimationMaxFrames / kAnimationMaxFps / 60)
+                     .arg(kAnimationMaxFps);
+        return std::nullopt;
+    }
+    return range;
+}
+
+} // namespace
+
+std::vector<int> animationSteps(const AnimationRequest& request, const Scene& scene,
+                                QString* error) {
+    std::optional<StepRange> range = resolveRange(request, scene, error);
+    if (!range) return {};
+    if (range->beats) return std::move(*range->beats);
+    std::vector<int> steps;
+    for (int s = range->first; s <= range->last; ++s)
+        steps.push_back(s);
     return steps;
+}
+
+std::optional<AnimationLength> animationLength(const AnimationRequest& request, const Scene& scene,
+                                               QString* error) {
+    const std::optional<StepRange> range = resolveRange(request, scene, error);
+    if (!range || range->count() == 0) return std::nullopt;
+    const int steps = int(range->count()); // within kAnimationMaxFrames
+    return AnimationLength{steps, steps * request.framesPerStep};
 }
 
 QSize animationRenderSize(QSize size, QSize windowMinimum) {
@@ -170,11 +213,19 @@ bool AnimationRecorder::start(const MainWindow& source, const AnimationRequest& 
     copy->setAttribute(Qt::WA_DontShowOnScreen);
     copy->frameFeed()->setViewOptions(source.frameFeed()->viewOptions());
     copy->frameFeed()->holdTransition(1.0);
+    // The window's settings can be refused by the copy (their .npy files gone since the window
+    // read them): a cheap build refuses within apply(), a large one later, through refused().
+    connect(copy->controller(), &Controller::refused, this,
+            [this](const QString& message) { finish(false, message); });
     const QString firstStep =
         request.range == AnimationRange::Steps ? request.from : QStringLiteral("0");
-    copy->controller()->apply(source.controller()->settings(), firstStep);
+    if (!copy->controller()->apply(source.controller()->settings(), firstStep))
+        return refuse(copy->controller()->lastRefusal());
     if (request.view == AnimationView::Lecture) {
         copy->enterLecture(request.chapter);
+        // The chapter's settings, applied by the lecture: refused at once when built inline.
+        if (const QString refused = copy->controller()->lastRefusal(); !refused.isEmpty())
+            return refuse(refused);
         copy->lecture()->showKeysLine(false); // the keys are the lecturer's, not the audience's
     } else {
         showStepPageOnly(*copy);
@@ -182,9 +233,6 @@ bool AnimationRecorder::start(const MainWindow& source, const AnimationRequest& 
     copy->resize(request.size);
     copy->show(); // lays the window out: its minimum size is known from here
     copy->resize(animationRenderSize(request.size, copy->minimumSizeHint()));
-    // A copy of settings the window shows is not refused; should it be, the export says why.
-    connect(copy->controller(), &Controller::refused, this,
-            [this](const QString& message) { finish(false, message); });
 
     m_request = request;
     m_copy = std::move(copy);

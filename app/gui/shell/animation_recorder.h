@@ -38,6 +38,7 @@
 #include <QString>
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace flashviz::gui {
@@ -59,6 +60,10 @@ inline constexpr int kAnimationDefaultFps = 12;
 inline constexpr int kAnimationMinFramesPerStep = 1;
 inline constexpr int kAnimationMaxFramesPerStep = 30;
 inline constexpr int kAnimationDefaultFramesPerStep = 6;
+// Ten minutes at the highest frame rate (60 fps): longer is no animation for a slide, and a
+// run of millions of steps would take hours to draw and gigabytes to store. The dialog and
+// --export refuse a request over it before a frame is drawn.
+inline constexpr int kAnimationMaxFrames = 36000;
 
 struct AnimationRequest {
     QString file; // .mp4, .gif or .webp (availableAnimationFormats()); written only when done
@@ -79,9 +84,18 @@ struct AnimationRequest {
 QString validateAnimationRequest(const AnimationRequest& request);
 
 // The steps a request records in a built scene (the lecture's beats for a Chapter range), in
-// order; empty with *error set when the run lacks a step of the range or from comes after to.
+// order; empty with *error set when the run lacks a step of the range, from comes after to, or
+// the animation would have more than kAnimationMaxFrames frames.
 std::vector<int> animationSteps(const AnimationRequest& request, const Scene& scene,
                                 QString* error);
+// How many steps and frames animationSteps() gives, counted without listing the steps (the
+// dialog asks at every keystroke); std::nullopt with animationSteps()'s *error.
+struct AnimationLength {
+    int steps = 0;
+    int frames = 0; // steps × framesPerStep, at most kAnimationMaxFrames
+};
+std::optional<AnimationLength> animationLength(const AnimationRequest& request, const Scene& scene,
+                                               QString* error);
 
 // The size the views are drawn at for frames of `size`: `size` itself where the window can take
 // it, else the smallest size of the same aspect at or above `windowMinimum` (the frames are then

@@ -20,6 +20,12 @@ namespace flashviz::gui {
 
 namespace {
 
+// --size for --screenshot: the window's own size, up to 8K (an --export frame has the
+// recorder's limits, kAnimationMinSize to kAnimationMaxSize).
+constexpr QSize kScreenshotMinSize{320, 240};
+constexpr QSize kScreenshotMaxSize{8192, 8192};
+constexpr QSize kScreenshotExampleSize{1600, 1000}; // the window's first size
+
 // A whole number written plainly (digits, an optional leading '-'; no spaces, no '+', nothing
 // after), within [lowest, highest]; std::nullopt otherwise.
 std::optional<qint64> wholeNumber(const QString& text, qint64 lowest, qint64 highest) {
@@ -352,6 +358,11 @@ CommandLine parseCommandLine(const QStringList& arguments) {
         s.lecture = true;
     }
     s.presenter = parser.isSet(presenter);
+    if (s.presenter && (parser.isSet(screenshot) || parser.isSet(exportOptions.file))) {
+        out.error = QObject::tr("--presenter opens the lecturer's own window, which --screenshot "
+                                "and --export do not draw; for the slide, give --lecture");
+        return out;
+    }
     if (s.presenter) s.lecture = true;
     if (!readProblem(parser, out)) return out;
     s.bug = parser.isSet(bug);
@@ -407,12 +418,24 @@ CommandLine parseCommandLine(const QStringList& arguments) {
         }
     }
     if (parser.isSet(size)) {
+        const bool animation = parser.isSet(exportOptions.file);
+        const QSize lo = animation ? kAnimationMinSize : kScreenshotMinSize;
+        const QSize hi = animation ? kAnimationMaxSize : kScreenshotMaxSize;
+        const QSize example = animation ? kAnimationDefaultSize : kScreenshotExampleSize;
         const QStringList parts = parser.value(size).split(QLatin1Char('x'));
-        const auto w = parts.size() == 2 ? wholeNumber(parts[0], 320, 8192) : std::nullopt;
-        const auto h = parts.size() == 2 ? wholeNumber(parts[1], 240, 8192) : std::nullopt;
+        const auto w =
+            parts.size() == 2 ? wholeNumber(parts[0], lo.width(), hi.width()) : std::nullopt;
+        const auto h =
+            parts.size() == 2 ? wholeNumber(parts[1], lo.height(), hi.height()) : std::nullopt;
         if (!w || !h) {
-            out.error = QObject::tr("--size takes WIDTHxHEIGHT from 320x240 to 8192x8192, e.g. "
-                                    "1600x1000 (got '%1')")
+            out.error = QObject::tr("--size takes WIDTHxHEIGHT from %1x%2 to %3x%4, e.g. %5x%6 "
+                                    "(got '%7')")
+                            .arg(lo.width())
+                            .arg(lo.height())
+                            .arg(hi.width())
+                            .arg(hi.height())
+                            .arg(example.width())
+                            .arg(example.height())
                             .arg(parser.value(size));
             return out;
         }

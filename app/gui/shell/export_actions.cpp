@@ -6,7 +6,6 @@
 #include "shell/main_window.h"
 #include "shell/view_export.h"
 
-#include "core/errors.h"
 #include "lecture/lecture.h"
 #include "session/controller.h"
 #include "session/scene.h"
@@ -27,19 +26,6 @@
 namespace flashviz::gui {
 
 namespace {
-
-// A lecture chapter's scene is built for the dialog's estimate only when it is this cheap (the
-// shipped chapters cost at most a few times 1e8; a larger one is counted by the recorder).
-constexpr double kEstimateBuildFlops = 1e9;
-
-// A name typed without an extension takes the one of the filter chosen ("SVG drawing (*.svg)").
-QString withFilterExtension(const QString& file, const QString& filter) {
-    if (file.isEmpty() || !QFileInfo(file).suffix().isEmpty()) return file;
-    const int star = filter.indexOf(QStringLiteral("*."));
-    if (star < 0) return file;
-    return file +
-           filter.mid(star + 1).section(QLatin1Char(')'), 0, 0).section(QLatin1Char(' '), 0, 0);
-}
 
 // Where a file dialog first offers to save: the user's folder for the kind, else the home.
 QString defaultPath(QStandardPaths::StandardLocation location, const QString& name) {
@@ -147,32 +133,34 @@ void MainWindow::exportStepDataInteractively() {
 }
 
 ExportAnimationDialog* MainWindow::exportAnimationDialog() {
-    if (m_exportDialog) return m_exportDialog;
-    QStringList titles;
-    for (const LectureChapter& chapter : lectureChapters())
-        titles << chapter.title;
-    const AnimationSceneSource scenes = [this](AnimationView view,
-                                               int chapter) -> std::shared_ptr<const Scene> {
-        // The scene on screen is the one recorded: the window's, or the chapter shown.
-        if (view == AnimationView::Step || (isLectureMode() && chapter == m_lecture->chapter()))
-            return m_controller->scene();
-        const auto& chapters = lectureChapters();
-        if (chapter < 0 || chapter >= int(chapters.size())) return nullptr;
-        const VizSettings settings = m_lecture->chapterSettings(chapters[std::size_t(chapter)]);
-        if (buildCost(settings) > kEstimateBuildFlops) return nullptr;
-        try {
-            return buildScene(settings, nullptr);
-        } catch (const EngineError&) {
-            return nullptr; // the recorder reports it when it builds the chapter itself
-        }
-    };
-    m_exportDialog = new ExportAnimationDialog(titles, scenes, this);
-    AnimationRequest request;
-    request.file = defaultPath(QStandardPaths::MoviesLocation, QStringLiteral("flashviz.mp4"));
+    if (!m_exportDialog) {
+        QStringList titles;
+        for (const LectureChapter& chapter : lectureChapters())
+            titles << chapter.title;
+        const AnimationSceneSource scenes = [this](AnimationView view,
+                                                   int chapter) -> AnimationSceneOrigin {
+            // The scene on screen is the one recorded: the window's, or the chapter shown.
+            if (view == AnimationView::Step || (isLectureMode() && chapter == m_lecture->chapter()))
+                return {m_controller->scene(), std::nullopt};
+            const auto& chapters = lectureChapters();
+            if (chapter < 0 || chapter >= int(chapters.size())) return {};
+            return {nullptr, m_lecture->chapterSettings(chapters[std::size_t(chapter)])};
+        };
+        m_exportDialog = new ExportAnimationDialog(titles, scenes, this);
+        AnimationRequest request;
+        request.file = defaultPath(QStandardPaths::MoviesLocation, QStringLiteral("flashviz.mp4"));
+        m_exportDialog->setRequest(request);
+    }
+    // The last request, in the view of the mode the window is in now: lecture mode offers the
+    // chapter on screen and its clicks.
+    AnimationRequest request = m_exportDialog->request();
     if (isLectureMode()) {
+        if (request.view != AnimationView::Lecture) request.range = AnimationRange::Chapter;
         request.view = AnimationView::Lecture;
-        request.range = AnimationRange::Chapter;
         request.chapter = m_lecture->chapter();
+    } else {
+        request.view = AnimationView::Step;
+        if (request.range == AnimationRange::Chapter) request.range = AnimationRange::WholeRun;
     }
     m_exportDialog->setRequest(request);
     return m_exportDialog;

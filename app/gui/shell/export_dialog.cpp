@@ -4,6 +4,8 @@
 #include "session/controller.h"
 #include "session/scene.h"
 
+#include "core/errors.h"
+
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QFileDialog>
@@ -50,7 +52,18 @@ QString fileFilters() {
     return filters.join(QStringLiteral(";;"));
 }
 
+// The dialog's one job: the chapter scene being counted.
+constexpr int kCountJob = 0;
+
 } // namespace
+
+QString withFilterExtension(const QString& file, const QString& filter) {
+    if (file.isEmpty() || !QFileInfo(file).suffix().isEmpty()) return file;
+    const int star = filter.indexOf(QStringLiteral("*."));
+    if (star < 0) return file;
+    return file +
+           filter.mid(star + 1).section(QLatin1Char(')'), 0, 0).section(QLatin1Char(' '), 0, 0);
+}
 
 ExportAnimationDialog::ExportAnimationDialog(const QStringList& chapterTitles,
                                              AnimationSceneSource scenes, QWidget* parent)
@@ -173,15 +186,9 @@ QWidget* ExportAnimationDialog::buildFileRow() {
 
 void ExportAnimationDialog::browse() {
     QString selected;
-    QString file = QFileDialog::getSaveFileName(this, tr("Export animation"), m_file->text(),
-                                                fileFilters(), &selected);
-    if (file.isEmpty()) return;
-    // A name typed without an extension takes the filter's.
-    if (QFileInfo(file).suffix().isEmpty())
-        for (const AnimationFormatInfo& f : availableAnimationFormats())
-            if (selected.contains(QStringLiteral("*.") + f.extension))
-                file += QLatin1Char('.') + f.extension;
-    m_file->setText(file);
+    const QString file = QFileDialog::getSaveFileName(this, tr("Export animation"), m_file->text(),
+                                                      fileFilters(), &selected);
+    if (!file.isEmpty()) m_file->setText(withFilterExtension(file, selected));
 }
 
 AnimationRequest ExportAnimationDialog::request() const {
@@ -226,60 +233,88 @@ void ExportAnimationDialog::setRequest(const AnimationRequest& r) {
     update();
 }
 
-std::shared_ptr<const Scene> ExportAnimationDialog::scene() const {
+ExportAnimationDialog::SceneKey ExportAnimationDialog::sceneKey() const {
     const AnimationView view = AnimationView(m_view->currentData().toInt());
-    const int chapter =
-        view == AnimationView::Lecture ? std::max(0, m_chapter->currentIndex()) : -1;
-    const std::pair<int, int> key{int(view), chapter};
-    const auto found = m_sceneCache.find(key);
-    if (found != m_sceneCache.end()) return found->second;
-    std::shared_ptr<const Scene> s = m_scenes ? m_scenes(view, std::max(0, chapter)) : nullptr;
-    m_sceneCache[key] = s;
-    return s;
+    return {int(view),
+            view == AnimationView::Lecture ? std::max(0, m_chapter->currentIndex()) : -1};
 }
 
-std::optional<std::vector<int>> ExportAnimationDialog::steps(QString* error) const {
+void ExportAnimationDialog::fetchScene() {
+    const SceneKey key = sceneKey();
+    if (m_sceneCache.count(key) || m_countedScenes.count(key) || m_counting == key || !m_scenes)
+        return;
+    AnimationSceneOrigin origin = m_scenes(AnimationView(key.first), std::max(0, key.second));
+    if (!origin.scene && origin.settings) return countSteps(key, *origin.settings);
+    m_sceneCache[key] = std::move(origin.scene);
+}
+
+// Off the GUI thread: a chapter's scene can take seconds to build. A newer request (another
+// chapter chosen meanwhile) replaces it.
+void ExportAnimationDialog::countSteps(const SceneKey& key, const VizSettings& settings) {
+    m_counting = key;
+    m_jobs.run<std::shared_ptr<const Scene>>(
+        kCountJob,
+        [settings](JobControl&) -> std::shared_ptr<const Scene> {
+            try {
+                return buildScene(settings, nullptr);
+            } catch (const EngineError&) {
+                return nullptr; // the recorder says why when it builds the chapter itself
+            }
+        },
+        [this, key](std::shared_ptr<const Scene> scene) {
+            m_countedScenes[key] = std::move(scene);
+            m_counting.reset();
+            update();
+        });
+}
+
+std::shared_ptr<const Scene> ExportAnimationDialog::scene() const {
+    const SceneKey key = sceneKey();
+    for (const auto* cache : {&m_sceneCache, &m_countedScenes})
+        if (const auto found = cache->find(key); found != cache->end()) return found->second;
+    return nullptr;
+}
+
+std::optional<AnimationLength> ExportAnimationDialog::length(QString* error) const {
     const std::shared_ptr<const Scene> s = scene();
     if (!s) return std::nullopt;
-    std::vector<int> steps = animationSteps(request(), *s, error);
-    if (steps.empty()) return std::nullopt;
-    return steps;
+    return animationLength(request(), *s, error);
 }
 
 QString ExportAnimationDialog::problem() const {
     const QString refused = validateAnimationRequest(request());
     if (!refused.isEmpty()) return refused;
     QString error;
-    if (!steps(&error) && !error.isEmpty()) return error;
+    if (!length(&error) && !error.isEmpty()) return error;
     return {};
 }
 
 std::optional<int> ExportAnimationDialog::estimatedFrames() const {
     QString error;
-    const std::optional<std::vector<int>> s = steps(&error);
-    if (!s) return std::nullopt;
-    return int(s->size()) * m_framesPerStep->value();
+    const std::optional<AnimationLength> l = length(&error);
+    return l ? std::optional<int>(l->frames) : std::nullopt;
 }
 
 QString ExportAnimationDialog::estimateText() const {
     QString error;
-    const std::optional<std::vector<int>> s = steps(&error);
-    if (!s)
-        return error.isEmpty()
-                   ? tr("The steps are counted when the export starts and builds the chapter.")
-                   : QString();
-    const int frames = int(s->size()) * m_framesPerStep->value();
-    const double seconds = double(frames) / m_fps->value();
-    if (s->size() == 1)
+    const std::optional<AnimationLength> l = length(&error);
+    if (!l) {
+        if (!error.isEmpty()) return {}; // the problem line says why
+        return m_counting == sceneKey()
+                   ? tr("Counting the chapter's steps…")
+                   : tr("The steps are counted when the export starts and builds the chapter.");
+    }
+    const double seconds = double(l->frames) / m_fps->value();
+    if (l->steps == 1)
         return tr("1 step × %1 frames = %2 frames, %3 s at %4 fps")
             .arg(m_framesPerStep->value())
-            .arg(frames)
+            .arg(l->frames)
             .arg(seconds, 0, 'f', 1)
             .arg(m_fps->value());
     return tr("%1 steps × %2 frames = %3 frames, %4 s at %5 fps")
-        .arg(s->size())
+        .arg(l->steps)
         .arg(m_framesPerStep->value())
-        .arg(frames)
+        .arg(l->frames)
         .arg(seconds, 0, 'f', 1)
         .arg(m_fps->value());
 }
@@ -293,6 +328,7 @@ void ExportAnimationDialog::update() {
     const bool stepRange = AnimationRange(m_range->currentData().toInt()) == AnimationRange::Steps;
     m_from->setEnabled(stepRange);
     m_to->setEnabled(stepRange);
+    fetchScene();
     // From and to within the run's steps, where the run is known; "to" at the end stays there.
     const std::shared_ptr<const Scene> s = scene();
     const int last = s ? s->stepCount() - 1 : std::numeric_limits<int>::max();
@@ -325,6 +361,7 @@ void ExportAnimationDialog::update() {
 }
 
 void ExportAnimationDialog::showEvent(QShowEvent* event) {
+    // The window's scene may be another now; a chapter's, counted or being counted, is the same.
     m_sceneCache.clear();
     update();
     QDialog::showEvent(event);

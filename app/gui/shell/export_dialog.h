@@ -3,6 +3,8 @@
 // defaults, limits and validation are the only ones), the format the file name asks for, and
 // how many frames and seconds the export will take. A request the recorder would refuse shows
 // its message and cannot be accepted.
+#include "session/async_job.h"
+#include "session/settings.h"
 #include "shell/animation_recorder.h"
 
 #include <QDialog>
@@ -24,10 +26,18 @@ namespace flashviz::gui {
 
 struct Scene;
 
-// The scene a request records (the window's, or a lecture chapter's), for its steps and the
-// estimate; nullptr when it cannot be had without a long build (the recorder builds it).
-using AnimationSceneSource =
-    std::function<std::shared_ptr<const Scene>(AnimationView view, int chapter)>;
+// The scene a request records, for its steps and the estimate: the one at hand (the window's,
+// or the chapter the lecture shows), else the settings of the chapter's scene, which the dialog
+// builds on a worker thread to count its steps.
+struct AnimationSceneOrigin {
+    std::shared_ptr<const Scene> scene;
+    std::optional<VizSettings> settings; // without a scene: what to build
+};
+using AnimationSceneSource = std::function<AnimationSceneOrigin(AnimationView view, int chapter)>;
+
+// A name typed without an extension takes the one of the file dialog's filter chosen
+// ("SVG drawing (*.svg)" makes "a" "a.svg"); a name with one, or an empty one, stays as it is.
+QString withFilterExtension(const QString& file, const QString& filter);
 
 class ExportAnimationDialog : public QDialog {
     Q_OBJECT
@@ -41,9 +51,11 @@ class ExportAnimationDialog : public QDialog {
     // Why the recorder would refuse the request (its validation, then the steps of the run);
     // empty when it may start.
     QString problem() const;
-    // The frames and seconds the request makes, once its steps are known.
+    // The frames the request makes, once its steps are known (std::nullopt while a chapter's
+    // scene is counted, or when it cannot be).
     std::optional<int> estimatedFrames() const;
     QString estimateText() const;
+    bool isCounting() const { return m_counting.has_value(); } // a chapter's scene is building
 
   public slots:
     void accept() override; // refused (the message stays shown) while problem() is not empty
@@ -59,11 +71,21 @@ class ExportAnimationDialog : public QDialog {
     QWidget* buildFileRow();
     void browse();
     void update(); // enables the fields that apply and refreshes the estimate and the message
-    std::shared_ptr<const Scene> scene() const;
-    std::optional<std::vector<int>> steps(QString* error) const;
+    using SceneKey = std::pair<int, int>; // the view, the chapter (-1 for the step view)
+    SceneKey sceneKey() const;
+    // The scene of the fields' view and chapter into the cache, or its build started.
+    void fetchScene();
+    void countSteps(const SceneKey& key, const VizSettings& settings);
+    std::shared_ptr<const Scene> scene() const; // nullptr while counting or when unknown
+    std::optional<AnimationLength> length(QString* error) const;
 
     AnimationSceneSource m_scenes;
-    mutable std::map<std::pair<int, int>, std::shared_ptr<const Scene>> m_sceneCache;
+    // The scenes the source gave (until the dialog is shown again) and those the dialog built;
+    // nullptr: the scene cannot be had here (the recorder builds it and reports why).
+    std::map<SceneKey, std::shared_ptr<const Scene>> m_sceneCache;
+    std::map<SceneKey, std::shared_ptr<const Scene>> m_countedScenes;
+    AsyncJobs m_jobs;
+    std::optional<SceneKey> m_counting; // the scene being built to count its steps
     QComboBox* m_view = nullptr;
     QComboBox* m_chapter = nullptr;
     QComboBox* m_range = nullptr;

@@ -5,6 +5,7 @@
 #include "pages/analysis/analysis_view.h"
 #include "pages/gpu_bench/gpu_benchmark_view.h"
 #include "session/controller.h"
+#include "session/save_file.h"
 #include "views/check_panel.h"
 #include "views/code_panel.h"
 #include "views/frame_feed.h"
@@ -17,6 +18,7 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QBuffer>
 #include <QCloseEvent>
 #include <QDataStream>
 #include <QDockWidget>
@@ -503,7 +505,11 @@ void MainWindow::leaveLecture() {
         a->setEnabled(false);
     // As it was: maximised stays maximised (showNormal() un-maximised it).
     if (m_options.fullScreen) setWindowState(m_windowStateBeforeLecture);
-    m_controller->apply(m_beforeLecture, QString::number(m_stepBeforeLecture));
+    // The user's own scene may be on screen still (a session refused in lecture mode): no rebuild.
+    if (!m_controller->isBusy() && m_controller->settings() == m_beforeLecture)
+        m_controller->setStep(m_stepBeforeLecture);
+    else
+        m_controller->apply(m_beforeLecture, QString::number(m_stepBeforeLecture));
     m_feed->showCurrentFrame();
     m_memory->setFocus();
 }
@@ -779,12 +785,14 @@ bool saveScreenshot(MainWindow& window, const QString& file, QString* error) {
         if (error) *error = QObject::tr("The computation did not finish in time");
         return false;
     }
+    QByteArray png;
+    QBuffer buffer(&png);
     const QImage image = window.grab().toImage();
-    if (image.isNull() || !image.save(file, "PNG")) {
+    if (image.isNull() || !buffer.open(QIODevice::WriteOnly) || !image.save(&buffer, "PNG")) {
         if (error) *error = QObject::tr("Could not write %1").arg(file);
         return false;
     }
-    return true;
+    return writeFileSafely(file, png, error);
 }
 
 void showWithinScreen(QWidget& window) {

@@ -110,7 +110,8 @@ class MainWindow : public QMainWindow {
     QWidget* exportedView() const;
     QString startAnimationExport(const AnimationRequest& request);
     AnimationRecorder* animationRecorder() const { return m_recorder; }
-    ExportAnimationDialog* exportAnimationDialog(); // made on first use, keeps the last request
+    // Made on first use; keeps the last request, in the view and chapter of the mode now.
+    ExportAnimationDialog* exportAnimationDialog();
 
   public slots:
     void toggleLecture();

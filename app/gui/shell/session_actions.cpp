@@ -30,6 +30,18 @@ QString sessionNameFilter() {
     return QObject::tr("FlashViz sessions (*.%1)").arg(QLatin1String(kSessionExtension));
 }
 
+// What opening a session may change before its scene is accepted, kept to put back when the
+// scene is refused or cancelled: the mode, the lecture's chapter and step, and the user's own
+// settings and step (those on screen in the step view; kept aside in lecture mode).
+struct WindowBeforeSession {
+    bool lecture = false;
+    int chapter = 0;
+    VizSettings settings; // requested: a scene still building is built again
+    int step = 0;
+    VizSettings beforeLecture;
+    int stepBeforeLecture = 0;
+};
+
 } // namespace
 
 void MainWindow::buildSessionActions(QMenu* file) {
@@ -168,18 +180,38 @@ QString MainWindow::openSession(const QString& file) {
 }
 
 // The settings are checked before anything changes; the rest (the tab, the chart, the view
-// options, the lecture's step) follows once their scene is on screen, so that a scene refused
-// while it builds leaves the window as it was.
+// options, the lecture's step) follows once their scene is on screen. A scene refused or cancelled
+// while it builds puts the window back as it was, lecture mode included.
 QString MainWindow::applySession(const Session& session, const QString& file) {
     Session s = session;
     const QString note = fallBackToAvailableBackend(s.settings);
+    const QString name = QDir::toNativeSeparators(file);
     try {
         (void)validateForWindow(s.settings);
     } catch (const EngineError& e) {
-        return tr("%1: its settings are refused: %2")
-            .arg(QDir::toNativeSeparators(file), QString::fromUtf8(e.what()));
+        return tr("%1: its settings are refused: %2").arg(name, QString::fromUtf8(e.what()));
     }
     stopWaitingForSessionScene(); // an earlier session still waiting for its scene gives way
+    const WindowBeforeSession before{
+        isLectureMode(),      m_lecture->chapter(), m_controller->requestedSettings(),
+        m_controller->step(), m_beforeLecture,      m_stepBeforeLecture};
+    const auto putBack = [this, before] {
+        if (before.lecture) {
+            m_lecture->useHardware(before.beforeLecture.hardwareId);
+            enterLecture(before.chapter); // its scene is still on screen: only the step moves
+            m_controller->setStep(before.step);
+        } else if (isLectureMode()) {
+            m_beforeLecture = before.settings;
+            m_stepBeforeLecture = before.step;
+            leaveLecture();
+        }
+        m_beforeLecture = before.beforeLecture;
+        m_stepBeforeLecture = before.stepBeforeLecture;
+    };
+    // Refused inline, the scene on screen stays, and so does everything else.
+    bool refused = false;
+    const QMetaObject::Connection watch =
+        connect(m_controller, &Controller::refused, this, [&refused] { refused = true; });
     if (s.lecture) {
         if (!isLectureMode()) enterLecture(s.lecture->chapter);
         m_beforeLecture = s.settings;
@@ -190,9 +222,14 @@ QString MainWindow::applySession(const Session& session, const QString& file) {
         m_beforeLecture = s.settings;
         m_stepBeforeLecture = s.step;
         leaveLecture(); // builds the settings, at the step
-    } else if (!m_controller->apply(s.settings, QString::number(s.step))) {
-        return tr("%1: its settings are refused: %2")
-            .arg(QDir::toNativeSeparators(file), m_controller->lastRefusal());
+    } else {
+        m_controller->apply(s.settings, QString::number(s.step));
+    }
+    disconnect(watch);
+    if (refused) {
+        const QString why = m_controller->lastRefusal();
+        putBack();
+        return tr("%1: its settings are refused: %2").arg(name, why);
     }
     const VizSettings expected = m_controller->requestedSettings();
     if (!m_controller->isBusy() && m_controller->settings() == expected) {
@@ -205,18 +242,21 @@ QString MainWindow::applySession(const Session& session, const QString& file) {
                 if (m_controller->settings() == expected) finishOpeningSession(s, file, note);
             });
     // Refused, cancelled or replaced by other settings while it built: the rest is not applied.
-    connect(m_controller, &Controller::settingsChanged, m_sessionWaiting, [this, file, expected] {
-        if (m_controller->isBusy() || m_controller->requestedSettings() == expected) return;
-        stopWaitingForSessionScene();
-        // After the refusal's own message, which the controller sends next.
-        QTimer::singleShot(0, this, [this, file] {
-            const QString why = m_controller->lastRefusal().isEmpty()
-                                    ? tr("its scene was cancelled or replaced")
-                                    : m_controller->lastRefusal();
-            statusBar()->showMessage(
-                tr("%1 was not opened: %2").arg(QDir::toNativeSeparators(file), why), 30000);
-        });
-    });
+    // Where no other scene came instead, the window goes back to what it was.
+    const std::shared_ptr<const Scene> shown = m_controller->scene();
+    connect(m_controller, &Controller::settingsChanged, m_sessionWaiting,
+            [this, name, expected, shown, putBack] {
+                if (m_controller->isBusy() || m_controller->requestedSettings() == expected) return;
+                stopWaitingForSessionScene();
+                if (m_controller->scene() == shown) putBack();
+                // After the refusal's own message, which the controller sends next.
+                QTimer::singleShot(0, this, [this, name] {
+                    const QString why = m_controller->lastRefusal().isEmpty()
+                                            ? tr("its scene was cancelled or replaced")
+                                            : m_controller->lastRefusal();
+                    statusBar()->showMessage(tr("%1 was not opened: %2").arg(name, why), 30000);
+                });
+            });
     return {};
 }
 

@@ -10,7 +10,6 @@
 #include <QPageSize>
 #include <QPainter>
 #include <QPdfWriter>
-#include <QSaveFile>
 #include <QSvgGenerator>
 #include <QTabBar>
 #include <QWidget>
@@ -154,20 +153,6 @@ bool exportStepData(const Frame& frame, const QString& file, QString* error) {
         return false;
     }
     return writeFileSafely(file, bytes, error);
-}
-
-bool writeFileSafely(const QString& file, const QByteArray& bytes, QString* error) {
-    QSaveFile out(file);
-    if (!out.open(QIODevice::WriteOnly)) {
-        if (error) *error = QObject::tr("Could not write %1: %2").arg(file, out.errorString());
-        return false;
-    }
-    // Until commit() the file on disk is untouched; a short write is discarded with `out`.
-    if (out.write(bytes) != bytes.size() || !out.commit()) {
-        if (error) *error = QObject::tr("Could not write %1: %2").arg(file, out.errorString());
-        return false;
-    }
-    return true;
 }
 
 } // namespace flashviz::gui

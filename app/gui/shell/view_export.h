@@ -3,6 +3,8 @@
 // state at the step on screen as JSON or CSV (core/step_export.h, the same bytes as
 // `flashviz-cli steps --json`). Every file is written through QSaveFile: a write that fails
 // leaves what was there before.
+#include "session/save_file.h" // writeFileSafely(), which every export writes through
+
 #include <QByteArray>
 #include <QString>
 
@@ -32,8 +34,5 @@ bool exportView(QWidget& view, const QString& file, const QString& title, QStrin
 // The frame's state, as core's stepDataJson() writes it for the frame's scene and step.
 QByteArray stepDataBytes(const Frame& frame, StepDataFormat format);
 bool exportStepData(const Frame& frame, const QString& file, QString* error);
-
-// Writes the bytes whole or not at all; false with *error naming the file and why.
-bool writeFileSafely(const QString& file, const QByteArray& bytes, QString* error);
 
 } // namespace flashviz::gui
