@@ -4,6 +4,7 @@
 // render of those steps; the lecture's beats; cancel; the refusals; the window kept responsive
 // and untouched; and `flashviz --export` run as a process.
 #include "lecture/lecture.h"
+#include "flashviz_process.h"
 #include "session/controller.h"
 #include "shell/animation_recorder.h"
 #include "shell/command_line.h"
@@ -237,21 +238,7 @@ VizSettings longRunSettings() {
     return s;
 }
 
-struct Exit {
-    int code = -1;
-    QByteArray out, err;
-};
-Exit runFlashviz(const QStringList& args) {
-    QProcess process;
-    process.start(QStringLiteral(FLASHVIZ_EXECUTABLE),
-                  args + QStringList{QStringLiteral("-platform"), QStringLiteral("offscreen")});
-    if (!process.waitForFinished(120000)) {
-        process.kill();
-        process.waitForFinished();
-        return {};
-    }
-    return {process.exitCode(), process.readAllStandardOutput(), process.readAllStandardError()};
-}
+using Exit = FlashvizExit;
 
 } // namespace
 

@@ -2,6 +2,7 @@
 // shared with flashviz-cli, and a screenshot written by the real executable on the offscreen
 // platform.
 #include "lecture/lecture.h"
+#include "flashviz_process.h"
 #include "session/scene.h"
 #include "shell/command_line.h"
 
@@ -20,23 +21,7 @@ using namespace flashviz::gui;
 
 namespace {
 
-// The real executable's exit status and output, on the offscreen platform; -1 when it is still
-// running after `timeoutMs` (it is then killed).
-struct Exit {
-    int code = -1;
-    QByteArray out, err;
-};
-Exit runFlashviz(const QStringList& args, int timeoutMs = 60000) {
-    QProcess process;
-    process.start(QStringLiteral(FLASHVIZ_EXECUTABLE),
-                  args + QStringList{QStringLiteral("-platform"), QStringLiteral("offscreen")});
-    if (!process.waitForFinished(timeoutMs)) {
-        process.kill();
-        process.waitForFinished();
-        return {};
-    }
-    return {process.exitCode(), process.readAllStandardOutput(), process.readAllStandardError()};
-}
+using Exit = FlashvizExit;
 
 } // namespace
 

@@ -3,6 +3,7 @@
 // format refused with a message naming the file and the field, the window keeping what it had;
 // the recent list; `flashviz FILE.flashviz`; the MIME type installed for the format.
 #include "window_support.h"
+#include "flashviz_process.h"
 
 #include "lecture/lecture.h"
 #include "pages/analysis/analysis_view.h"
@@ -111,21 +112,7 @@ Session sessionRefusedWhileItBuilds(const QString& folder) {
     return session;
 }
 
-struct Exit {
-    int code = -1;
-    QByteArray out, err;
-};
-Exit runFlashviz(const QStringList& args) {
-    QProcess process;
-    process.start(QStringLiteral(FLASHVIZ_EXECUTABLE),
-                  args + QStringList{QStringLiteral("-platform"), QStringLiteral("offscreen")});
-    if (!process.waitForFinished(120000)) {
-        process.kill();
-        process.waitForFinished();
-        return {};
-    }
-    return {process.exitCode(), process.readAllStandardOutput(), process.readAllStandardError()};
-}
+using Exit = FlashvizExit;
 
 } // namespace
 
