@@ -19,6 +19,7 @@ struct Inputs {
     const MatrixT<Scalar>& v;
     Scalar scale;
     bool causal;
+    FlashVersion version;
     int queries() const { return int(q.rows()); }
     int keys() const { return int(k.rows()); }
     int headDim() const { return int(q.cols()); }
@@ -30,6 +31,35 @@ void keepScores(FlashOutputT<Scalar>& out, const TileWorkspace<Scalar>& ws, Rang
     out.fullScores.block(rows.begin, cols.begin, rows.size(), cols.size()) = ws.scores;
     out.counters.write(std::uint64_t(rows.size()) * cols.size()); // ...and you pay again
     out.counters.scratch(std::uint64_t(out.fullScores.size()));
+}
+
+// One tile with the version's arithmetic, its non-matmul operations counted as it runs.
+template <typename Scalar>
+void updateTileOf(const Inputs<Scalar>& in, const FlashOptions& opt, RowState<Scalar>& state,
+                  Range rows, Range cols, TileWorkspace<Scalar>& ws, FlashOutputT<Scalar>& out) {
+    const auto qTile = in.q.middleRows(rows.begin, rows.size());
+    const auto kTile = in.k.middleRows(cols.begin, cols.size());
+    const auto vTile = in.v.middleRows(cols.begin, cols.size());
+    if (in.version == FlashVersion::One)
+        updateTileNormalised<Scalar>(state, qTile, kTile, vTile, in.scale, in.place(rows, cols), ws);
+    else
+        updateTile<Scalar>(state, qTile, kTile, vTile, in.scale, in.place(rows, cols), opt, ws);
+    out.nonMatmul += tileNonMatmul(in.version, rows.size(), cols.size(), in.headDim());
+}
+
+// A query block's last key block is in: -2 divides by l and keeps L = m + log l; -1's O is
+// already normalised.
+template <typename Scalar>
+void finishRows(const Inputs<Scalar>& in, const RowState<Scalar>& state, Range rows,
+                FlashOutputT<Scalar>& out) {
+    auto oRows = out.o.middleRows(rows.begin, rows.size());
+    if (in.version == FlashVersion::One) {
+        oRows = state.acc;
+    } else {
+        normaliseRows<Scalar>(state, oRows);
+        out.lse.segment(rows.begin, rows.size()) = state.m.array() + state.l.array().log();
+    }
+    out.nonMatmul += finishNonMatmul(in.version, rows.size(), in.headDim());
 }
 
 // The explainer's order: Q_i stays on chip while every K_j, V_j streams past it.
@@ -44,19 +74,16 @@ void runQueryOuter(const Inputs<Scalar>& in, const FlashOptions& opt, FlashOutpu
         c.read(std::uint64_t(rows.size()) * d);
         c.scratch(flashWorkingSetElements(rows.size(), in.keys(), d, opt));
         state.reset(rows.size(), d, opt.runningMax);
-        const auto qTile = in.q.middleRows(rows.begin, rows.size());
         const int visible = visibleKeyBlocks(rows, in.queries(), in.keys(), opt.blockCols, in.causal);
         for (int j = 0; j < visible; ++j) {
             const Range cols = blockRange(j, opt.blockCols, in.keys());
             c.read(2 * std::uint64_t(cols.size()) * d);
-            updateTile<Scalar>(state, qTile, in.k.middleRows(cols.begin, cols.size()),
-                               in.v.middleRows(cols.begin, cols.size()), in.scale,
-                               in.place(rows, cols), opt, ws);
+            updateTileOf(in, opt, state, rows, cols, ws, out);
             c.matmul(rows.size(), d, cols.size());
             if (opt.keepFullScores) keepScores(out, ws, rows, cols);
             c.matmul(rows.size(), cols.size(), d);
         }
-        normaliseRows<Scalar>(state, out.o.middleRows(rows.begin, rows.size()));
+        if (visible > 0) finishRows(in, state, rows, out);
         out.m.segment(rows.begin, rows.size()) = state.m;
         out.l.segment(rows.begin, rows.size()) = state.l;
         c.write(std::uint64_t(rows.size()) * d);
@@ -93,18 +120,14 @@ void runKeyValueOuter(const Inputs<Scalar>& in, const FlashOptions& opt, FlashOu
             state.m = out.m.segment(rows.begin, rows.size());
             state.l = out.l.segment(rows.begin, rows.size());
             state.acc = out.o.middleRows(rows.begin, rows.size());
-            updateTile<Scalar>(state, in.q.middleRows(rows.begin, rows.size()),
-                               in.k.middleRows(cols.begin, cols.size()),
-                               in.v.middleRows(cols.begin, cols.size()), in.scale,
-                               in.place(rows, cols), opt, ws);
+            updateTileOf(in, opt, state, rows, cols, ws, out);
             c.matmul(rows.size(), d, cols.size());
             if (opt.keepFullScores) keepScores(out, ws, rows, cols);
             c.matmul(rows.size(), cols.size(), d);
-            auto oRows = out.o.middleRows(rows.begin, rows.size());
             if (j == visible - 1)
-                normaliseRows<Scalar>(state, oRows);
+                finishRows(in, state, rows, out);
             else
-                oRows = state.acc;
+                out.o.middleRows(rows.begin, rows.size()) = state.acc;
             out.m.segment(rows.begin, rows.size()) = state.m;
             out.l.segment(rows.begin, rows.size()) = state.l;
             c.write(stateElements);
@@ -117,17 +140,24 @@ void runKeyValueOuter(const Inputs<Scalar>& in, const FlashOptions& opt, FlashOu
 template <typename Scalar>
 FlashOutputT<Scalar> flashForward(const MatrixT<Scalar>& q, const MatrixT<Scalar>& k,
                                   const MatrixT<Scalar>& v, double scale, bool causal,
-                                  const FlashOptions& options) {
+                                  const FlashOptions& options, FlashVersion version) {
     validate(options);
+    if (version == FlashVersion::One && (!options.rescale || !options.runningMax))
+        throw EngineError(ErrorKind::InvalidArgument,
+                          "FlashAttention-1's update runs without the bug switches: the rescale "
+                          "and running-max switches act on FlashAttention-2's update.");
     if (q.cols() != k.cols() || k.cols() != v.cols() || k.rows() != v.rows() || q.rows() == 0 ||
         k.rows() == 0 || q.cols() == 0)
         throw EngineError(ErrorKind::InvalidArgument,
                           "Q must be n_q x d and K, V n_k x d with every size at least 1");
-    const Inputs<Scalar> in{q, k, v, Scalar(scale), causal};
+    const Inputs<Scalar> in{q, k, v, Scalar(scale), causal, version};
     FlashOutputT<Scalar> out;
     out.o.setZero(in.queries(), in.headDim());
     out.m.resize(in.queries());
     out.l.resize(in.queries());
+    // A row no key block reaches (causal, n_q > n_k) keeps m = -inf, l = 0: L = -inf.
+    if (version == FlashVersion::Two)
+        out.lse.setConstant(in.queries(), -std::numeric_limits<Scalar>::infinity());
     if (options.keepFullScores) {
         requireScoreMatrixMemory(in.queries(), in.keys(), int(sizeof(Scalar)), 1);
         out.fullScores.setConstant(in.queries(), in.keys(), -std::numeric_limits<Scalar>::infinity());
@@ -140,18 +170,20 @@ FlashOutputT<Scalar> flashForward(const MatrixT<Scalar>& q, const MatrixT<Scalar
 }
 
 template FlashOutputT<float> flashForward<float>(const MatrixF&, const MatrixF&, const MatrixF&,
-                                                 double, bool, const FlashOptions&);
+                                                 double, bool, const FlashOptions&, FlashVersion);
 template FlashOutputT<double> flashForward<double>(const Matrix&, const Matrix&, const Matrix&,
-                                                   double, bool, const FlashOptions&);
+                                                   double, bool, const FlashOptions&, FlashVersion);
 
-FlashResult flashForward(const Problem& problem, const FlashOptions& options) {
+FlashResult flashForward(const Problem& problem, const FlashOptions& options, FlashVersion version) {
     const bool causal = problem.spec.causal;
     if (problem.spec.precision == Precision::Double)
-        return flashForward<double>(problem.q, problem.k, problem.v, problem.scale(), causal, options);
+        return flashForward<double>(problem.q, problem.k, problem.v, problem.scale(), causal,
+                                    options, version);
     const auto f = flashForward<float>(problem.q.cast<float>(), problem.k.cast<float>(),
-                                       problem.v.cast<float>(), problem.scale(), causal, options);
-    return {f.o.cast<double>(), f.m.cast<double>(), f.l.cast<double>(), f.counters,
-            f.fullScores.cast<double>()};
+                                       problem.v.cast<float>(), problem.scale(), causal, options,
+                                       version);
+    return {f.o.cast<double>(), f.m.cast<double>(), f.l.cast<double>(), f.lse.cast<double>(),
+            f.counters, f.nonMatmul, f.fullScores.cast<double>()};
 }
 
 StandardResult standardForward(const Problem& problem) {

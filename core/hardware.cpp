@@ -15,6 +15,17 @@ const char* kA100Arch = "NVIDIA Ampere architecture whitepaper: 192 KB L1/shared
 const char* kSramDerived = "derived: SMs x 128 bytes per clock x boost clock";
 const char* kH100Sheet = "NVIDIA H100 SXM datasheet";
 const char* kHopperArch = "NVIDIA Hopper architecture whitepaper: 256 KB L1/shared per SM, up to 228 KB shared";
+const char* kCc80 = "CUDA C++ Programming Guide, compute capability 8.0 (cudaDevAttrMaxSharedMemoryPerBlockOptin: 163 KiB)";
+const char* kCc90 = "CUDA C++ Programming Guide, compute capability 9.0 (cudaDevAttrMaxSharedMemoryPerBlockOptin: 227 KiB)";
+
+// The per-SM limits of a compute capability: 2048 threads and 32 blocks on both; the shared
+// memory one block may opt in to, 1 KiB of each block's kept by the driver.
+void setSmLimits(HardwareProfile& profile, double sharedPerBlockKib, const char* source) {
+    profile.maxThreadsPerSm = {2048, source};
+    profile.maxBlocksPerSm = {32, source};
+    profile.sharedMemoryPerBlockBytes = {sharedPerBlockKib * KB, source};
+    profile.reservedSharedPerBlockBytes = {1 * KB, source};
+}
 
 HardwareProfile a100(const char* id, const char* name, double memoryGb, double bandwidthTbs) {
     return {id,
@@ -29,7 +40,7 @@ HardwareProfile a100(const char* id, const char* name, double memoryGb, double b
 }
 
 std::vector<HardwareProfile> makeProfiles() {
-    return {
+    std::vector<HardwareProfile> profiles = {
         a100("a100-40gb", "NVIDIA A100 40 GB (SXM)", 40, 1.555),
         a100("a100-80gb", "NVIDIA A100 80 GB (SXM)", 80, 2.039),
         {"h100-sxm",
@@ -53,6 +64,11 @@ std::vector<HardwareProfile> makeProfiles() {
          {67 * TB, "NVIDIA H200 datasheet (same chip as H100); fp32 matmul measured 50.7 TFLOP/s"},
          {989 * TB, "NVIDIA H200 datasheet, dense; bf16 matmul measured 693-790 TFLOP/s"}},
     };
+    for (HardwareProfile& p : profiles) {
+        const bool ampere = p.id.rfind("a100", 0) == 0;
+        setSmLimits(p, ampere ? 163 : 227, ampere ? kCc80 : kCc90);
+    }
+    return profiles;
 }
 
 } // namespace

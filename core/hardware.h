@@ -20,6 +20,12 @@ struct HardwareProfile {
     Figure sramBandwidthBytesPerSecond; // all SMs together
     Figure fp32FlopsPerSecond;
     Figure fp16TensorFlopsPerSecond; // dense
+    // What one SM holds at once (the occupancy of a kernel): threads, thread blocks, the shared
+    // memory one block may opt in to, and what the driver keeps of it for each resident block.
+    Figure maxThreadsPerSm{};
+    Figure maxBlocksPerSm{};
+    Figure sharedMemoryPerBlockBytes{};
+    Figure reservedSharedPerBlockBytes{};
     double totalSramBytes() const { return smCount.value * sharedMemoryPerSmBytes.value; }
 };
 

@@ -86,6 +86,48 @@ void updateTile(RowState<Scalar>& state, const Eigen::Ref<const MatrixT<Scalar>>
 }
 
 template <typename Scalar>
+void updateTileNormalised(RowState<Scalar>& state, const Eigen::Ref<const MatrixT<Scalar>>& qTile,
+                          const Eigen::Ref<const MatrixT<Scalar>>& kTile,
+                          const Eigen::Ref<const MatrixT<Scalar>>& vTile, Scalar scale,
+                          const TilePlace& place, TileWorkspace<Scalar>& workspace) {
+    constexpr Scalar minusInf = -std::numeric_limits<Scalar>::infinity();
+    auto& s = workspace.scores;
+    auto& p = workspace.weights;
+    s.resize(place.rows.size(), place.cols.size());
+    s.noalias() = qTile * kTile.transpose();
+    if (!place.fullyVisible())
+        maskScores(s, place.rows.begin, place.cols.begin, place.queries, place.keys, true);
+
+    const int rows = int(s.rows());
+    p.resize(rows, s.cols());
+    VectorT<Scalar> oldFactor(rows), newFactor(rows), lNew(rows), mNew(rows);
+    for (int r = 0; r < rows; ++r) {
+        auto scores = s.row(r);
+        scores *= scale;
+        const Scalar tileMax = scores.maxCoeff();
+        const Scalar mOld = state.m(r);
+        mNew(r) = std::max(mOld, tileMax);
+        // exp(-inf - -inf) would be NaN: a row with no visible key so far adds nothing.
+        if (tileMax == minusInf) p.row(r).setZero();
+        else p.row(r) = (scores.array() - tileMax).exp();
+        const Scalar tileSum = p.row(r).sum();
+        const Scalar a = mNew(r) == minusInf ? Scalar(1) : std::exp(mOld - mNew(r));
+        const Scalar b = tileMax == minusInf ? Scalar(0) : std::exp(tileMax - mNew(r));
+        lNew(r) = a * state.l(r) + b * tileSum;
+        oldFactor(r) = state.l(r) * a;
+        newFactor(r) = b;
+    }
+    workspace.product.noalias() = p * vTile;
+    for (int r = 0; r < rows; ++r) {
+        if (lNew(r) == Scalar(0)) continue; // no visible key yet: O's row stays 0
+        state.acc.row(r) =
+            (oldFactor(r) * state.acc.row(r) + newFactor(r) * workspace.product.row(r)) / lNew(r);
+    }
+    state.m = mNew;
+    state.l = lNew;
+}
+
+template <typename Scalar>
 void normaliseRows(const RowState<Scalar>& state, Eigen::Ref<MatrixT<Scalar>> out) {
     for (int r = 0; r < state.l.size(); ++r) {
         // l == 0 only when the row saw no key; inf and NaN pass through to be reported.
@@ -103,6 +145,10 @@ void normaliseRows(const RowState<Scalar>& state, Eigen::Ref<MatrixT<Scalar>> ou
                                      const Eigen::Ref<const MatrixT<Scalar>>&, Scalar,             \
                                      const TilePlace&, const FlashOptions&,                        \
                                      TileWorkspace<Scalar>&, TileDetail<Scalar>*);                 \
+    template void updateTileNormalised<Scalar>(                                                    \
+        RowState<Scalar>&, const Eigen::Ref<const MatrixT<Scalar>>&,                               \
+        const Eigen::Ref<const MatrixT<Scalar>>&, const Eigen::Ref<const MatrixT<Scalar>>&, Scalar, \
+        const TilePlace&, TileWorkspace<Scalar>&);                                                 \
     template void normaliseRows<Scalar>(const RowState<Scalar>&, Eigen::Ref<MatrixT<Scalar>>);
 
 FLASHVIZ_INSTANTIATE(float)

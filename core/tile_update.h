@@ -43,6 +43,7 @@ struct TileWorkspace {
     MatrixT<Scalar> weights;
     VectorT<Scalar> mNew;
     VectorT<Scalar> correction;
+    MatrixT<Scalar> product; // FlashAttention-1's P~ V, before it is mixed into O
 };
 
 // Applies key block (kTile, vTile) to the query block's state. `detail` may be null.
@@ -52,6 +53,16 @@ void updateTile(RowState<Scalar>& state, const Eigen::Ref<const MatrixT<Scalar>>
                 const Eigen::Ref<const MatrixT<Scalar>>& vTile, Scalar scale,
                 const TilePlace& place, const FlashOptions& options,
                 TileWorkspace<Scalar>& workspace, TileDetail<Scalar>* detail = nullptr);
+
+// FlashAttention-1's update as its paper writes it (Algorithm 1, lines 9-12): the tile's own
+// maximum m~ and sum l~ first, then O = diag(l_new)^-1 (diag(l_old) e^(m_old - m_new) O +
+// e^(m~ - m_new) P~ V), so that `state.acc` holds the normalised O after every key block. The
+// correct algorithm only: the bug switches act on FlashAttention-2's update above.
+template <typename Scalar>
+void updateTileNormalised(RowState<Scalar>& state, const Eigen::Ref<const MatrixT<Scalar>>& qTile,
+                          const Eigen::Ref<const MatrixT<Scalar>>& kTile,
+                          const Eigen::Ref<const MatrixT<Scalar>>& vTile, Scalar scale,
+                          const TilePlace& place, TileWorkspace<Scalar>& workspace);
 
 // O = acc / l; a row with l = 0 (no visible key) gives 0.
 template <typename Scalar>

@@ -397,9 +397,14 @@ FlashResult CudaBackend::flash(const Problem& problem, const FlashOptions& optio
         cudaFlashForward(problem.q.cast<float>(), problem.k.cast<float>(), problem.v.cast<float>(),
                          problem.scale(), problem.spec.causal, options);
     m_lastKernel = out.kernel;
-    return {out.result.o.cast<double>(), out.result.m.cast<double>(),
-            out.result.l.cast<double>(), out.result.counters,
-            out.result.fullScores.cast<double>()};
+    // The kernels keep m and l, not the log-sum-exp; the non-matmul tally is the CPU pass's.
+    FlashResult r;
+    r.o = out.result.o.cast<double>();
+    r.m = out.result.m.cast<double>();
+    r.l = out.result.l.cast<double>();
+    r.counters = out.result.counters;
+    r.fullScores = out.result.fullScores.cast<double>();
+    return r;
 }
 
 Matrix CudaBackend::standard(const Problem& problem) {

@@ -6,6 +6,7 @@
 // score tile, m, l, the correction and the O accumulator all sit in shared memory, whose size
 // follows from Br, Bc and d at run time. Speed is not its purpose: flash_fast.cuh is.
 #include "kernels/cuda/params.h"
+#include "kernels/kernel_configs.h"
 #include "core/tiling.h"
 
 #include <cuda_runtime.h>
@@ -14,14 +15,8 @@
 
 namespace flashviz::cuda::detail {
 
-constexpr int kMirrorThreads = 256;
-
-__host__ __device__ inline std::size_t mirrorSharedFloats(int blockRows, int blockCols,
-                                                          int headDim) {
-    const std::size_t br = std::size_t(blockRows), bc = std::size_t(blockCols),
-                      d = std::size_t(headDim);
-    return 2 * br * d + 2 * bc * d + br * bc + 3 * br;
-}
+using kernels::kMirrorThreads;
+using kernels::mirrorSharedFloats;
 
 __global__ void __launch_bounds__(kMirrorThreads) flashMirrorKernel(const MirrorParams mp) {
     const AttentionParams& p = mp.attention;

@@ -5,12 +5,14 @@
 #include "kernels/cuda/launch.h"
 #include "kernels/cuda/tc_flash.cuh"
 #include "kernels/cuda/tc_launch.h"
+#include "kernels/kernel_configs.h"
 
 #include "core/errors.h"
 #include "core/tiling.h"
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 namespace flashviz::cuda {
 
@@ -44,38 +46,37 @@ void launchTile(const TcParams& p) {
                  : launchTyped<Tile, TcElement::Bf16, false>(p);
 }
 
-template <int D, int Warps, int MT, int BC, bool QInRegs, int MinBlocks, bool SkipRescale = false>
-TcVariant variant(int id) {
-    using Tile = tc::TcTile<D, Warps, MT, BC, QInRegs, MinBlocks, SkipRescale>;
+// Variant I, instantiated from row I of the configuration table (kernels/kernel_configs.h).
+template <int I>
+TcVariant variant() {
+    constexpr kernels::TensorCoreConfig c = kernels::kTensorCoreConfigs[I];
+    using Tile = tc::TcTile<c.headDim, c.warps, c.rowTilesPerWarp, c.blockCols, c.qInRegisters,
+                            c.minBlocksPerSm, c.skipRescale>;
+    static_assert(Tile::BR == c.blockRows() && Tile::kThreads == c.threads() &&
+                      std::size_t(Tile::kSharedBytes) == c.sharedBytes(),
+                  "the table's derived sizes are the kernel's");
     TcKernelInfo info;
-    info.id = id;
-    info.name = "tc_d" + std::to_string(D) + "_br" + std::to_string(Tile::BR) + "_bc" +
-                std::to_string(BC) + "_w" + std::to_string(Warps) + (QInRegs ? "_qreg" : "_qsmem") +
-                (SkipRescale ? "_skip" : "");
-    info.headDim = D;
+    info.id = I;
+    info.name = kernels::tensorCoreConfigName(c);
+    info.headDim = c.headDim;
     info.blockRows = Tile::BR;
-    info.blockCols = BC;
+    info.blockCols = c.blockCols;
     info.threads = Tile::kThreads;
-    info.rowsPerWarp = 16 * MT;
-    info.qInRegisters = QInRegs;
+    info.rowsPerWarp = c.rowsPerWarp();
+    info.qInRegisters = c.qInRegisters;
     info.sharedBytes = Tile::kSharedBytes;
-    info.blocksPerSm = MinBlocks;
+    info.blocksPerSm = c.minBlocksPerSm;
     return {info, &launchTile<Tile>};
 }
 
+template <int... I>
+std::vector<TcVariant> allVariants(std::integer_sequence<int, I...>) {
+    return {variant<I>()...};
+}
+
 const std::vector<TcVariant>& variants() {
-    static const std::vector<TcVariant> all = [] {
-        std::vector<TcVariant> v;
-        int id = 0;
-        // In order of preference per d (the first that fits is the default); H200 figures of
-        // each in kernels/bench/TC_NOTES.md.
-        v.push_back(variant<64, 4, 2, 64, true, 2>(id++));          // BR 128, 64 KiB
-        v.push_back(variant<64, 4, 1, 128, true, 2>(id++));         // BR 64, 72 KiB
-        v.push_back(variant<128, 4, 2, 64, false, 2, true>(id++));  // BR 128, 96 KiB
-        v.push_back(variant<128, 8, 2, 64, false, 1>(id++));        // BR 256, 128 KiB
-        v.push_back(variant<128, 4, 2, 32, false, 2>(id++));        // BR 128, 64 KiB
-        return v;
-    }();
+    static const std::vector<TcVariant> all =
+        allVariants(std::make_integer_sequence<int, kernels::kTensorCoreConfigCount>());
     return all;
 }
 
@@ -125,14 +126,8 @@ const std::vector<TcKernelInfo>& tcKernels() {
 
 const TcKernelInfo* chooseTcKernel(int headDim, std::size_t perBlock, std::size_t perSm,
                                    std::size_t reservedPerBlock) {
-    const TcKernelInfo* fitsABlock = nullptr;
-    for (const auto& info : tcKernels()) {
-        if (info.headDim != headDim || info.sharedBytes > perBlock) continue;
-        if ((info.sharedBytes + reservedPerBlock) * std::size_t(info.blocksPerSm) <= perSm)
-            return &info;
-        if (!fitsABlock) fitsABlock = &info;
-    }
-    return fitsABlock;
+    const int i = kernels::chooseTensorCoreConfig(headDim, perBlock, perSm, reservedPerBlock);
+    return i < 0 ? nullptr : &tcKernels()[std::size_t(i)];
 }
 
 const TcKernelInfo* defaultTcKernel(int headDim) {

@@ -26,10 +26,8 @@ struct TcKernelInfo {
 
 // Every compiled variant, in order of preference for each head dimension.
 const std::vector<TcKernelInfo>& tcKernels();
-// The variant for d on a GPU with these shared-memory limits: the first, in order of preference,
-// that fits a block and as many blocks per SM as it is built for (on an A100 the H200's d = 128
-// default would run one block per SM where it was built for two), else the first that fits a
-// block at all; null when none does.
+// The variant for d on a GPU with these shared-memory limits (kernels::chooseTensorCoreConfig,
+// kernels/kernel_configs.h); null when none fits.
 const TcKernelInfo* chooseTcKernel(int headDim, std::size_t perBlock, std::size_t perSm,
                                    std::size_t reservedPerBlock);
 // chooseTcKernel with this device's limits.

@@ -1,0 +1,24 @@
+#pragma once
+// FlashViz's CUDA kernels as the engine's KernelShape (core/flash_versions.h), read from their
+// configuration table (kernel_configs.h): what the window's warp and grid pictures and
+// `flashviz-cli versions` draw. Plain C++, built with or without CUDA.
+#include "core/flash_versions.h"
+#include "core/hardware.h"
+
+#include <optional>
+#include <vector>
+
+namespace flashviz::kernels {
+
+// Every tensor-core variant, in the table's order (a variant's id is its index).
+std::vector<KernelShape> tensorCoreKernelShapes();
+// The tensor-core variant the launcher picks for d on this GPU (chooseTensorCoreConfig with the
+// profile's shared-memory limits); none for a d it is not built for.
+std::optional<KernelShape> defaultTensorCoreShape(int headDim, const HardwareProfile& hardware);
+// The mirror kernel with the user's Br and Bc: it runs any d.
+KernelShape mirrorKernelShape(int blockRows, int blockCols, int headDim);
+// What FlashViz would launch for this forward pass in fp16 / bf16: the tensor-core default for
+// d, else the mirror kernel on the user's tiles.
+KernelShape kernelShapeFor(int headDim, int blockRows, int blockCols, const HardwareProfile& hardware);
+
+} // namespace flashviz::kernels

@@ -1,0 +1,309 @@
+// What FlashAttention-2 changed (core/flash_versions.h): both versions' arithmetic against
+// ordinary attention, the non-matmul operations each pass counts against their closed forms and
+// a count by hand, the warp split's shares and shared-memory exchange, the occupancy and the grid,
+// and FlashViz's kernels as the pictures read them (kernels/kernel_shapes.h).
+#include "core/attention.h"
+#include "core/check.h"
+#include "core/errors.h"
+#include "core/flash.h"
+#include "core/flash_versions.h"
+#include "core/hardware.h"
+#include "kernels/kernel_configs.h"
+#include "kernels/kernel_shapes.h"
+#include "test_support.h"
+
+#include <QtTest/QtTest>
+
+#include <cmath>
+#include <set>
+
+using namespace flashviz;
+using namespace flashviz::test;
+
+Q_DECLARE_METATYPE(flashviz::LoopOrder)
+Q_DECLARE_METATYPE(flashviz::Precision)
+
+namespace {
+
+struct Shape {
+    const char* name;
+    int queries, keys, headDim, blockRows, blockCols;
+};
+
+// Ragged tiles, n_q != n_k both ways, Br != Bc, odd d, a single element, the explainer's toy.
+const Shape kShapes[] = {
+    {"toy 8x8 d4 Br4 Bc4", 8, 8, 4, 4, 4},
+    {"ragged 37x37 d5 Br8 Bc8", 37, 37, 5, 8, 8},
+    {"nq<nk 24x70 d7 Br16 Bc8", 24, 70, 7, 16, 8},
+    {"nq>nk 70x24 d5 Br8 Bc16", 70, 24, 5, 8, 16},
+    {"single 1x1 d1 Br1 Bc1", 1, 1, 1, 1, 1},
+    {"130x130 d16 Br64 Bc32", 130, 130, 16, 64, 32},
+};
+
+// Each row's log-sum-exp of its visible scaled scores, straight from the definition.
+Vector directLogSumExp(const Problem& p) {
+    Matrix s = (p.q * p.k.transpose()) * p.scale();
+    maskScores(s, 0, 0, p.spec.queries, p.spec.keys, p.spec.causal);
+    Vector lse(s.rows());
+    for (int r = 0; r < s.rows(); ++r) {
+        const double m = s.row(r).maxCoeff();
+        lse(r) = std::isinf(m) ? m : m + std::log((s.row(r).array() - m).exp().sum());
+    }
+    return lse;
+}
+
+const HardwareProfile& a100() { return findHardwareProfile("a100-40gb"); }
+const HardwareProfile& h200() { return findHardwareProfile("h200"); }
+
+} // namespace
+
+class TestFlashVersions : public QObject {
+    Q_OBJECT
+
+  private:
+    static void addRunColumns() {
+        QTest::addColumn<int>("queries");
+        QTest::addColumn<int>("keys");
+        QTest::addColumn<int>("headDim");
+        QTest::addColumn<int>("br");
+        QTest::addColumn<int>("bc");
+        QTest::addColumn<bool>("causal");
+        QTest::addColumn<LoopOrder>("order");
+        QTest::addColumn<Precision>("precision");
+        for (const Shape& s : kShapes)
+            for (bool causal : {false, true})
+                for (LoopOrder order : {LoopOrder::QueryOuter, LoopOrder::KeyValueOuter})
+                    for (Precision precision : {Precision::Double, Precision::Float})
+                        QTest::addRow("%s %s %s %s", s.name, causal ? "causal" : "full",
+                                      toString(order), toString(precision))
+                            << s.queries << s.keys << s.headDim << s.blockRows << s.blockCols
+                            << causal << order << precision;
+    }
+
+  private slots:
+    void bothVersionsAreExact_data() { addRunColumns(); }
+    void bothVersionsAreExact() {
+        QFETCH(int, queries);
+        QFETCH(int, keys);
+        QFETCH(int, headDim);
+        QFETCH(int, br);
+        QFETCH(int, bc);
+        QFETCH(bool, causal);
+        QFETCH(LoopOrder, order);
+        QFETCH(Precision, precision);
+        const Problem p = makeProblem(makeSpec(queries, keys, headDim, causal, precision));
+        const Matrix reference = referenceAttention(p);
+        const FlashOptions options = makeOptions(br, bc, order);
+        const double tolerance = defaultTolerance(precision);
+
+        const FlashResult one = flashForward(p, options, FlashVersion::One);
+        const FlashResult two = flashForward(p, options, FlashVersion::Two);
+        QVERIFY2(maxAbs(one.o, reference) <= tolerance, qPrintable(QString::number(maxAbs(one.o, reference))));
+        QVERIFY2(maxAbs(two.o, reference) <= tolerance, qPrintable(QString::number(maxAbs(two.o, reference))));
+        QVERIFY(maxAbs(one.o, two.o) <= tolerance);
+        // Same m and l at the end; -2 alone keeps the log-sum-exp, and it is the definition's.
+        QVERIFY((one.m - two.m).cwiseAbs().maxCoeff() <= tolerance || one.m == two.m);
+        QVERIFY(one.lse.size() == 0);
+        const Vector lse = directLogSumExp(p);
+        QCOMPARE(two.lse.size(), lse.size());
+        for (int r = 0; r < lse.size(); ++r) {
+            if (std::isinf(lse(r))) QCOMPARE(two.lse(r), lse(r));
+            else QVERIFY2(std::abs(two.lse(r) - lse(r)) <= 100 * tolerance, qPrintable(QString::number(r)));
+        }
+        // The same tiles, so the same matmul FLOPs.
+        QCOMPARE(one.counters.flops, two.counters.flops);
+    }
+
+    void countedEqualsClosedForm_data() { addRunColumns(); }
+    void countedEqualsClosedForm() {
+        QFETCH(int, queries);
+        QFETCH(int, keys);
+        QFETCH(int, headDim);
+        QFETCH(int, br);
+        QFETCH(int, bc);
+        QFETCH(bool, causal);
+        QFETCH(LoopOrder, order);
+        QFETCH(Precision, precision);
+        const Problem p = makeProblem(makeSpec(queries, keys, headDim, causal, precision));
+        const FlashOptions options = makeOptions(br, bc, order);
+        for (FlashVersion v : {FlashVersion::One, FlashVersion::Two}) {
+            const NonMatmulFlops counted = flashForward(p, options, v).nonMatmul;
+            const NonMatmulFlops formula = nonMatmulCounts(v, queries, keys, headDim, causal, options);
+            QVERIFY2(counted == formula, toString(v));
+            QVERIFY(counted.total() > 0);
+        }
+        // -1 always does more outside the matmuls: three row operations of d per tile against one.
+        QVERIFY(nonMatmulCounts(FlashVersion::One, queries, keys, headDim, causal, options).total() >
+                nonMatmulCounts(FlashVersion::Two, queries, keys, headDim, causal, options).total());
+    }
+
+    // The explainer's 4 x 4 tile with d = 4, counted by hand from the two updates.
+    void toyTileByHand() {
+        // -2: scale 16, l's rescale 4, acc's rescale 16 | rowmax 16 | s - m 16, m_old - m_new 4,
+        // row sum 16 | exp 16 + 4 corrections.
+        const NonMatmulFlops two = tileNonMatmul(FlashVersion::Two, 4, 4, 4);
+        QCOMPARE(two.multiply, 36u);
+        QCOMPARE(two.max, 16u);
+        QCOMPARE(two.add, 36u);
+        QCOMPARE(two.exp, 20u);
+        QCOMPARE(two.divide, 0u);
+        QCOMPARE(two.total(), 108u);
+        // -1: scale 16, l_new's two products 8, l_old a 4, O's two row scalings 32 | rowmax 16,
+        // max(m_old, m~) 4 | s - m~ 16, row sum 16, two exponents' differences 8, l_new's add 4,
+        // O's add 16 | exp 16 + 8 | O / l_new 16.
+        const NonMatmulFlops one = tileNonMatmul(FlashVersion::One, 4, 4, 4);
+        QCOMPARE(one.multiply, 60u);
+        QCOMPARE(one.max, 20u);
+        QCOMPARE(one.add, 60u);
+        QCOMPARE(one.exp, 24u);
+        QCOMPARE(one.divide, 16u);
+        QCOMPARE(one.total(), 180u);
+        // -2's end of a query block: O / l (16), log l (4), m + log l (4); -1 has none.
+        QCOMPARE(finishNonMatmul(FlashVersion::Two, 4, 4).total(), 24u);
+        QCOMPARE(finishNonMatmul(FlashVersion::One, 4, 4).total(), 0u);
+        // The toy's whole pass: 4 tiles and 2 query blocks.
+        const FlashOptions toy = makeOptions(4, 4);
+        QCOMPARE(nonMatmulCounts(FlashVersion::Two, 8, 8, 4, false, toy).total(), 4 * 108u + 2 * 24u);
+        QCOMPARE(nonMatmulCounts(FlashVersion::One, 8, 8, 4, false, toy).total(), 4 * 180u);
+        QCOMPARE(tileMatmulFlops(4, 4, 4), 256u);
+    }
+
+    void arithmeticTimeUsesTheRates() {
+        // A100: 312 TFLOP/s on the tensor cores against 19.5 on the CUDA cores.
+        NonMatmulFlops f;
+        f.exp = 195;
+        const ArithmeticTime t = arithmeticTime(3120, f, a100());
+        QCOMPARE(t.rateRatio, 16.0);
+        QCOMPARE(t.matmulSeconds, 3120 / 312e12);
+        QCOMPARE(t.nonMatmulSeconds, 195 / 19.5e12);
+        QVERIFY(std::abs(t.nonMatmulPerMatmul() - 1.0) < 1e-12);
+    }
+
+    void versionOneRefusesTheBugSwitches() {
+        const Problem p = makeProblem(makeSpec(8, 8, 4));
+        FlashOptions o = makeOptions(4, 4);
+        o.rescale = false;
+        QVERIFY_THROWS_EXCEPTION(EngineError, flashForward(p, o, FlashVersion::One));
+        // The comparison runs the correct algorithms whatever the switches say.
+        const VersionComparison c = compareVersions(p, o, referenceAttention(p));
+        QVERIFY(c.one.check.passed());
+        QVERIFY(c.two.check.passed());
+        QVERIFY(c.maxDifference < 1e-12);
+        QCOMPARE(c.one.nonMatmul, nonMatmulCounts(FlashVersion::One, 8, 8, 4, false, o));
+        QCOMPARE(c.two.matmulFlops, c.one.matmulFlops);
+    }
+
+    void warpSharesCoverTheTile_data() {
+        QTest::addColumn<int>("rows");
+        QTest::addColumn<int>("keys");
+        QTest::addColumn<int>("warps");
+        QTest::newRow("toy 4x4, 4 warps") << 4 << 4 << 4;
+        QTest::newRow("128x64, 4 warps") << 128 << 64 << 4;
+        QTest::newRow("ragged 37x19, 4 warps") << 37 << 19 << 4;
+        QTest::newRow("more warps than rows 3x8, 8 warps") << 3 << 8 << 8;
+        QTest::newRow("one warp 16x16") << 16 << 16 << 1;
+    }
+    void warpSharesCoverTheTile() {
+        QFETCH(int, rows);
+        QFETCH(int, keys);
+        QFETCH(int, warps);
+        for (FlashVersion v : {FlashVersion::One, FlashVersion::Two}) {
+            const WarpSplit s = warpSplit(v, rows, keys, 8, warps, 2);
+            QCOMPARE(int(s.shares.size()), warps);
+            // Every score of the tile belongs to exactly one warp.
+            int covered = 0, next = 0;
+            for (const WarpShare& w : s.shares) {
+                covered += w.rows.size() * w.keys.size();
+                const Range split = v == FlashVersion::One ? w.keys : w.rows;
+                const Range whole = v == FlashVersion::One ? w.rows : w.keys;
+                QCOMPARE(whole, (Range{0, v == FlashVersion::One ? rows : keys}));
+                if (split.size() > 0) {
+                    QCOMPARE(split.begin, next);
+                    next = split.end;
+                }
+            }
+            QCOMPARE(covered, rows * keys);
+        }
+    }
+
+    void splitKExchangesSplitQDoesNot() {
+        // FlashViz's d = 64 tile, 128 x 64, 4 warps, fp16 operands.
+        const WarpSplit q = warpSplit(FlashVersion::Two, 128, 64, 64, 4, 2);
+        QCOMPARE(q.exchangeBytes(), 0u);
+        QCOMPARE(q.exchangeBarriers, 0);
+        QCOMPARE(q.operandReadBytes, (128u * 64 + 4u * 2 * 64 * 64) * 2);
+        const WarpSplit k = warpSplit(FlashVersion::One, 128, 64, 64, 4, 2);
+        // Maxima and sums: 4 warps x 128 rows written twice, read 4 x 4 x 128 twice; partial O:
+        // 4 x 128 x 64 written and read once; fp32.
+        QCOMPARE(k.exchangeWriteBytes, (2u * 4 * 128 + 4u * 128 * 64) * 4);
+        QCOMPARE(k.exchangeReadBytes, (2u * 16 * 128 + 4u * 128 * 64) * 4);
+        QCOMPARE(k.exchangeBarriers, 4);
+        QCOMPARE(k.operandReadBytes, (4u * 128 * 64 + 2u * 64 * 64) * 2);
+        // One warp has nothing to exchange with.
+        QCOMPARE(warpSplit(FlashVersion::One, 128, 64, 64, 1, 2).exchangeBytes(), 0u);
+        QVERIFY_THROWS_EXCEPTION(EngineError, warpSplit(FlashVersion::One, 4, 4, 4, 0, 2));
+        QVERIFY_THROWS_EXCEPTION(EngineError, warpSplit(FlashVersion::Two, 0, 4, 4, 4, 2));
+    }
+
+    void kernelShapesAreTheTable() {
+        const auto shapes = kernels::tensorCoreKernelShapes();
+        QCOMPARE(int(shapes.size()), kernels::kTensorCoreConfigCount);
+        std::set<std::string> names;
+        for (const KernelShape& s : shapes) {
+            names.insert(s.name);
+            QCOMPARE(s.threads, s.warps() * 32);
+            QCOMPARE(s.blockRows, s.warps() * s.rowsPerWarp); // every row owned by one warp
+        }
+        QCOMPARE(int(names.size()), int(shapes.size()));
+        QCOMPARE(QString::fromStdString(shapes[0].name), QStringLiteral("tc_d64_br128_bc64_w4_qreg"));
+        QCOMPARE(shapes[0].sharedBytes, 128u * 64 * 2 + 4u * 64 * 64 * 2 + 256);
+        // The selection policy with each GPU's limits: on an A100 two 96 KiB blocks of the d = 128
+        // default do not fit an SM, so the 8-warp variant built for one block per SM is chosen.
+        QCOMPARE(QString::fromStdString(kernels::defaultTensorCoreShape(64, a100())->name),
+                 QStringLiteral("tc_d64_br128_bc64_w4_qreg"));
+        QCOMPARE(QString::fromStdString(kernels::defaultTensorCoreShape(128, a100())->name),
+                 QStringLiteral("tc_d128_br256_bc64_w8_qsmem"));
+        QCOMPARE(QString::fromStdString(kernels::defaultTensorCoreShape(128, h200())->name),
+                 QStringLiteral("tc_d128_br128_bc64_w4_qsmem_skip"));
+        QVERIFY(!kernels::defaultTensorCoreShape(4, a100()));
+        const KernelShape mirror = kernels::kernelShapeFor(4, 4, 4, a100());
+        QCOMPARE(mirror.threads, kernels::kMirrorThreads);
+        QCOMPARE(mirror.sharedBytes, (2u * 16 + 2u * 16 + 16 + 3u * 4) * 4);
+        QCOMPARE(mirror.rowsPerWarp, 0);
+    }
+
+    void occupancyAndGrid() {
+        const KernelShape k = *kernels::defaultTensorCoreShape(64, a100());
+        const Occupancy o = occupancy(k, a100());
+        QCOMPARE(o.byThreads, 16);
+        QCOMPARE(o.bySharedMemory, int(164 * 1024 / (49408 + 1024))); // 3
+        QCOMPARE(o.byRegisters, 2);
+        QCOMPARE(o.blocksPerSm, 2);
+        QCOMPARE(QString::fromStdString(o.limitedBy), QStringLiteral("registers"));
+
+        // 16 heads of n = 8192: -1 launches 16 blocks that each walk 64 query blocks; -2 launches
+        // 1024 blocks over 108 x 2 slots, 5 waves, the last holding 160.
+        const GridPicture one = gridPicture(FlashVersion::One, 1, 16, 8192, k, a100());
+        QCOMPARE(one.blocks, 16u);
+        QCOMPARE(one.queryBlocksPerThreadBlock, 64);
+        QCOMPARE(one.residentBlocks, 216u);
+        QCOMPARE(one.waves, 1u);
+        QCOMPARE(one.busySms, 16);
+        QCOMPARE(one.timeUnits(), 64u);
+        const GridPicture two = gridPicture(FlashVersion::Two, 1, 16, 8192, k, a100());
+        QCOMPARE(two.blocks, 1024u);
+        QCOMPARE(two.waves, 5u);
+        QCOMPARE(two.tailBlocks, 160u);
+        QCOMPARE(two.busySms, 108);
+        QCOMPARE(two.timeUnits(), 5u);
+        QCOMPARE(two.slotUse(), 1024.0 / (5 * 216));
+
+        KernelShape huge = k;
+        huge.sharedBytes = 300 * 1024;
+        QVERIFY_THROWS_EXCEPTION(EngineError, occupancy(huge, a100()));
+        QVERIFY_THROWS_EXCEPTION(EngineError, gridPicture(FlashVersion::Two, 0, 16, 8192, k, a100()));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestFlashVersions)
+#include "tst_flash_versions.moc"
