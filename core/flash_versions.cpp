@@ -134,6 +134,10 @@ WarpSplit warpSplit(FlashVersion version, int rows, int keys, int headDim, int w
     requirePositive(keys, "The tile's keys");
     requirePositive(headDim, "The head dimension");
     requirePositive(warps, "The number of warps");
+    if (warps > kMaxWarps)
+        throw EngineError(ErrorKind::InvalidArgument,
+                          "A thread block holds at most " + std::to_string(kMaxWarps) +
+                              " warps (1024 threads); got " + std::to_string(warps) + ".");
     requirePositive(elementBytes, "The element size");
     const std::uint64_t r = std::uint64_t(rows), c = std::uint64_t(keys), d = std::uint64_t(headDim),
                         w = std::uint64_t(warps), e = std::uint64_t(elementBytes);
@@ -205,6 +209,10 @@ GridPicture gridPicture(FlashVersion version, int batch, int heads, int queries,
     requirePositive(heads, "The number of heads");
     requirePositive(queries, "The number of queries");
     requirePositive(kernel.blockRows, "A kernel's Br");
+    if (batch > kMaxGridCount || heads > kMaxGridCount)
+        throw EngineError(ErrorKind::InvalidArgument,
+                          "The batch and the heads are each at most " +
+                              std::to_string(kMaxGridCount) + " (a grid dimension).");
     GridPicture g;
     g.version = version;
     const std::uint64_t heads_ = std::uint64_t(batch) * std::uint64_t(heads);
@@ -219,6 +227,29 @@ GridPicture gridPicture(FlashVersion version, int batch, int heads, int queries,
     // Blocks go to SMs round-robin: the first wave fills one block per SM before a second.
     g.busySms = int(std::min<std::uint64_t>(g.blocks, std::uint64_t(g.sms)));
     return g;
+}
+
+VersionsReport versionsReport(const VersionsRequest& r, const HardwareProfile& hardware) {
+    requirePositive(r.queries, "The number of queries");
+    requirePositive(r.keys, "The number of keys");
+    FlashOptions options;
+    options.blockRows = r.blockRows;
+    options.blockCols = r.blockCols;
+    validate(options);
+    VersionsReport v;
+    v.matmulFlops = flashCounts(r.queries, r.keys, r.headDim, r.causal, options).flops;
+    v.one = nonMatmulCounts(FlashVersion::One, r.queries, r.keys, r.headDim, r.causal, options);
+    v.two = nonMatmulCounts(FlashVersion::Two, r.queries, r.keys, r.headDim, r.causal, options);
+    v.timeOne = arithmeticTime(v.matmulFlops, v.one, hardware);
+    v.timeTwo = arithmeticTime(v.matmulFlops, v.two, hardware);
+    const int tileRows = std::min(r.blockRows, r.queries), tileKeys = std::min(r.blockCols, r.keys);
+    v.splitOne = warpSplit(FlashVersion::One, tileRows, tileKeys, r.headDim, r.warps,
+                           kFastKernelElementBytes);
+    v.splitTwo = warpSplit(FlashVersion::Two, tileRows, tileKeys, r.headDim, r.warps,
+                           kFastKernelElementBytes);
+    v.gridOne = gridPicture(FlashVersion::One, r.batch, r.heads, r.queries, r.kernel, hardware);
+    v.gridTwo = gridPicture(FlashVersion::Two, r.batch, r.heads, r.queries, r.kernel, hardware);
+    return v;
 }
 
 } // namespace flashviz

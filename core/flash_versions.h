@@ -105,6 +105,8 @@ struct WarpSplit {
     std::uint64_t operandReadBytes = 0;   // Q_i, K_j, V_j read from shared memory by all warps
     std::uint64_t exchangeBytes() const { return exchangeWriteBytes + exchangeReadBytes; }
 };
+// FlashViz's fast kernels' operands are fp16 / bf16: the warp pictures count their bytes at this.
+inline constexpr int kFastKernelElementBytes = 2;
 // elementBytes: Q, K, V's element size (2 for fp16 / bf16, 4 for fp32). Throws EngineError for
 // sizes below 1.
 WarpSplit warpSplit(FlashVersion version, int rows, int keys, int headDim, int warps,
@@ -153,5 +155,39 @@ struct GridPicture {
 };
 GridPicture gridPicture(FlashVersion version, int batch, int heads, int queries,
                         const KernelShape& kernel, const HardwareProfile& hardware);
+
+// ---- all three for one problem on one GPU: what the window's page and `flashviz-cli versions`
+// show (defaults here, read by both) ----
+
+inline constexpr int kDefaultGridBatch = 1;
+inline constexpr int kDefaultGridHeads = 16;
+// FlashViz's tensor-core kernels run 4 warps per block for most variants (kernel_configs.h).
+inline constexpr int kDefaultWarps = 4;
+inline constexpr int kMaxWarps = 32;      // 1024 threads, CUDA's limit per block
+inline constexpr int kMaxGridCount = 65535; // batch and heads, as the kernels take them
+
+struct VersionsRequest {
+    int queries = 0, keys = 0, headDim = 0;
+    bool causal = false;
+    int blockRows = 0, blockCols = 0; // the pass's tiles (the user's Br, Bc)
+    KernelShape kernel;               // what the grid picture launches
+    int warps = kDefaultWarps;        // the warp picture's
+    int batch = kDefaultGridBatch, heads = kDefaultGridHeads;
+};
+
+struct VersionsReport {
+    std::uint64_t matmulFlops = 0; // the same for both
+    NonMatmulFlops one, two;
+    ArithmeticTime timeOne, timeTwo;
+    WarpSplit splitOne, splitTwo; // the request's first full tile (Br x Bc, cut to the problem)
+    GridPicture gridOne, gridTwo;
+    double nonMatmulRatio() const { return two.total() ? double(one.total()) / double(two.total()) : 0; }
+    // How many times sooner -2's grid finishes, in the grid picture's time units.
+    double gridSpeedup() const {
+        return gridTwo.timeUnits() ? double(gridOne.timeUnits()) / double(gridTwo.timeUnits()) : 0;
+    }
+};
+// Throws EngineError for sizes below 1 or a kernel that does not fit the GPU.
+VersionsReport versionsReport(const VersionsRequest& request, const HardwareProfile& hardware);
 
 } // namespace flashviz

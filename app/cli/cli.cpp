@@ -2,6 +2,9 @@
 
 #include "app/cli/bench.h"
 #include "app/cli/demos_printer.h"
+#include "app/cli/versions_printer.h"
+#include "core/attention.h"
+#include "core/flash_versions.h"
 #include "core/analysis.h"
 #include "core/backward.h"
 #include "core/check.h"
@@ -13,6 +16,7 @@
 #include "core/steps.h"
 #include "core/units.h"
 #include "kernels/backend_registry.h"
+#include "kernels/kernel_shapes.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -43,6 +47,9 @@ Commands:
   steps      List the steps the algorithm takes on one problem (up to %1 without --all),
              or show one step's state; with --json, the state at each of those steps.
   bench      Time CPU FlashAttention against ordinary attention (fp32, Eigen).
+  versions   What FlashAttention-2 changed, on one problem: both versions run and checked,
+             their non-matmul operations counted; one tile split across warps by keys
+             (FlashAttention-1) and by query rows (-2); the grid of thread blocks on a GPU.
   profiles   List the hardware profiles and where their figures come from.
 
 Examples:
@@ -57,6 +64,7 @@ Examples:
   flashviz-cli steps --n 1024 --br 64 --bc 64 --all
   flashviz-cli steps --n 64 --pattern late-max --step first-rescale+1
   flashviz-cli bench --sizes 1024,2048
+  flashviz-cli versions --n 8192 --d 64 --br 128 --bc 64 --gpu a100-40gb --heads 16
 
 Each command takes only its own options (listed with the commands that take them).
 Exit status: 0 done, 1 an internal error, 2 an option or a problem refused (the message names
@@ -101,6 +109,8 @@ const std::map<std::string, std::set<QString>>& commandOptions() {
         o["steps"] = problem;
         o["steps"].insert({"step", "all", "json"});
         o["bench"] = {"sizes", "repeats", "br", "bc", "d", "json"};
+        o["versions"] = problem;
+        o["versions"].insert({"gpu", "batch", "heads", "warps"});
         o["profiles"] = {};
         return o;
     }();
@@ -537,6 +547,41 @@ int commandSteps(const QCommandLineParser& p, std::ostream& out) {
     return 0;
 }
 
+// Both versions run on the problem and checked; the counts, the warp split and the grid from the
+// report the window's page draws, the kernel the one FlashViz would launch on that GPU.
+int commandVersions(const QCommandLineParser& p, std::ostream& out) {
+    RunSetup setup = setupFrom(p);
+    if (setup.algorithm != Algorithm::Flash)
+        throw UsageError("versions compares two FlashAttention forward passes: leave --algorithm "
+                         "and --backward out");
+    const std::string gpu = p.isSet("gpu") ? valueOf(p, "gpu") : std::string(kDefaultHardwareId);
+    const HardwareProfile* hardware = nullptr;
+    try {
+        hardware = &findHardwareProfile(gpu);
+    } catch (const EngineError& e) {
+        throw UsageError(e.what());
+    }
+    requireReferenceMemory(setup);
+    const ProblemSpec& spec = setup.spec;
+    VersionsRequest request;
+    request.queries = spec.queries;
+    request.keys = spec.keys;
+    request.headDim = spec.headDim;
+    request.causal = spec.causal;
+    request.blockRows = setup.options.blockRows;
+    request.blockCols = setup.options.blockCols;
+    request.kernel = kernels::kernelShapeFor(spec.headDim, request.blockRows, request.blockCols, *hardware);
+    request.warps = parseInt(p, "warps", kDefaultWarps, 1, kMaxWarps, "the number of warps");
+    request.batch = parseInt(p, "batch", kDefaultGridBatch, 1, kMaxGridCount, "the batch");
+    request.heads = parseInt(p, "heads", kDefaultGridHeads, 1, kMaxGridCount, "the number of heads");
+    const VersionsReport report = versionsReport(request, *hardware);
+    const Problem problem = makeProblem(spec);
+    const VersionComparison comparison =
+        compareVersions(problem, setup.options, referenceAttention(problem));
+    printVersions(out, spec, request, *hardware, comparison, report);
+    return comparison.one.check.passed() && comparison.two.check.passed() ? 0 : 1;
+}
+
 int commandProfiles(std::ostream& out) {
     for (const auto& h : hardwareProfiles()) {
         out << h.id << ": " << h.name << '\n';
@@ -625,7 +670,7 @@ int commandBench(const QCommandLineParser& p, std::ostream& out, std::ostream& e
 int dispatch(const QStringList& args, std::ostream& out, std::ostream& err) {
     QCommandLineParser p;
     p.setApplicationDescription(QString::fromUtf8(kSummary).arg(kMaxListedSteps));
-    p.addPositionalArgument("command", "demos, run, steps, bench or profiles");
+    p.addPositionalArgument("command", "demos, run, steps, bench, versions or profiles");
     p.addHelpOption();
     // --version alone: Qt's version option also takes -v, the short form of --v FILE.
     p.addOption({"version", "Displays version information."});
@@ -643,6 +688,14 @@ int dispatch(const QStringList& args, std::ostream& out, std::ostream& err) {
              .arg(kMaxBenchSize)
              .arg(kMaxBenchSizeCount),
          "LIST"},
+        {"gpu", QString("versions: the hardware profile the grid runs on (default %1; see profiles).")
+                    .arg(kDefaultHardwareId), "ID"},
+        {"batch", QString("versions: the batch of the grid picture, 1 to %1 (default %2).")
+                      .arg(kMaxGridCount).arg(kDefaultGridBatch), "B"},
+        {"heads", QString("versions: heads of the grid picture, 1 to %1 (default %2).")
+                      .arg(kMaxGridCount).arg(kDefaultGridHeads), "H"},
+        {"warps", QString("versions: warps sharing one tile, 1 to %1 (default %2).")
+                      .arg(kMaxWarps).arg(kDefaultWarps), "W"},
         {"repeats",
          QString("bench: timed runs per size, 1 to %1; the median is reported "
                  "(default 5).")
@@ -654,7 +707,7 @@ int dispatch(const QStringList& args, std::ostream& out, std::ostream& err) {
     const bool help = p.isSet("help") || p.isSet("help-all");
     if (help || p.positionalArguments().isEmpty()) {
         out << p.helpText().toStdString();
-        if (!help) throw UsageError("no command given (use demos, run, steps, bench or profiles)");
+        if (!help) throw UsageError("no command given (use demos, run, steps, bench, versions or profiles)");
         return 0;
     }
     if (p.isSet("version")) {
@@ -667,7 +720,7 @@ int dispatch(const QStringList& args, std::ostream& out, std::ostream& err) {
                          "'");
     if (!commandOptions().count(command.toStdString()))
         throw UsageError("unknown command '" + command.toStdString() +
-                         "' (use demos, run, steps, bench or profiles; --help explains each)");
+                         "' (use demos, run, steps, bench, versions or profiles; --help explains each)");
     requireOwnOptions(p, command.toStdString());
     if (command == "demos") {
         const int only = parseInt(p, "only", 0, 1, 9, "the demo number");
@@ -678,8 +731,9 @@ int dispatch(const QStringList& args, std::ostream& out, std::ostream& err) {
     if (command == "steps") return commandSteps(p, out);
     if (command == "bench") return commandBench(p, out, err);
     if (command == "profiles") return commandProfiles(out);
+    if (command == "versions") return commandVersions(p, out);
     throw UsageError("unknown command '" + command.toStdString() +
-                     "' (use demos, run, steps, bench or profiles; --help explains each)");
+                     "' (use demos, run, steps, bench, versions or profiles; --help explains each)");
 }
 
 } // namespace

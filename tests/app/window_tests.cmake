@@ -56,3 +56,9 @@ flashviz_add_test(tst_session SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/tst_session.cp
 target_compile_definitions(tst_session PRIVATE FLASHVIZ_EXECUTABLE="$<TARGET_FILE:flashviz>"
                                                FLASHVIZ_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 add_dependencies(tst_session flashviz)
+# The FlashAttention-2 page (issue #20): its model, flashviz-cli versions beside it, the window's
+# tab, its options in sessions, lecture chapter 10.
+flashviz_add_test(tst_versions_page SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/tst_versions_page.cpp
+                  LIBS flashviz_gui_shell)
+target_compile_definitions(tst_versions_page PRIVATE FLASHVIZ_CLI_EXECUTABLE="$<TARGET_FILE:flashviz-cli>")
+add_dependencies(tst_versions_page flashviz-cli)

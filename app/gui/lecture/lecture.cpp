@@ -12,6 +12,8 @@
 #include "views/matrices_view.h"
 #include "views/memory_stage.h"
 #include "views/tile_detail.h"
+#include "views/versions_view.h"
+#include "present/versions_model.h"
 
 #include "core/analysis.h"
 #include "core/backward.h"
@@ -20,6 +22,7 @@
 #include "core/steps.h"
 
 #include <QFile>
+#include <functional>
 #include <QHBoxLayout>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -43,7 +46,7 @@ constexpr std::int64_t kMaxWalkedSteps = 4096; // a clicker's evening, not a scr
 const QStringList& viewNames() {
     static const QStringList names{QStringLiteral("memory"), QStringLiteral("tile"),
                                    QStringLiteral("matrices"), QStringLiteral("code"),
-                                   QStringLiteral("comparison")};
+                                   QStringLiteral("comparison"), QStringLiteral("versions")};
     return names;
 }
 
@@ -62,7 +65,16 @@ const QStringList& placeholderNames() {
         // The backward's, from its scene and the engine's counts.
         QStringLiteral("gradCheck"), QStringLiteral("firstWrong"), QStringLiteral("recomputeFlops"),
         QStringLiteral("keptBytes"), QStringLiteral("keptBytesWithP"), QStringLiteral("dqTraffic"),
-        QStringLiteral("backwardTraffic"), QStringLiteral("backwardTrafficWithP")};
+        QStringLiteral("backwardTraffic"), QStringLiteral("backwardTrafficWithP"),
+        // What FlashAttention-2 changed, from core's versionsReport with the page's options.
+        QStringLiteral("nonMatmulOne"), QStringLiteral("nonMatmulTwo"),
+        QStringLiteral("nonMatmulRatio"), QStringLiteral("rateRatio"),
+        QStringLiteral("restShareOne"), QStringLiteral("restShareTwo"),
+        QStringLiteral("restFlopShareTwo"), QStringLiteral("warps"),
+        QStringLiteral("rowsPerWarp"), QStringLiteral("exchangeBytes"), QStringLiteral("barriers"),
+        QStringLiteral("heads"), QStringLiteral("blocksOne"), QStringLiteral("busyOne"),
+        QStringLiteral("queryBlocks"), QStringLiteral("blocksTwo"), QStringLiteral("wavesTwo"),
+        QStringLiteral("gridSpeedup"), QStringLiteral("versionsCheck")};
     return names;
 }
 
@@ -303,7 +315,49 @@ QString checkVerdict(const Scene& scene) {
     return text + QLatin1Char('.');
 }
 
-QString fillNarrative(const QString& narrative, const Scene& scene) {
+namespace {
+
+// The FlashAttention-2 chapter's figures: the same report the page draws, with the same options.
+void putVersions(const std::function<void(const char*, const QString&)>& put, const Scene& scene,
+                 const ViewOptions& view) {
+    const VersionsRequest request = versionsRequest(scene, view);
+    VersionsReport r;
+    try {
+        r = versionsReport(request, scene.hardware);
+    } catch (const EngineError&) {
+        return; // the page says why; the placeholders stay as written
+    }
+    put("nonMatmulOne", formatOperations(r.one.total()));
+    put("nonMatmulTwo", formatOperations(r.two.total()));
+    put("nonMatmulRatio", formatRatio(r.nonMatmulRatio()));
+    put("rateRatio", formatRatio(r.timeOne.rateRatio));
+    put("restShareOne", formatShare(r.timeOne.nonMatmulPerMatmul()));
+    put("restShareTwo", formatShare(r.timeTwo.nonMatmulPerMatmul()));
+    put("restFlopShareTwo",
+        formatShare(double(r.two.total()) / std::max(1.0, double(r.two.total() + r.matmulFlops))));
+    put("warps", QString::number(request.warps));
+    put("rowsPerWarp", QString::number(blockCount(std::min(request.blockRows, request.queries), request.warps)));
+    put("exchangeBytes", formatBytes(double(r.splitOne.exchangeBytes())));
+    put("barriers", QString::number(r.splitOne.exchangeBarriers));
+    put("heads", QString::number(request.heads));
+    put("blocksOne", formatCount(r.gridOne.blocks));
+    put("busyOne", QString::number(r.gridOne.busySms));
+    put("queryBlocks", QString::number(r.gridOne.queryBlocksPerThreadBlock));
+    put("blocksTwo", formatCount(r.gridTwo.blocks));
+    put("wavesTwo", formatCount(r.gridTwo.waves));
+    put("gridSpeedup", formatRatio(r.gridSpeedup()));
+    const VersionComparison* c = scene.versions ? &*scene.versions : nullptr;
+    put("versionsCheck",
+        !c ? QObject::tr("(both versions run with the FlashAttention algorithm)")
+        : c->one.check.passed() && c->two.check.passed()
+            ? QObject::tr("Both pass: off by at most %1 and %2.")
+                  .arg(formatValue(c->one.check.maxAbsDiff, 2), formatValue(c->two.check.maxAbsDiff, 2))
+            : QObject::tr("The check FAILS."));
+}
+
+} // namespace
+
+QString fillNarrative(const QString& narrative, const Scene& scene, const ViewOptions& view) {
     const HardwareProfile& hw = scene.hardware;
     const auto& spec = scene.settings.spec;
     const Counters standard = scene.standardTotals;
@@ -363,11 +417,12 @@ QString fillNarrative(const QString& narrative, const Scene& scene) {
     put("dqTraffic", formatBytes(double(backward.dqTrips)));
     put("backwardTraffic", formatBytes(double(backward.recomputed.hbmBytes())));
     put("backwardTrafficWithP", formatBytes(double(backward.storedP.hbmBytes())));
+    putVersions(put, scene, view);
     return text;
 }
 
 LectureView::LectureView(Controller* controller, FrameFeed* feed, QWidget* parent)
-    : QWidget(parent), m_controller(controller) {
+    : QWidget(parent), m_controller(controller), m_feed(feed) {
     setObjectName(QStringLiteral("lecture"));
     const Theme theme = Theme::presentation();
     QPalette pal = palette();
@@ -400,6 +455,7 @@ LectureView::LectureView(Controller* controller, FrameFeed* feed, QWidget* paren
     m_matrices = new MatricesView(this);
     m_code = new CodePanel(this);
     m_comparison = new ComparisonView(this);
+    m_versions = new VersionsView(this);
     m_check = new CheckPanel(this);
     m_tile->setMaxRows(4);
     connect(m_check, &CheckPanel::jumpRequested, controller, &Controller::setStep);
@@ -408,7 +464,7 @@ LectureView::LectureView(Controller* controller, FrameFeed* feed, QWidget* paren
     auto* viewLayout = new QVBoxLayout(m_viewArea);
     viewLayout->setContentsMargins(0, 0, 0, 0);
     for (QWidget* w :
-         std::initializer_list<QWidget*>{m_memory, m_tile, m_matrices, m_code, m_comparison})
+         std::initializer_list<QWidget*>{m_memory, m_tile, m_matrices, m_code, m_comparison, m_versions})
         viewLayout->addWidget(w);
 
     m_body = new QHBoxLayout;
@@ -428,6 +484,8 @@ LectureView::LectureView(Controller* controller, FrameFeed* feed, QWidget* paren
         feed->attach(v);
 
     connect(controller, &Controller::sceneChanged, this, &LectureView::onSceneChanged);
+    // The FlashAttention-2 figures follow the page's warps, batch and heads.
+    connect(feed, &FrameFeed::viewOptionsChanged, this, &LectureView::onSceneChanged);
     connect(controller, &Controller::frameChanged, this, &LectureView::updateCaption);
 }
 
@@ -454,7 +512,7 @@ void LectureView::resizeEvent(QResizeEvent* event) {
 }
 
 std::vector<FrameView*> LectureView::frameViews() const {
-    return {m_memory, m_tile, m_matrices, m_code, m_comparison, m_check};
+    return {m_memory, m_tile, m_matrices, m_code, m_comparison, m_versions, m_check};
 }
 
 void LectureView::setKeysLine(const QString& keys) {
@@ -496,7 +554,8 @@ void LectureView::layoutViews() {
                                                     {m_tile, "tile"},
                                                     {m_matrices, "matrices"},
                                                     {m_code, "code"},
-                                                    {m_comparison, "comparison"}};
+                                                    {m_comparison, "comparison"},
+                                                    {m_versions, "versions"}};
     for (const auto& [widget, name] : all) {
         const int index = int(views.indexOf(QLatin1String(name)));
         widget->setVisible(index >= 0);
@@ -550,7 +609,7 @@ void LectureView::onSceneChanged() {
     const LectureChapter& c = chapters[std::size_t(m_chapter)];
     const bool fresh = m_beats.empty();
     m_beats = resolveBeats(c, *scene);
-    m_narrative->setText(fillNarrative(c.narrative, *scene));
+    m_narrative->setText(fillNarrative(c.narrative, *scene, m_feed->viewOptions()));
     if (fresh) m_controller->setStep(m_pendingEnd ? m_beats.back() : m_beats.front());
     updateCaption();
 }

@@ -4,6 +4,7 @@
 // demo replays identically. PageDown / PageUp walk through a chapter's steps and on to the next
 // chapter (what a presenter's clicker sends).
 #include "session/settings.h"
+#include "session/view_options.h"
 #include "style/theme.h"
 
 #include <QStringList>
@@ -24,6 +25,7 @@ class Controller;
 class MatricesView;
 class MemoryStageView;
 class TileDetailView;
+class VersionsView;
 class FrameFeed;
 class FrameView;
 struct Frame;
@@ -36,7 +38,7 @@ struct LectureChapter {
     QString notes;     // the speaker notes the presenter view shows; {placeholders} as above
     VizSettings settings;
     QStringList beats;  // steps: numbers, "all", "outer0", "first-rescale", "first-wrong", "end"
-    QStringList views;  // two of: memory, tile, matrices, code, comparison
+    QStringList views;  // one or two of: memory, tile, matrices, code, comparison, versions
     QList<int> weights; // their share of the height (equal when absent)
 };
 
@@ -64,7 +66,9 @@ std::vector<int> resolveBeats(const LectureChapter& chapter, const Scene& scene)
 QString placeholderProblem(const QString& text);
 // The narrative (or the notes) with {placeholders} replaced by the scene's figures, and the
 // sentences that depend on the state ({verdict}, {bugSwitch}) as the scene has it now.
-QString fillNarrative(const QString& narrative, const Scene& scene);
+// `view`: the page's options, for the FlashAttention-2 figures (the warps, batch and heads).
+QString fillNarrative(const QString& narrative, const Scene& scene,
+                      const ViewOptions& view = ViewOptions{});
 // The check as it stands, in a sentence (the {verdict}): passes, or fails by how much, in how
 // many rows, and from which step.
 QString checkVerdict(const Scene& scene);
@@ -125,6 +129,7 @@ class LectureView : public QWidget {
     void updateCaption();
 
     Controller* m_controller;
+    FrameFeed* m_feed;
     int m_chapter = 0;
     std::string m_hardwareId; // empty: the chapters' own
     bool m_active = false;
@@ -139,6 +144,7 @@ class LectureView : public QWidget {
     MatricesView* m_matrices;
     CodePanel* m_code;
     ComparisonView* m_comparison;
+    VersionsView* m_versions;
     CheckPanel* m_check;
     QWidget* m_viewArea;
     QHBoxLayout* m_body;

@@ -99,6 +99,8 @@ PresenterWindow::PresenterWindow(LectureView* lecture, Controller* controller, F
         m_previewFeed->setViewOptions(options);
         m_previewTarget.reset(); // the same beat looks different now
         requestPreview();
+        m_notesScene.reset(); // the notes' FlashAttention-2 figures follow the options too
+        showNotes();
     });
     m_previewLecture = std::make_unique<LectureView>(m_previewController, m_previewFeed);
     showOffscreen(*m_previewLecture, QSize(1920, 1080));
@@ -332,7 +334,7 @@ void PresenterWindow::showNotes() {
     m_notesSource = source;
     m_notesPlain = source.trimmed().isEmpty()
                        ? tr("(No notes for this chapter: Edit notes writes some.)")
-                       : fillNarrative(source, *scene);
+                       : fillNarrative(source, *scene, m_previewFeed->viewOptions());
     m_notesLabel->setText(notesHtml(m_notesPlain, m_theme, int(8 * m_theme.scale)));
     m_revert->setEnabled(m_notes.isEdited(c->id));
 }

@@ -9,6 +9,7 @@
 #include "core/errors.h"
 #include "core/run.h"
 #include "core/tiling.h"
+#include "kernels/kernel_shapes.h"
 
 #include <QElapsedTimer>
 #include <QThreadPool>
@@ -719,6 +720,17 @@ void recordTrace(Scene& scene, const Problem& problem, Backend& backend, BuildPr
     }
 }
 
+// FlashAttention-1 beside -2 on the CPU, both checked (the FlashAttention-2 page), and the kernel
+// the grid picture launches.
+void compareFlashVersions(Scene& scene, const Problem& problem, BuildProgress* progress) {
+    const auto& s = scene.settings;
+    scene.gridKernel = kernels::kernelShapeFor(s.spec.headDim, s.options.blockRows,
+                                               s.options.blockCols, scene.hardware);
+    if (!scene.isFlash()) return;
+    step(progress, 98, QStringLiteral("Running FlashAttention-1 beside -2"));
+    scene.versions = compareVersions(problem, s.options, scene.reference);
+}
+
 // Standard attention: the steps at which S, P and O are written to HBM.
 void findWriteSteps(Scene& scene) {
     for (int s = 0; s < scene.engine->stepCount(); ++s) {
@@ -749,8 +761,9 @@ double buildCost(const VizSettings& s) {
     switch (s.algorithm) {
     case Algorithm::Standard:
         return 10.0 * n2d;
+    // The run and its reference, then FlashAttention-1 and -2 side by side (4 each).
     case Algorithm::Flash:
-        return 8.0 * n2d;
+        return 16.0 * n2d;
     // The forward's run and reference (8), the reference gradients (10), the backend's backward
     // with its own forward (14), the step engine's forward and checkpoint pass (14, twice with a
     // bug switched on: the correct run is laid out too).
@@ -837,6 +850,7 @@ std::shared_ptr<const Scene> buildScene(const CheckedSettings& checked, BuildPro
         recordBackwardTrace(*scene, problem, *backend, progress);
         indexBackward(*scene, progress);
     }
+    compareFlashVersions(*scene, problem, progress);
     indexSteps(*scene, progress);
     step(progress, 100, QStringLiteral("Done"));
     scene->buildSeconds = double(timer.nsecsElapsed()) * 1e-9;

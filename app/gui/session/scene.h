@@ -8,6 +8,7 @@
 #include "core/backend.h"
 #include "core/backward.h"
 #include "core/check.h"
+#include "core/flash_versions.h"
 #include "core/hardware.h"
 #include "core/steps.h"
 
@@ -94,6 +95,10 @@ struct Scene {
     int writeScoresStep = -1, writeWeightsStep = -1, writeOutputStep = -1;
     double buildSeconds = 0;
     std::optional<BackwardScene> backward; // set exactly when settings.algorithm is Backward
+    // FlashAttention-1 and -2 run on the CPU and checked (forward flash scenes), and the kernel
+    // FlashViz would launch for these sizes on this GPU (the grid picture's).
+    std::optional<VersionComparison> versions;
+    KernelShape gridKernel;
 
     int stepCount() const { return engine->stepCount(); }
     bool isFlash() const { return settings.algorithm == Algorithm::Flash; }

@@ -17,7 +17,7 @@
 namespace flashviz::gui {
 
 // A new view option is a new field of the session: write and read it below, then change this.
-static_assert(sizeof(ViewOptions) == sizeof(bool), "a view option is missing from the session");
+static_assert(sizeof(ViewOptions) == 4 * sizeof(int), "a view option is missing from the session");
 
 namespace {
 
@@ -27,9 +27,10 @@ struct TabName {
     SessionTab tab;
     const char* name;
 };
-constexpr std::array<TabName, 3> kTabNames{{{SessionTab::StepByStep, "step-by-step"},
+constexpr std::array<TabName, 4> kTabNames{{{SessionTab::StepByStep, "step-by-step"},
                                             {SessionTab::Analysis, "analysis"},
-                                            {SessionTab::GpuBenchmark, "gpu-benchmark"}}};
+                                            {SessionTab::GpuBenchmark, "gpu-benchmark"},
+                                            {SessionTab::Versions, "flashattention-2"}}};
 
 QString tabName(SessionTab tab) {
     for (const TabName& t : kTabNames)
@@ -89,10 +90,22 @@ SessionTab readTab(const QJsonObject& json) {
 
 ViewOptions readView(const QJsonObject& json) {
     const QJsonObject view = requiredObject(json, QStringLiteral("view"));
-    checkKeysOf(view, "view", {QStringLiteral("showBackendValues")});
+    checkKeysOf(view, "view",
+                {QStringLiteral("showBackendValues"), QStringLiteral("warps"),
+                 QStringLiteral("gridBatch"), QStringLiteral("gridHeads")});
     ViewOptions out;
     out.showBackendValues = requiredBool(view, QStringLiteral("showBackendValues"),
                                          QStringLiteral("view.showBackendValues"));
+    // The FlashAttention-2 page's options came later in version 1: absent, they keep their
+    // defaults.
+    const auto optionalInt = [&](const char* key, int fallback, int highest) {
+        const QJsonValue v = view.value(QLatin1String(key));
+        if (v.isUndefined()) return fallback;
+        return int(jsonInteger(v, QStringLiteral("view.%1").arg(QLatin1String(key)), 1, highest));
+    };
+    out.warps = optionalInt("warps", kDefaultWarps, kMaxWarps);
+    out.gridBatch = optionalInt("gridBatch", kDefaultGridBatch, kMaxGridCount);
+    out.gridHeads = optionalInt("gridHeads", kDefaultGridHeads, kMaxGridCount);
     return out;
 }
 
@@ -151,7 +164,10 @@ QByteArray sessionToJson(const Session& s) {
     json.insert(QStringLiteral("tab"), tabName(s.tab));
     json.insert(QStringLiteral("chart"), s.analysisChart + 1);
     json.insert(QStringLiteral("view"),
-                QJsonObject{{QStringLiteral("showBackendValues"), s.view.showBackendValues}});
+                QJsonObject{{QStringLiteral("showBackendValues"), s.view.showBackendValues},
+                            {QStringLiteral("warps"), s.view.warps},
+                            {QStringLiteral("gridBatch"), s.view.gridBatch},
+                            {QStringLiteral("gridHeads"), s.view.gridHeads}});
     json.insert(QStringLiteral("lecture"),
                 s.lecture
                     ? QJsonValue(QJsonObject{{QStringLiteral("chapter"), s.lecture->chapter + 1},

@@ -279,6 +279,9 @@ CommandLine parseCommandLine(const QStringList& arguments) {
     const QCommandLineOption analysis(QStringLiteral("analysis"),
                                       QObject::tr("Open the analysis page at chart n (1 = first)."),
                                       QStringLiteral("n"));
+    const QCommandLineOption versions(
+        QStringLiteral("versions"),
+        QObject::tr("Open the FlashAttention-2 page: what -2 changed from -1."));
     const QCommandLineOption transition(
         QStringLiteral("transition"),
         QObject::tr("Hold the step's animation at t in [0, 1] (for screenshots)."),
@@ -293,8 +296,8 @@ CommandLine parseCommandLine(const QStringList& arguments) {
     const QCommandLineOption backend(QStringLiteral("backend"),
                                      QObject::tr("Compute on this backend: cpu or cuda."),
                                      QStringLiteral("name"));
-    parser.addOptions({preset, step, lecture, chapter, screenshot, size, bug, analysis, transition,
-                       backendValues, play, noRestore, backend});
+    parser.addOptions({preset, step, lecture, chapter, screenshot, size, bug, analysis, versions,
+                       transition, backendValues, play, noRestore, backend});
     addProblemOptions(parser);
     const ExportOptions exportOptions;
     parser.addOptions(exportOptions.all());
@@ -377,6 +380,7 @@ CommandLine parseCommandLine(const QStringList& arguments) {
     }
     s.backendValues = parser.isSet(backendValues);
     s.play = parser.isSet(play);
+    s.versionsPage = parser.isSet(versions);
     if (parser.isSet(analysis)) {
         const qint64 charts = analysisChartTitles().size();
         const auto n = wholeNumber(parser.value(analysis), 1, charts);

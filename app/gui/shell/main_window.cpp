@@ -12,9 +12,11 @@
 #include "views/matrices_view.h"
 #include "views/memory_stage.h"
 #include "views/tile_detail.h"
+#include "views/versions_view.h"
 #include "widgets/controls_panel.h"
 #include "widgets/key_help.h"
 #include "widgets/playback_bar.h"
+#include "widgets/versions_controls.h"
 
 #include <QAction>
 #include <QApplication>
@@ -134,6 +136,7 @@ MainWindow::MainWindow(const StartOptions& options, QWidget* parent)
         }
     }
     if (options.analysisChart >= 0) showAnalysis(options.analysisChart);
+    if (options.versionsPage) m_tabs->setCurrentWidget(m_versionsPage);
     if (!options.session.isEmpty()) openSession(options.session);
 }
 
@@ -232,10 +235,36 @@ void MainWindow::buildTabs() {
     m_gpuBenchmarkPage->setObjectName(QStringLiteral("gpuBenchmarkPage"));
     new QVBoxLayout(m_gpuBenchmarkPage);
     m_tabs->addTab(m_gpuBenchmarkPage, tr("GPU benchmark"));
+    m_tabs->addTab(buildVersionsPage(), tr("FlashAttention-2"));
     connect(m_tabs, &QTabWidget::currentChanged, this, [this] {
         updateAnalysisSettings();
         if (m_tabs->currentWidget() == m_gpuBenchmarkPage) gpuBenchmark();
     });
+}
+
+// The FlashAttention-2 page: its warps, batch and heads above the picture, both kept in the
+// window's view options (the feed), so that a session and the lecture see the same.
+QWidget* MainWindow::buildVersionsPage() {
+    m_versions = new VersionsView;
+    m_versions->setObjectName(QStringLiteral("versions"));
+    m_versions->setTheme(Theme::desktop());
+    m_versions->setFocusPolicy(Qt::ClickFocus);
+    m_feed->attach(m_versions);
+    m_versionsControls = new VersionsControls;
+    m_versionsControls->setObjectName(QStringLiteral("versionsControls"));
+    connect(m_versionsControls, &VersionsControls::edited, this, [this] {
+        m_feed->setViewOptions(m_versionsControls->applyTo(m_feed->viewOptions()));
+    });
+    connect(m_feed, &FrameFeed::viewOptionsChanged, m_versionsControls,
+            &VersionsControls::setViewOptions);
+    m_versionsPage = new QWidget;
+    m_versionsPage->setObjectName(QStringLiteral("versionsPage"));
+    auto* layout = new QVBoxLayout(m_versionsPage);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(0);
+    layout->addWidget(m_versionsControls);
+    layout->addWidget(m_versions, 1);
+    return m_versionsPage;
 }
 
 void MainWindow::buildSettingsDock(const Theme& theme) {
@@ -749,6 +778,16 @@ void MainWindow::restoreState() {
     }
     m_controller->setSpeed(store.value(QStringLiteral("playback/speed"), 2.0).toDouble());
     showBackendValues(store.value(QStringLiteral("view/backendValues"), false).toBool());
+    // The FlashAttention-2 page's, each back to its default when out of range.
+    ViewOptions view = m_feed->viewOptions();
+    const auto stored = [&](const char* key, int fallback, int highest) {
+        const int v = store.value(QLatin1String(key), fallback).toInt();
+        return v >= 1 && v <= highest ? v : fallback;
+    };
+    view.warps = stored("view/warps", kDefaultWarps, kMaxWarps);
+    view.gridBatch = stored("view/gridBatch", kDefaultGridBatch, kMaxGridCount);
+    view.gridHeads = stored("view/gridHeads", kDefaultGridHeads, kMaxGridCount);
+    m_feed->setViewOptions(view);
     m_tabs->setCurrentIndex(store.value(QStringLiteral("view/tab"), 0).toInt() == 1 ? 1 : 0);
 }
 
@@ -763,6 +802,9 @@ void MainWindow::saveState() const {
     store.setValue(QStringLiteral("window/splitBottom"), m_bottom->saveState());
     store.setValue(QStringLiteral("playback/speed"), m_controller->speed());
     store.setValue(QStringLiteral("view/backendValues"), m_feed->viewOptions().showBackendValues);
+    store.setValue(QStringLiteral("view/warps"), m_feed->viewOptions().warps);
+    store.setValue(QStringLiteral("view/gridBatch"), m_feed->viewOptions().gridBatch);
+    store.setValue(QStringLiteral("view/gridHeads"), m_feed->viewOptions().gridHeads);
     store.setValue(QStringLiteral("view/tab"), m_tabs->currentIndex());
 }
 

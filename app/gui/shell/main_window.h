@@ -38,6 +38,8 @@ class MemoryStageView;
 class PlaybackBar;
 class PresenterWindow;
 class TileDetailView;
+class VersionsControls;
+class VersionsView;
 struct Theme;
 
 struct StartOptions {
@@ -50,6 +52,7 @@ struct StartOptions {
     bool fullScreen = true; // lecture mode takes the whole screen (not when taking a screenshot)
     std::optional<qreal> transition;    // hold animations at this point in [0, 1]
     int analysisChart = -1;             // open the analysis page at this chart
+    bool versionsPage = false;          // open the FlashAttention-2 page
     bool bug = false;                   // switch the rescale off
     bool backendValues = false;         // show the backend's recorded per-tile values
     bool play = false;                  // start playing once shown
@@ -81,6 +84,7 @@ class MainWindow : public QMainWindow {
     LectureView* lecture() const { return m_lecture; }
     PresenterWindow* presenter() const { return m_presenter; } // null outside lecture mode
     AnalysisView* analysis() const { return m_analysis; }
+    VersionsView* versionsView() const { return m_versions; }
     GpuBenchmarkView* gpuBenchmark(); // made on first use
     QTabWidget* tabs() const { return m_tabs; }
 
@@ -123,6 +127,7 @@ class MainWindow : public QMainWindow {
     void buildUi();
     void buildStepView(const Theme& theme);
     void buildTabs();
+    QWidget* buildVersionsPage();
     void buildSettingsDock(const Theme& theme);
     void buildStatusBar();
     void buildActions();
@@ -176,6 +181,9 @@ class MainWindow : public QMainWindow {
     LectureView* m_lecture = nullptr;
     AnalysisView* m_analysis = nullptr;
     QWidget* m_gpuBenchmarkPage = nullptr;
+    QWidget* m_versionsPage = nullptr; // the FlashAttention-2 page: its controls above its view
+    VersionsControls* m_versionsControls = nullptr;
+    VersionsView* m_versions = nullptr;
     GpuBenchmarkView* m_gpuBenchmark = nullptr;
     QDockWidget* m_dock = nullptr;
     QSplitter* m_vertical = nullptr;

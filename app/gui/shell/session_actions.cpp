@@ -142,6 +142,8 @@ Session MainWindow::currentSession() const {
         s.tab = SessionTab::Analysis;
     else if (m_tabs->currentWidget() == m_gpuBenchmarkPage)
         s.tab = SessionTab::GpuBenchmark;
+    else if (m_tabs->currentWidget() == m_versionsPage)
+        s.tab = SessionTab::Versions;
     s.analysisChart = std::max(0, m_analysis->currentChart());
     s.view = m_feed->viewOptions();
     if (isLectureMode()) s.lecture = SessionLecture{m_lecture->chapter(), m_controller->step()};
@@ -280,6 +282,9 @@ void MainWindow::finishOpeningSession(const Session& s, const QString& file, con
         break;
     case SessionTab::GpuBenchmark:
         m_tabs->setCurrentWidget(m_gpuBenchmarkPage);
+        break;
+    case SessionTab::Versions:
+        m_tabs->setCurrentWidget(m_versionsPage);
         break;
     }
     m_analysis->showChart(s.analysisChart);

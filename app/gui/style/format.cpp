@@ -61,7 +61,7 @@ QString formatSeconds(double seconds) {
         double size;
         const char* name;
     };
-    static const Unit units[] = {{1e-9, "ns"}, {1e-6, "µs"}, {1e-3, "ms"}, {1.0, "s"}};
+    static const Unit units[] = {{1e-12, "ps"}, {1e-9, "ns"}, {1e-6, "µs"}, {1e-3, "ms"}, {1.0, "s"}};
     const Unit* chosen = &units[0];
     for (const Unit& u : units)
         if (seconds >= u.size) chosen = &u;
@@ -76,6 +76,19 @@ QString formatCount(std::uint64_t count) {
     for (qsizetype i = digits.size() - 3; i > 0; i -= 3)
         digits.insert(i, QChar(0x2009));
     return digits;
+}
+
+QString formatOperations(std::uint64_t count) {
+    if (count < 100000) return formatCount(count);
+    return formatFlops(double(count)).remove(QStringLiteral("FLOP")).trimmed();
+}
+
+QString formatShare(double share) {
+    return QStringLiteral("%1 %").arg(100 * share, 0, 'f', share >= 0.1 ? 0 : 1);
+}
+
+QString formatRatio(double ratio) {
+    return QString::number(ratio, 'f', ratio >= 10 ? 0 : 1);
 }
 
 QString formatBytesIn(double bytes, ByteUnit unit, int decimals) {

@@ -1338,6 +1338,75 @@ ChartPage rooflineChart(const AnalysisResults& r) {
 }
 
 // Long legends go to the right, where they can stack instead of being cut off.
+// ---- 11. what FlashAttention-2 changed -------------------------------------------------------
+ChartPage versionsChart(const AnalysisResults& r) {
+    if (r.versions.empty()) {
+        ChartPage page;
+        page.chart = newChart(QStringLiteral("What FlashAttention-2 changed"),
+                              QStringLiteral("d = %1, %2 × %2 tiles").arg(r.headDim).arg(r.block));
+        page.caption = QString::fromStdString(r.versionsError);
+        return page;
+    }
+    BarPanel work{QStringLiteral("Less non-matmul work…"),
+                  QStringLiteral("d = %1, %2 × %2 tiles").arg(r.headDim).arg(r.block),
+                  QStringLiteral("non-matmul ops, millions (log scale)"),
+                  {},
+                  QStringLiteral("fa1-nonmatmul"),
+                  QStringLiteral("fa2-nonmatmul"),
+                  {},
+                  {},
+                  QStringLiteral("FlashAttention-1"),
+                  QStringLiteral("FlashAttention-2"),
+                  {}};
+    BarPanel grid{QStringLiteral("…and a fuller grid"),
+                  QStringLiteral("batch %1 × %2 heads")
+                      .arg(kDefaultGridBatch)
+                      .arg(kDefaultGridHeads),
+                  QStringLiteral("time, in query blocks' work (log scale)"),
+                  {},
+                  QStringLiteral("fa1-grid-time"),
+                  QStringLiteral("fa2-grid-time"),
+                  {},
+                  {},
+                  QStringLiteral("FlashAttention-1"),
+                  QStringLiteral("FlashAttention-2"),
+                  {}};
+    double shareOneLo = 1e300, shareOneHi = 0, shareTwoLo = 1e300, shareTwoHi = 0;
+    double speedLo = 1e300, speedHi = 0;
+    for (std::size_t i = 0; i < r.versions.size(); ++i) {
+        const VersionsReport& v = r.versions[i];
+        const QString n = QString::number(r.plan.versionsNs[i]);
+        work.categories << n;
+        grid.categories << n;
+        work.stdValues.push_back(double(v.one.total()) / 1e6);
+        work.flashValues.push_back(double(v.two.total()) / 1e6);
+        grid.stdValues.push_back(double(v.gridOne.timeUnits()));
+        grid.flashValues.push_back(double(v.gridTwo.timeUnits()));
+        shareOneLo = std::min(shareOneLo, v.timeOne.nonMatmulPerMatmul());
+        shareOneHi = std::max(shareOneHi, v.timeOne.nonMatmulPerMatmul());
+        shareTwoLo = std::min(shareTwoLo, v.timeTwo.nonMatmulPerMatmul());
+        shareTwoHi = std::max(shareTwoHi, v.timeTwo.nonMatmulPerMatmul());
+        speedLo = std::min(speedLo, v.gridSpeedup());
+        speedHi = std::max(speedHi, v.gridSpeedup());
+    }
+    const auto range = [](const QString& lo, const QString& hi) {
+        return lo == hi ? lo : lo + QStringLiteral("–") + hi;
+    };
+    const VersionsReport& last = r.versions.back();
+    ChartPage page;
+    page.chart = pairedBars(work);
+    page.second = pairedBars(grid);
+    page.caption =
+        QStringLiteral("FlashAttention-1 does %1× the non-matmul work of -2, costing %2 of the "
+                       "matmuls' time at the %3's rates against %4; a block per query block "
+                       "(-2) instead of per head (-1) finishes %5× sooner.")
+            .arg(formatRatio(last.nonMatmulRatio()),
+                 range(formatShare(shareOneLo), formatShare(shareOneHi)), hardwareName(r),
+                 range(formatShare(shareTwoLo), formatShare(shareTwoHi)),
+                 range(formatRatio(speedLo), formatRatio(speedHi)));
+    return page;
+}
+
 void placeLegend(QChart* chart) {
     if (!chart->legend()->isAttachedToChart()) return;
     int entries = 0;
@@ -1358,14 +1427,16 @@ QStringList analysisChartTitles() {
         QStringLiteral("3 · Traffic and memory"),   QStringLiteral("4 · Block size vs SRAM"),
         QStringLiteral("5 · Backward pass"),        QStringLiteral("6 · Exact, not approximate"),
         QStringLiteral("7 · Same FLOPs"),           QStringLiteral("8 · Debug copy of S"),
-        QStringLiteral("9 · Overflow without max"), QStringLiteral("10 · Roofline")};
+        QStringLiteral("9 · Overflow without max"), QStringLiteral("10 · Roofline"),
+        QStringLiteral("11 · FlashAttention-2")};
 }
 
 ChartPage buildAnalysisChart(const AnalysisResults& results, int index) {
     using Builder = ChartPage (*)(const AnalysisResults&);
     static constexpr Builder builders[AnalysisChartCount] = {
         memoryBoundChart, onlineSoftmaxChart, tiledChart,     blockSizeChart, backwardChart,
-        exactnessChart,   flopsChart,         debugCopyChart, overflowChart,  rooflineChart};
+        exactnessChart,   flopsChart,         debugCopyChart, overflowChart,  rooflineChart,
+        versionsChart};
     if (index < 0 || index >= AnalysisChartCount) return {};
     ChartPage page = builders[index](results);
     placeLegend(page.chart);

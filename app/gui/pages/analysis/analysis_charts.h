@@ -37,6 +37,7 @@ enum AnalysisChart : int {
     DebugCopyChart,
     OverflowChart,
     RooflineChart,
+    VersionsChart,
     AnalysisChartCount
 };
 

@@ -1,6 +1,7 @@
 #include "pages/analysis/analysis_data.h"
 
 #include "core/errors.h"
+#include "kernels/kernel_shapes.h"
 
 #include <new>
 
@@ -15,7 +16,11 @@ bool sameFigures(const HardwareProfile& a, const HardwareProfile& b) {
            a.hbmBandwidthBytesPerSecond.value == b.hbmBandwidthBytesPerSecond.value &&
            a.sramBandwidthBytesPerSecond.value == b.sramBandwidthBytesPerSecond.value &&
            a.fp32FlopsPerSecond.value == b.fp32FlopsPerSecond.value &&
-           a.fp16TensorFlopsPerSecond.value == b.fp16TensorFlopsPerSecond.value;
+           a.fp16TensorFlopsPerSecond.value == b.fp16TensorFlopsPerSecond.value &&
+           a.maxThreadsPerSm.value == b.maxThreadsPerSm.value &&
+           a.maxBlocksPerSm.value == b.maxBlocksPerSm.value &&
+           a.sharedMemoryPerBlockBytes.value == b.sharedMemoryPerBlockBytes.value &&
+           a.reservedSharedPerBlockBytes.value == b.reservedSharedPerBlockBytes.value;
 }
 
 bool samePlan(const AnalysisPlan& a, const AnalysisPlan& b) {
@@ -56,9 +61,33 @@ bool sharesRuns(const AnalysisResults& previous, const AnalysisInputs& inputs,
 }
 
 int analysisStepCount(const AnalysisPlan& plan) {
-    return 6 + static_cast<int>(plan.tiledNs.size() + plan.exactnessHalfWidths.size() +
+    return 7 + static_cast<int>(plan.tiledNs.size() + plan.exactnessHalfWidths.size() +
                                 plan.flopsNs.size());
 }
+
+namespace {
+
+// What FlashAttention-2 changed at each n, for the kernel FlashViz would launch on this GPU.
+void versionsTable(AnalysisResults& r, const AnalysisPlan& plan) {
+    const HardwareProfile& hw = r.inputs.hardware;
+    VersionsRequest request;
+    request.headDim = r.headDim;
+    request.blockRows = r.block;
+    request.blockCols = r.block;
+    request.kernel = kernels::kernelShapeFor(r.headDim, r.block, r.block, hw);
+    try {
+        for (int n : plan.versionsNs) {
+            request.queries = n;
+            request.keys = n;
+            r.versions.push_back(versionsReport(request, hw));
+        }
+    } catch (const EngineError& e) {
+        r.versions.clear();
+        r.versionsError = e.what();
+    }
+}
+
+} // namespace
 
 AnalysisOutcome computeAnalysis(const AnalysisInputs& inputs, const AnalysisProgress& progress,
                                 const AnalysisPlan& plan, const AnalysisResults* previous) {
@@ -98,6 +127,8 @@ AnalysisOutcome computeAnalysis(const AnalysisInputs& inputs, const AnalysisProg
         r.sweep = blockSizeSweep(plan.sweepN, d, plan.sweepBlocks,
                                  static_cast<std::uint64_t>(hw.sharedMemoryPerSmBytes.value));
         r.sramElements = hw.sharedMemoryPerSmBytes.value / static_cast<double>(kBytesPerElement);
+        step();
+        versionsTable(r, plan);
         step();
 
         // Runs of the algorithms: one size at a time, so progress moves and a cancel is heard.

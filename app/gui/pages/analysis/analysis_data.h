@@ -3,6 +3,7 @@
 // run for one set of settings. Plain data, computed off the GUI thread; nothing here draws.
 #include "core/analysis.h"
 #include "core/counters.h"
+#include "core/flash_versions.h"
 #include "core/hardware.h"
 #include "core/options.h"
 #include "core/problem.h"
@@ -41,6 +42,7 @@ struct AnalysisPlan {
     std::vector<int> flopsNs{512, 1024, 2048, 4096};
     int debugCopyN = 1024;
     int rooflineN = 1024; // the lecture's traffic chapter: n = 1024
+    std::vector<int> versionsNs{512, 1024, 2048, 4096, 8192};
 };
 
 struct AnalysisResults {
@@ -75,6 +77,11 @@ struct AnalysisResults {
     OverflowDemo overflow;
     // 10. the roofline at plan.rooflineN, one per arithmetic the profile has
     std::vector<Roofline> rooflines;
+    // 11. what FlashAttention-2 changed, one report per plan.versionsNs (B x B tiles, FlashViz's
+    // kernel for d on this GPU, the page's default warps, batch and heads); the engine's refusal
+    // when that kernel does not fit the GPU
+    std::vector<VersionsReport> versions;
+    std::string versionsError;
 };
 
 struct AnalysisOutcome {
