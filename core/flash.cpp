@@ -33,7 +33,7 @@ void keepScores(FlashOutputT<Scalar>& out, const TileWorkspace<Scalar>& ws, Rang
     out.counters.scratch(std::uint64_t(out.fullScores.size()));
 }
 
-// One tile with the version's arithmetic, its non-matmul operations counted as it runs.
+// One tile with the version's arithmetic, its non-matmul operations counted by the update itself.
 template <typename Scalar>
 void updateTileOf(const Inputs<Scalar>& in, const FlashOptions& opt, RowState<Scalar>& state,
                   Range rows, Range cols, TileWorkspace<Scalar>& ws, FlashOutputT<Scalar>& out) {
@@ -41,10 +41,11 @@ void updateTileOf(const Inputs<Scalar>& in, const FlashOptions& opt, RowState<Sc
     const auto kTile = in.k.middleRows(cols.begin, cols.size());
     const auto vTile = in.v.middleRows(cols.begin, cols.size());
     if (in.version == FlashVersion::One)
-        updateTileNormalised<Scalar>(state, qTile, kTile, vTile, in.scale, in.place(rows, cols), ws);
+        updateTileNormalised<Scalar>(state, qTile, kTile, vTile, in.scale, in.place(rows, cols), ws,
+                                     &out.nonMatmul);
     else
-        updateTile<Scalar>(state, qTile, kTile, vTile, in.scale, in.place(rows, cols), opt, ws);
-    out.nonMatmul += tileNonMatmul(in.version, rows.size(), cols.size(), in.headDim());
+        updateTile<Scalar>(state, qTile, kTile, vTile, in.scale, in.place(rows, cols), opt, ws,
+                           nullptr, &out.nonMatmul);
 }
 
 // A query block's last key block is in: -2 divides by l and keeps L = m + log l; -1's O is
@@ -55,11 +56,12 @@ void finishRows(const Inputs<Scalar>& in, const RowState<Scalar>& state, Range r
     auto oRows = out.o.middleRows(rows.begin, rows.size());
     if (in.version == FlashVersion::One) {
         oRows = state.acc;
-    } else {
-        normaliseRows<Scalar>(state, oRows);
-        out.lse.segment(rows.begin, rows.size()) = state.m.array() + state.l.array().log();
+        return;
     }
-    out.nonMatmul += finishNonMatmul(in.version, rows.size(), in.headDim());
+    normaliseRows<Scalar>(state, oRows, &out.nonMatmul);
+    out.lse.segment(rows.begin, rows.size()) = state.m.array() + state.l.array().log();
+    out.nonMatmul.exp += std::uint64_t(rows.size()); // log l
+    out.nonMatmul.add += std::uint64_t(rows.size()); // m + log l
 }
 
 // The explainer's order: Q_i stays on chip while every K_j, V_j streams past it.

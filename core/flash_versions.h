@@ -13,6 +13,7 @@
 #include "core/check.h"
 #include "core/counters.h"
 #include "core/hardware.h"
+#include "core/tile_update.h"
 #include "core/tiling.h"
 
 #include <cstdint>
@@ -26,25 +27,17 @@ struct FlashOptions;
 enum class FlashVersion { One, Two };
 const char* toString(FlashVersion version); // "FlashAttention-1", "FlashAttention-2"
 
-// The arithmetic outside the two matmuls, one count per element operation. A reduction over k
-// values counts k (each value folded into the running result, starting from the previous one).
-// Every element of a visited tile is counted, masked or not, as a GPU kernel computes them.
-struct NonMatmulFlops {
-    std::uint64_t exp = 0;      // exponentials, and -2's logarithm for the log-sum-exp
-    std::uint64_t max = 0;      // comparisons for the row maxima
-    std::uint64_t add = 0;      // subtracting the maximum, row sums, adds outside a matmul
-    std::uint64_t multiply = 0; // the score scale, rescales by a correction factor
-    std::uint64_t divide = 0;   // divisions by l
-    std::uint64_t total() const { return exp + max + add + multiply + divide; }
-    NonMatmulFlops& operator+=(const NonMatmulFlops& other);
-    bool operator==(const NonMatmulFlops&) const = default;
-};
-
-// One (query block, key block) update of `rows` x `keys` scores with head dimension d.
+// The non-matmul operations (NonMatmulFlops, core/tile_update.h, counted by the updates as they
+// run) in closed form. One (query block, key block) update at `place` with head dimension d:
+// every entry of the tile is scaled, compared and summed; a row whose keys in this tile are all
+// masked skips its exponentials, and a row that has seen no key at all (causal with n_q > n_k)
+// keeps l = 0 and O = 0.
+NonMatmulFlops tileNonMatmul(FlashVersion version, const TilePlace& place, int headDim);
+// A rows x keys tile that every row sees in full (no mask).
 NonMatmulFlops tileNonMatmul(FlashVersion version, int rows, int keys, int headDim);
-// What a query block does once its last key block is in: -2 divides by l and forms
-// L = m + log l; -1 has nothing left to do.
-NonMatmulFlops finishNonMatmul(FlashVersion version, int rows, int headDim);
+// What a query block does once its last key block is in: -2 divides by l (rows that saw a key)
+// and forms L = m + log l; -1 has nothing left to do.
+NonMatmulFlops finishNonMatmul(FlashVersion version, const TilePlace& rows, int headDim);
 // The whole forward pass in closed form (both loop orders visit the same tiles).
 NonMatmulFlops nonMatmulCounts(FlashVersion version, int queries, int keys, int headDim,
                                bool causal, const FlashOptions& options);
@@ -98,6 +91,7 @@ struct WarpShare {
 struct WarpSplit {
     FlashVersion version = FlashVersion::Two;
     int warps = 0;
+    int activeWarps = 0;                 // warps with a non-empty share
     std::vector<WarpShare> shares;       // one per warp; an idle warp has empty ranges
     std::uint64_t exchangeWriteBytes = 0; // partial maxima, sums and accumulators written (fp32)
     std::uint64_t exchangeReadBytes = 0;  // ...and read back
@@ -105,8 +99,6 @@ struct WarpSplit {
     std::uint64_t operandReadBytes = 0;   // Q_i, K_j, V_j read from shared memory by all warps
     std::uint64_t exchangeBytes() const { return exchangeWriteBytes + exchangeReadBytes; }
 };
-// FlashViz's fast kernels' operands are fp16 / bf16: the warp pictures count their bytes at this.
-inline constexpr int kFastKernelElementBytes = 2;
 // elementBytes: Q, K, V's element size (2 for fp16 / bf16, 4 for fp32). Throws EngineError for
 // sizes below 1.
 WarpSplit warpSplit(FlashVersion version, int rows, int keys, int headDim, int warps,
@@ -125,6 +117,7 @@ struct KernelShape {
     int rowsPerWarp = 0;  // 0 where warps do not own rows (the mirror kernel)
     int builtForBlocksPerSm = 0; // __launch_bounds__' minimum blocks per SM; 0: none given
     std::uint64_t sharedBytes = 0;
+    int elementBytes = 2;         // of Q, K, V in shared memory: 2 (fp16 / bf16), 4 (fp32)
     int warps() const { return threads / 32; }
 };
 
@@ -148,8 +141,10 @@ struct GridPicture {
     std::uint64_t waves = 0;             // ceil(blocks / residentBlocks)
     std::uint64_t tailBlocks = 0;        // blocks in the last wave (== residentBlocks when it is full)
     int busySms = 0;                     // SMs with work in the first wave
-    // Time in units of one query block's work on a busy slot: waves x query blocks per block
-    // (every query block costs the same; causal halves both versions alike).
+    // Time in units of one query block's work on one slot: waves x query blocks per block. The
+    // model's assumptions: every query block costs the same (not so under a causal mask, where
+    // the last ones see the most keys), and a block runs no faster alone on its SM than beside
+    // the others it could share the SM with.
     std::uint64_t timeUnits() const { return waves * std::uint64_t(queryBlocksPerThreadBlock); }
     double slotUse() const; // blocks / (waves x residentBlocks): the share of slots with work
 };
@@ -161,17 +156,21 @@ GridPicture gridPicture(FlashVersion version, int batch, int heads, int queries,
 
 inline constexpr int kDefaultGridBatch = 1;
 inline constexpr int kDefaultGridHeads = 16;
-// FlashViz's tensor-core kernels run 4 warps per block for most variants (kernel_configs.h).
-inline constexpr int kDefaultWarps = 4;
+// The warps sharing a tile: 0 takes the kernel's own where its warps own rows (FlashViz's
+// tensor-core variants: 4 or 8), else kFallbackWarps.
+inline constexpr int kKernelWarps = 0;
+inline constexpr int kFallbackWarps = 4;
 inline constexpr int kMaxWarps = 32;      // 1024 threads, CUDA's limit per block
 inline constexpr int kMaxGridCount = 65535; // batch and heads, as the kernels take them
+int resolveWarps(int requested, const KernelShape& kernel);
 
 struct VersionsRequest {
     int queries = 0, keys = 0, headDim = 0;
     bool causal = false;
     int blockRows = 0, blockCols = 0; // the pass's tiles (the user's Br, Bc)
+    Range tileRows, tileKeys;         // the tile counted and split; empty: the first one
     KernelShape kernel;               // what the grid picture launches
-    int warps = kDefaultWarps;        // the warp picture's
+    int warps = kKernelWarps;         // the warp picture's
     int batch = kDefaultGridBatch, heads = kDefaultGridHeads;
 };
 
@@ -179,15 +178,23 @@ struct VersionsReport {
     std::uint64_t matmulFlops = 0; // the same for both
     NonMatmulFlops one, two;
     ArithmeticTime timeOne, timeTwo;
-    WarpSplit splitOne, splitTwo; // the request's first full tile (Br x Bc, cut to the problem)
+    // The tile: its place, its counts and time, and its split across `warps` warps.
+    TilePlace tile;
+    int warps = 0;
+    NonMatmulFlops tileOne, tileTwo;
+    std::uint64_t tileMatmul = 0;
+    WarpSplit splitOne, splitTwo;
+    // The grid, unless the kernel does not fit the GPU: then `gridError` says why and both are empty.
     GridPicture gridOne, gridTwo;
+    std::string gridError;
     double nonMatmulRatio() const { return two.total() ? double(one.total()) / double(two.total()) : 0; }
     // How many times sooner -2's grid finishes, in the grid picture's time units.
     double gridSpeedup() const {
         return gridTwo.timeUnits() ? double(gridOne.timeUnits()) / double(gridTwo.timeUnits()) : 0;
     }
+    double restFlopShareTwo() const; // -2's non-matmul operations among all it does
 };
-// Throws EngineError for sizes below 1 or a kernel that does not fit the GPU.
+// Throws EngineError for sizes below 1, warps out of range or a tile outside the problem.
 VersionsReport versionsReport(const VersionsRequest& request, const HardwareProfile& hardware);
 
 } // namespace flashviz

@@ -5,7 +5,23 @@
 #include "core/options.h"
 #include "core/types.h"
 
+#include <cstdint>
+
 namespace flashviz {
+
+// The arithmetic an update performs outside its two matmuls, one count per element operation as
+// it runs: a reduction over k values counts k (each value folded into the running result). What
+// FlashAttention-2 changed is counted with it (core/flash_versions.h has the closed forms).
+struct NonMatmulFlops {
+    std::uint64_t exp = 0;      // exponentials, and -2's logarithm for the log-sum-exp
+    std::uint64_t max = 0;      // comparisons for the row maxima
+    std::uint64_t add = 0;      // subtracting the maximum, row sums, adds outside a matmul
+    std::uint64_t multiply = 0; // the score scale, rescales by a correction factor
+    std::uint64_t divide = 0;   // divisions by l
+    std::uint64_t total() const { return exp + max + add + multiply + divide; }
+    NonMatmulFlops& operator+=(const NonMatmulFlops& other);
+    bool operator==(const NonMatmulFlops&) const = default;
+};
 
 // Running statistics of one query block: m, l per row and the unnormalised output.
 template <typename Scalar>
@@ -46,13 +62,15 @@ struct TileWorkspace {
     MatrixT<Scalar> product; // FlashAttention-1's P~ V, before it is mixed into O
 };
 
-// Applies key block (kTile, vTile) to the query block's state. `detail` may be null.
+// Applies key block (kTile, vTile) to the query block's state. `detail` may be null; `tally`, when
+// given, gains the non-matmul operations this update performed.
 template <typename Scalar>
 void updateTile(RowState<Scalar>& state, const Eigen::Ref<const MatrixT<Scalar>>& qTile,
                 const Eigen::Ref<const MatrixT<Scalar>>& kTile,
                 const Eigen::Ref<const MatrixT<Scalar>>& vTile, Scalar scale,
                 const TilePlace& place, const FlashOptions& options,
-                TileWorkspace<Scalar>& workspace, TileDetail<Scalar>* detail = nullptr);
+                TileWorkspace<Scalar>& workspace, TileDetail<Scalar>* detail = nullptr,
+                NonMatmulFlops* tally = nullptr);
 
 // FlashAttention-1's update as its paper writes it (Algorithm 1, lines 9-12): the tile's own
 // maximum m~ and sum l~ first, then O = diag(l_new)^-1 (diag(l_old) e^(m_old - m_new) O +
@@ -62,10 +80,12 @@ template <typename Scalar>
 void updateTileNormalised(RowState<Scalar>& state, const Eigen::Ref<const MatrixT<Scalar>>& qTile,
                           const Eigen::Ref<const MatrixT<Scalar>>& kTile,
                           const Eigen::Ref<const MatrixT<Scalar>>& vTile, Scalar scale,
-                          const TilePlace& place, TileWorkspace<Scalar>& workspace);
+                          const TilePlace& place, TileWorkspace<Scalar>& workspace,
+                          NonMatmulFlops* tally = nullptr);
 
 // O = acc / l; a row with l = 0 (no visible key) gives 0.
 template <typename Scalar>
-void normaliseRows(const RowState<Scalar>& state, Eigen::Ref<MatrixT<Scalar>> out);
+void normaliseRows(const RowState<Scalar>& state, Eigen::Ref<MatrixT<Scalar>> out,
+                   NonMatmulFlops* tally = nullptr);
 
 } // namespace flashviz

@@ -15,4 +15,16 @@ std::string formatMemoryCapacity(double bytes) {
     return text;
 }
 
+std::string formatTimes(double ratio) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.*f", ratio >= 10 ? 0 : 1, ratio);
+    return text;
+}
+
+std::string formatPercent(double share) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.*f %%", share >= 0.1 ? 0 : 1, 100 * share);
+    return text;
+}
+
 } // namespace flashviz

@@ -10,4 +10,10 @@ namespace flashviz {
 // "512 MiB" below 1 GiB, "40.0 GiB", "141.0 GiB" from there.
 std::string formatMemoryCapacity(double bytes);
 
+// How many times one figure is another, on every face: "1.5", and whole from 10 up ("13"); the
+// sentence adds the ×.
+std::string formatTimes(double ratio);
+// A share: 0.563 as "56 %", below a tenth with one decimal ("4.2 %").
+std::string formatPercent(double share);
+
 } // namespace flashviz

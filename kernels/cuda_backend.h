@@ -33,6 +33,9 @@ struct CudaDeviceInfo {
     int smCount = 0;
     std::size_t sharedMemoryPerSmBytes = 0;
     std::size_t sharedMemoryPerBlockBytes = 0; // the opt-in maximum a kernel may ask for
+    std::size_t reservedSharedPerBlockBytes = 0; // what the driver keeps of it for each block
+    int maxThreadsPerSm = 0;
+    int maxBlocksPerSm = 0;
     std::size_t globalMemoryBytes = 0;
     std::size_t l2CacheBytes = 0;
     double smClockHz = 0;      // peak

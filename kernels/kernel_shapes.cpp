@@ -18,6 +18,7 @@ KernelShape shapeOf(const TensorCoreConfig& c) {
     k.rowsPerWarp = c.rowsPerWarp();
     k.builtForBlocksPerSm = c.minBlocksPerSm;
     k.sharedBytes = c.sharedBytes();
+    k.elementBytes = 2; // fp16 / bf16
     return k;
 }
 
@@ -46,6 +47,7 @@ KernelShape mirrorKernelShape(int blockRows, int blockCols, int headDim) {
     k.blockCols = blockCols;
     k.threads = kMirrorThreads;
     k.sharedBytes = mirrorSharedFloats(blockRows, blockCols, headDim) * sizeof(float);
+    k.elementBytes = 4; // fp32
     return k;
 }
 

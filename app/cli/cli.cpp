@@ -571,14 +571,16 @@ int commandVersions(const QCommandLineParser& p, std::ostream& out) {
     request.blockRows = setup.options.blockRows;
     request.blockCols = setup.options.blockCols;
     request.kernel = kernels::kernelShapeFor(spec.headDim, request.blockRows, request.blockCols, *hardware);
-    request.warps = parseInt(p, "warps", kDefaultWarps, 1, kMaxWarps, "the number of warps");
+    request.warps = parseInt(p, "warps", kKernelWarps, 1, kMaxWarps, "the number of warps");
     request.batch = parseInt(p, "batch", kDefaultGridBatch, 1, kMaxGridCount, "the batch");
     request.heads = parseInt(p, "heads", kDefaultGridHeads, 1, kMaxGridCount, "the number of heads");
     const VersionsReport report = versionsReport(request, *hardware);
     const Problem problem = makeProblem(spec);
     const VersionComparison comparison =
         compareVersions(problem, setup.options, referenceAttention(problem));
-    printVersions(out, spec, request, *hardware, comparison, report);
+    const FlashOptions& o = setup.options;
+    printVersions(out, spec, request, *hardware, comparison, report,
+                  !o.rescale || !o.runningMax || o.keepFullScores);
     return comparison.one.check.passed() && comparison.two.check.passed() ? 0 : 1;
 }
 
@@ -694,8 +696,9 @@ int dispatch(const QStringList& args, std::ostream& out, std::ostream& err) {
                       .arg(kMaxGridCount).arg(kDefaultGridBatch), "B"},
         {"heads", QString("versions: heads of the grid picture, 1 to %1 (default %2).")
                       .arg(kMaxGridCount).arg(kDefaultGridHeads), "H"},
-        {"warps", QString("versions: warps sharing one tile, 1 to %1 (default %2).")
-                      .arg(kMaxWarps).arg(kDefaultWarps), "W"},
+        {"warps", QString("versions: warps sharing one tile, 1 to %1 (default: as many as the "
+                          "grid's kernel runs, else %2).")
+                      .arg(kMaxWarps).arg(kFallbackWarps), "W"},
         {"repeats",
          QString("bench: timed runs per size, 1 to %1; the median is reported "
                  "(default 5).")

@@ -9,9 +9,10 @@
 namespace flashviz::cli {
 
 // `comparison` is both versions run on the problem and checked (compareVersions); `report` the
-// counts, warp split and grid for the same sizes.
+// closed forms, warp split and grid for the same sizes; `bugSwitchesGiven`: say that the
+// comparison ran without them.
 void printVersions(std::ostream& out, const ProblemSpec& spec, const VersionsRequest& request,
                    const HardwareProfile& hardware, const VersionComparison& comparison,
-                   const VersionsReport& report);
+                   const VersionsReport& report, bool bugSwitchesGiven);
 
 } // namespace flashviz::cli

@@ -397,7 +397,8 @@ FlashResult CudaBackend::flash(const Problem& problem, const FlashOptions& optio
         cudaFlashForward(problem.q.cast<float>(), problem.k.cast<float>(), problem.v.cast<float>(),
                          problem.scale(), problem.spec.causal, options);
     m_lastKernel = out.kernel;
-    // The kernels keep m and l, not the log-sum-exp; the non-matmul tally is the CPU pass's.
+    // The kernels keep m and l, not the log-sum-exp, and count no non-matmul operations (the CPU
+    // passes do: core/flash_versions.h).
     FlashResult r;
     r.o = out.result.o.cast<double>();
     r.m = out.result.m.cast<double>();

@@ -64,6 +64,9 @@ std::optional<CudaDeviceInfo> cudaDeviceInfo(std::string* whyNot) {
     info.smCount = prop.multiProcessorCount;
     info.sharedMemoryPerSmBytes = prop.sharedMemPerMultiprocessor;
     info.sharedMemoryPerBlockBytes = prop.sharedMemPerBlockOptin;
+    info.reservedSharedPerBlockBytes = prop.reservedSharedMemPerBlock;
+    info.maxThreadsPerSm = prop.maxThreadsPerMultiProcessor;
+    info.maxBlocksPerSm = prop.maxBlocksPerMultiProcessor;
     info.globalMemoryBytes = prop.totalGlobalMem;
     info.l2CacheBytes = std::size_t(prop.l2CacheSize);
     info.smClockHz = attribute(cudaDevAttrClockRate, 0) * 1e3;
@@ -98,6 +101,10 @@ HardwareProfile hardwareProfileFor(const CudaDeviceInfo& info) {
              "." + std::to_string(info.computeMinor) + ")";
     p.smCount = {double(info.smCount), queried};
     p.sharedMemoryPerSmBytes = {double(info.sharedMemoryPerSmBytes), queried};
+    p.sharedMemoryPerBlockBytes = {double(info.sharedMemoryPerBlockBytes), queried};
+    p.reservedSharedPerBlockBytes = {double(info.reservedSharedPerBlockBytes), queried};
+    p.maxThreadsPerSm = {double(info.maxThreadsPerSm), queried};
+    p.maxBlocksPerSm = {double(info.maxBlocksPerSm), queried};
     p.hbmBytes = {double(info.globalMemoryBytes), queried};
     p.hbmBandwidthBytesPerSecond = {
         2.0 * info.memoryClockHz * info.memoryBusWidthBits / 8.0,

@@ -13,6 +13,8 @@
 #include "session/session_file.h"
 #include "session/settings.h"
 #include "style/format.h"
+
+#include "core/units.h"
 #include "views/frame_feed.h"
 #include "views/versions_view.h"
 #include "widgets/versions_controls.h"
@@ -99,16 +101,26 @@ class TestVersionsPage : public QObject {
         const VersionsModel m = versionsModel(*frame, ViewOptions{});
         QVERIFY2(m.error.isEmpty(), qPrintable(m.error));
         QVERIFY(m.stepTile);
-        QCOMPARE(m.tileRows, frame->state.info.rows);
-        QCOMPARE(m.tileKeys, frame->state.info.cols);
+        QCOMPARE(m.report.tile.rows, frame->state.info.rows);
+        QCOMPARE(m.report.tile.cols, frame->state.info.cols);
         const int d = scene->settings.spec.headDim;
-        QCOMPARE(m.tileOne, tileNonMatmul(FlashVersion::One, m.tileRows.size(), m.tileKeys.size(), d));
-        QCOMPARE(m.tileTwo, tileNonMatmul(FlashVersion::Two, m.tileRows.size(), m.tileKeys.size(), d));
+        QCOMPARE(m.report.tileOne, tileNonMatmul(FlashVersion::One, m.report.tile, d));
+        QCOMPARE(m.report.tileTwo, tileNonMatmul(FlashVersion::Two, m.report.tile, d));
         // Step 0 loads Q: no tile, so the first one is drawn and the subtitle says so.
         const VersionsModel first = versionsModel(*makeFrame(scene, 0), ViewOptions{});
         QVERIFY(!first.stepTile);
-        QCOMPARE(first.tileRows, (Range{0, 4}));
-        QCOMPARE(first.tileKeys, (Range{0, 4}));
+        QCOMPARE(first.report.tile.rows, (Range{0, 4}));
+        QCOMPARE(first.report.tile.cols, (Range{0, 4}));
+        // A later tile of a causal run: its own counts, masked rows and all.
+        VizSettings causal = toySettings();
+        causal.spec.causal = true;
+        const auto causalScene = buildScene(causal, nullptr);
+        for (int s = 0; s < causalScene->stepCount(); ++s) {
+            const auto f = makeFrame(causalScene, s);
+            const VersionsModel c = versionsModel(*f, ViewOptions{});
+            if (!c.stepTile) continue;
+            QCOMPARE(c.report.tileTwo, tileNonMatmul(FlashVersion::Two, c.report.tile, d));
+        }
     }
 
     // The page's totals are the closed forms; the scene's are what the two passes counted as they
@@ -176,11 +188,13 @@ class TestVersionsPage : public QObject {
         QVERIFY(m.arithmeticFinding.contains(formatRatio(r.nonMatmulRatio()) + QStringLiteral("×")));
         QVERIFY(m.arithmeticFinding.contains(formatShare(r.timeOne.nonMatmulPerMatmul())));
         QVERIFY(m.arithmeticFinding.contains(formatShare(r.timeTwo.nonMatmulPerMatmul())));
-        QVERIFY(m.warpFinding.contains(formatBytes(double(m.splitOne.exchangeBytes()))));
+        QVERIFY(m.warpFinding.contains(formatBytes(double(r.splitOne.exchangeBytes()))));
         QVERIFY(m.warpFinding.contains(QStringLiteral("32 whole rows"))); // 128 rows, 4 warps
         QVERIFY(m.gridFinding.contains(formatCount(r.gridOne.blocks) + QStringLiteral(" blocks")));
         QVERIFY(m.gridFinding.contains(formatCount(r.gridTwo.blocks) + QStringLiteral(" blocks")));
         QVERIFY(m.gridFinding.contains(formatRatio(r.gridSpeedup()) + QStringLiteral("×")));
+        QVERIFY(m.gridFinding.contains(QStringLiteral("if every query block costs the same")));
+        QCOMPARE(r.warps, 4); // tc_d64_br128_bc64_w4_qreg's own warps, each 32 rows
         QCOMPARE(r.gridOne.timeUnits(), 16u); // 2048 / 128 query blocks, one wave of 16 blocks
         QVERIFY(m.kernelLine.contains(QString::fromStdString(scene->gridKernel.name)));
     }
@@ -227,8 +241,13 @@ class TestVersionsPage : public QObject {
         QCOMPARE(one, (std::vector<std::uint64_t>{m.report.one.exp, m.report.one.max, m.report.one.add,
                                                   m.report.one.multiply, m.report.one.divide,
                                                   m.report.one.total()}));
-        QCOMPARE(two.back(), m.report.two.total());
+        QCOMPARE(two, (std::vector<std::uint64_t>{m.report.two.exp, m.report.two.max, m.report.two.add,
+                                                  m.report.two.multiply, m.report.two.divide,
+                                                  m.report.two.total()}));
+        // The ratios as the page rounds them.
+        QVERIFY(r.out.find("-1 does " + formatTimes(m.report.nonMatmulRatio()) + "x") != std::string::npos);
         QVERIFY(r.out.find("FlashAttention-1: 5 thread blocks") != std::string::npos);
+        QVERIFY(r.out.find("across 2 warps") != std::string::npos);
         QVERIFY(r.out.find(std::to_string(m.report.gridTwo.blocks) + " thread blocks") != std::string::npos);
         QVERIFY(r.out.find("PASS") != std::string::npos);
         // Options of other commands, and values out of range, are refused by name.
@@ -247,7 +266,7 @@ class TestVersionsPage : public QObject {
         QCOMPARE(tabs->tabText(tabs->currentIndex()), QStringLiteral("FlashAttention-2"));
         VersionsView* view = window->versionsView();
         QTRY_VERIFY(view->model() != nullptr);
-        QCOMPARE(view->model()->request.warps, kDefaultWarps);
+        QCOMPARE(view->model()->request.warps, kKernelWarps);
         // The page's warps reach the view options, and through them the model.
         auto* warps = window->findChild<QSpinBox*>(QStringLiteral("versionsWarps"));
         auto* heads = window->findChild<QSpinBox*>(QStringLiteral("versionsHeads"));
@@ -270,6 +289,7 @@ class TestVersionsPage : public QObject {
         Session s;
         s.settings = toySettings();
         s.tab = SessionTab::Versions;
+        s.view.showBackendValues = true;
         s.view.warps = 3;
         s.view.gridBatch = 7;
         s.view.gridHeads = 11;
@@ -285,11 +305,11 @@ class TestVersionsPage : public QObject {
         json.insert(QStringLiteral("view"), QJsonObject{{QStringLiteral("showBackendValues"), true}});
         const SessionRead older = parseSession(QJsonDocument(json).toJson(), QStringLiteral("b.flashviz"), limits);
         QVERIFY2(older.session, qPrintable(older.error));
-        QCOMPARE(older.session->view.warps, kDefaultWarps);
+        QCOMPARE(older.session->view.warps, kKernelWarps);
         QCOMPARE(older.session->view.gridHeads, kDefaultGridHeads);
         // Out of range is refused with the field's name.
         json.insert(QStringLiteral("view"), QJsonObject{{QStringLiteral("showBackendValues"), true},
-                                                        {QStringLiteral("warps"), 0}});
+                                                        {QStringLiteral("warps"), 33}});
         const SessionRead bad = parseSession(QJsonDocument(json).toJson(), QStringLiteral("c.flashviz"), limits);
         QVERIFY(!bad.session);
         QVERIFY(bad.error.contains(QStringLiteral("view.warps")));
@@ -334,16 +354,32 @@ class TestVersionsPage : public QObject {
         QVERIFY(page.caption.contains(formatRatio(expected.nonMatmulRatio()) + QStringLiteral("×")));
         delete page.chart;
         delete page.second;
-        // A kernel that fits no SM (the mirror kernel's 1024 x 1024 tiles): the chart says why.
+        // A kernel that fits no SM (the mirror kernel's 1024 x 1024 tiles): the counts stay, the
+        // grid's panel goes and the caption says why.
         inputs.spec.headDim = 8;
         inputs.options.blockRows = inputs.options.blockCols = 1024;
         const AnalysisOutcome huge = computeAnalysis(inputs, {}, plan);
         QVERIFY(huge.results);
-        QVERIFY(huge.results->versions.empty());
-        QVERIFY(!huge.results->versionsError.empty());
+        QCOMPARE(huge.results->versions.size(), std::size_t(2));
+        QVERIFY(!huge.results->versions[0].gridError.empty());
         ChartPage refused = buildAnalysisChart(*huge.results, VersionsChart);
-        QCOMPARE(refused.caption, QString::fromStdString(huge.results->versionsError));
+        QVERIFY(refused.chart && !refused.second);
+        QVERIFY(refused.caption.contains(QString::fromStdString(huge.results->versions[0].gridError)));
         delete refused.chart;
+        // Br x Bc and the mask as the page's: the chart's bar is the page's number.
+        inputs.spec.headDim = 64;
+        inputs.spec.causal = true;
+        inputs.options.blockRows = 128;
+        inputs.options.blockCols = 64;
+        const AnalysisOutcome pageLike = computeAnalysis(inputs, {}, plan);
+        VersionsRequest asPage;
+        asPage.queries = asPage.keys = 4096;
+        asPage.headDim = 64;
+        asPage.causal = true;
+        asPage.blockRows = 128;
+        asPage.blockCols = 64;
+        asPage.kernel = kernels::kernelShapeFor(64, 128, 64, inputs.hardware);
+        QCOMPARE(pageLike.results->versions[1].one, versionsReport(asPage, inputs.hardware).one);
     }
 
     void lectureChapterQuotesThePagesNumbers() {

@@ -159,13 +159,67 @@ class TestFlashVersions : public QObject {
         QCOMPARE(one.divide, 16u);
         QCOMPARE(one.total(), 180u);
         // -2's end of a query block: O / l (16), log l (4), m + log l (4); -1 has none.
-        QCOMPARE(finishNonMatmul(FlashVersion::Two, 4, 4).total(), 24u);
-        QCOMPARE(finishNonMatmul(FlashVersion::One, 4, 4).total(), 0u);
+        const TilePlace block{{0, 4}, {0, 8}, 8, 8, false};
+        QCOMPARE(finishNonMatmul(FlashVersion::Two, block, 4).total(), 24u);
+        QCOMPARE(finishNonMatmul(FlashVersion::One, block, 4).total(), 0u);
         // The toy's whole pass: 4 tiles and 2 query blocks.
         const FlashOptions toy = makeOptions(4, 4);
         QCOMPARE(nonMatmulCounts(FlashVersion::Two, 8, 8, 4, false, toy).total(), 4 * 108u + 2 * 24u);
         QCOMPARE(nonMatmulCounts(FlashVersion::One, 8, 8, 4, false, toy).total(), 4 * 180u);
         QCOMPARE(tileMatmulFlops(4, 4, 4), 256u);
+    }
+
+    // The updates count what they do: a causal tile with n_q = 6 > n_k = 4 where rows 0 and 1 see
+    // no key at all (their exponentials skipped, l and O left at 0), counted by hand, then by the
+    // two update functions themselves, then by the closed form.
+    void updatesCountWhatTheyDo() {
+        const TilePlace place{{0, 4}, {0, 2}, 6, 4, true};
+        const Problem p = makeProblem(makeSpec(6, 4, 3, true));
+        const Matrix q = p.q.topRows(4), k = p.k.topRows(2), v = p.v.topRows(2);
+        TileWorkspace<double> ws;
+        RowState<double> state;
+        NonMatmulFlops two, one;
+        state.reset(4, 3);
+        updateTile<double>(state, q, k, v, p.scale(), place, makeOptions(4, 2), ws, nullptr, &two);
+        // -2: scale 8, l's rescale 4, acc's 12 | rowmax 8 | s - m and m_old - m_new for the 2 rows
+        // that see a key (4 + 2), row sums 8 | exp 4 + 2.
+        QCOMPARE(two, (NonMatmulFlops{6, 8, 14, 24, 0}));
+        state.reset(4, 3);
+        updateTileNormalised<double>(state, q, k, v, p.scale(), place, ws, &one);
+        // -1: scale 8, l_new and l_old a 12, O's two scalings for 2 rows 12 | rowmax 8, m_new 4 |
+        // s - m~ 4, row sums 8, two exponents' differences 2 + 2, l_new's add 4, O's add 6 |
+        // exp 4 + 2 + 2 | O / l_new 6.
+        QCOMPARE(one, (NonMatmulFlops{8, 12, 26, 32, 6}));
+        QCOMPARE(tileNonMatmul(FlashVersion::Two, place, 3), two);
+        QCOMPARE(tileNonMatmul(FlashVersion::One, place, 3), one);
+        // Rows that see no key keep O = 0 in -1 too.
+        QCOMPARE(state.acc.row(0).cwiseAbs().maxCoeff(), 0.0);
+        QVERIFY(state.acc.row(2).cwiseAbs().maxCoeff() > 0);
+    }
+
+    // -1 keeps O normalised after every key block; -2 keeps it unnormalised until the end.
+    void versionOneNormalisesEveryBlock() {
+        const Problem p = makeProblem(makeSpec(4, 12, 3));
+        TileWorkspace<double> ws;
+        RowState<double> one, two;
+        one.reset(4, 3);
+        two.reset(4, 3);
+        for (int j = 0; j < 3; ++j) {
+            const Range cols{4 * j, 4 * j + 4};
+            const TilePlace place{{0, 4}, cols, 4, 12, false};
+            const auto kTile = p.k.middleRows(cols.begin, 4), vTile = p.v.middleRows(cols.begin, 4);
+            updateTileNormalised<double>(one, p.q, kTile, vTile, p.scale(), place, ws);
+            updateTile<double>(two, p.q, kTile, vTile, p.scale(), place, makeOptions(4, 4), ws);
+            // Ordinary attention over the keys seen so far.
+            Matrix s = (p.q * p.k.topRows(cols.end).transpose()) * p.scale();
+            softmaxRows(s);
+            const Matrix prefix = s * p.v.topRows(cols.end);
+            QVERIFY2(maxAbs(one.acc, prefix) < 1e-12, qPrintable(QString::number(j)));
+            Matrix normalised = two.acc;
+            for (int r = 0; r < 4; ++r) normalised.row(r) /= two.l(r);
+            QVERIFY(maxAbs(normalised, prefix) < 1e-12);
+            QVERIFY(maxAbs(two.acc, prefix) > 1e-3); // -2's accumulator is not O until the end
+        }
     }
 
     void arithmeticTimeUsesTheRates() {
@@ -201,6 +255,7 @@ class TestFlashVersions : public QObject {
         QTest::newRow("128x64, 4 warps") << 128 << 64 << 4;
         QTest::newRow("ragged 37x19, 4 warps") << 37 << 19 << 4;
         QTest::newRow("more warps than rows 3x8, 8 warps") << 3 << 8 << 8;
+        QTest::newRow("more warps than keys 16x2, 8 warps") << 16 << 2 << 8;
         QTest::newRow("one warp 16x16") << 16 << 16 << 1;
     }
     void warpSharesCoverTheTile() {
@@ -239,8 +294,18 @@ class TestFlashVersions : public QObject {
         QCOMPARE(k.exchangeReadBytes, (2u * 16 * 128 + 4u * 128 * 64) * 4);
         QCOMPARE(k.exchangeBarriers, 4);
         QCOMPARE(k.operandReadBytes, (4u * 128 * 64 + 2u * 64 * 64) * 2);
-        // One warp has nothing to exchange with.
+        // One warp has nothing to exchange with; nor has one warp at work among idle ones.
         QCOMPARE(warpSplit(FlashVersion::One, 128, 64, 64, 1, 2).exchangeBytes(), 0u);
+        QCOMPARE(warpSplit(FlashVersion::One, 128, 1, 64, 4, 2).exchangeBytes(), 0u);
+        // Idle warps (8 warps, 2 keys) read and exchange nothing: split-K has 2 at work.
+        const WarpSplit idle = warpSplit(FlashVersion::One, 4, 2, 16, 8, 2);
+        QCOMPARE(idle.activeWarps, 2);
+        QCOMPARE(idle.exchangeWriteBytes, (2u * 2 * 4 + 2u * 4 * 16) * 4);
+        QCOMPARE(idle.operandReadBytes, (2u * 4 * 16 + 2u * 2 * 16) * 2);
+        const WarpSplit rowsIdle = warpSplit(FlashVersion::Two, 3, 8, 16, 8, 2);
+        QCOMPARE(rowsIdle.activeWarps, 3);
+        QCOMPARE(rowsIdle.operandReadBytes, (3u * 16 + 3u * 2 * 8 * 16) * 2);
+        QVERIFY_THROWS_EXCEPTION(EngineError, warpSplit(FlashVersion::Two, 4, 4, 4, kMaxWarps + 1, 2));
         QVERIFY_THROWS_EXCEPTION(EngineError, warpSplit(FlashVersion::One, 4, 4, 4, 0, 2));
         QVERIFY_THROWS_EXCEPTION(EngineError, warpSplit(FlashVersion::Two, 0, 4, 4, 4, 2));
     }
@@ -270,6 +335,12 @@ class TestFlashVersions : public QObject {
         QCOMPARE(mirror.threads, kernels::kMirrorThreads);
         QCOMPARE(mirror.sharedBytes, (2u * 16 + 2u * 16 + 16 + 3u * 4) * 4);
         QCOMPARE(mirror.rowsPerWarp, 0);
+        QCOMPARE(mirror.elementBytes, 4);
+        QCOMPARE(shapes[0].elementBytes, 2);
+        // The warps a picture uses by default: the kernel's own where its warps own rows.
+        QCOMPARE(resolveWarps(kKernelWarps, *kernels::defaultTensorCoreShape(128, a100())), 8);
+        QCOMPARE(resolveWarps(kKernelWarps, mirror), kFallbackWarps);
+        QCOMPARE(resolveWarps(3, mirror), 3);
     }
 
     void occupancyAndGrid() {
@@ -302,6 +373,38 @@ class TestFlashVersions : public QObject {
         huge.sharedBytes = 300 * 1024;
         QVERIFY_THROWS_EXCEPTION(EngineError, occupancy(huge, a100()));
         QVERIFY_THROWS_EXCEPTION(EngineError, gridPicture(FlashVersion::Two, 0, 16, 8192, k, a100()));
+        // A profile without per-SM limits is refused by name, not drawn as zeros.
+        HardwareProfile blank = a100();
+        blank.maxThreadsPerSm.value = 0;
+        try {
+            occupancy(k, blank);
+            QFAIL("a profile without its threads per SM was accepted");
+        } catch (const EngineError& e) {
+            QVERIFY(QString::fromUtf8(e.what()).contains(QStringLiteral("threads per SM")));
+        }
+    }
+
+    // The report the page, the lecture, the chart and the CLI read: one tile, its split, the grid,
+    // and a grid that does not fit reported apart from the rest.
+    void reportKeepsWhatFitsWhenTheGridDoesNot() {
+        VersionsRequest r;
+        r.queries = r.keys = 512;
+        r.headDim = 256;
+        r.blockRows = r.blockCols = 128;
+        r.kernel = kernels::kernelShapeFor(256, 128, 128, a100()); // the mirror kernel: 592 KiB
+        const VersionsReport v = versionsReport(r, a100());
+        QVERIFY(!v.gridError.empty());
+        QCOMPARE(v.gridTwo.blocks, 0u);
+        QVERIFY(v.one.total() > v.two.total());
+        QCOMPARE(v.tile.rows, (Range{0, 128}));
+        QCOMPARE(v.warps, kFallbackWarps);
+        QCOMPARE(v.splitOne.exchangeBarriers, 4);
+        // A tile of the request's choosing, and one outside the problem refused.
+        r.tileRows = {128, 256};
+        r.tileKeys = {384, 512};
+        QCOMPARE(versionsReport(r, a100()).tile.cols, (Range{384, 512}));
+        r.tileKeys = {384, 640};
+        QVERIFY_THROWS_EXCEPTION(EngineError, versionsReport(r, a100()));
     }
 };
 

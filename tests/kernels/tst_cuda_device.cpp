@@ -5,6 +5,7 @@
 #include "kernels/backend_registry.h"
 
 #include "core/errors.h"
+#include "core/flash_versions.h"
 
 using namespace flashviz;
 
@@ -20,6 +21,9 @@ private:
         info.smCount = 132;
         info.sharedMemoryPerSmBytes = 233472;
         info.sharedMemoryPerBlockBytes = 232448;
+        info.reservedSharedPerBlockBytes = 1024;
+        info.maxThreadsPerSm = 2048;
+        info.maxBlocksPerSm = 32;
         info.globalMemoryBytes = std::size_t(80) << 30;
         info.smClockHz = 1.98e9;
         info.memoryClockHz = 2.619e9;
@@ -75,6 +79,17 @@ private slots:
                                 &p.hbmBandwidthBytesPerSecond, &p.sramBandwidthBytesPerSecond,
                                 &p.fp32FlopsPerSecond, &p.fp16TensorFlopsPerSecond})
             QVERIFY(!f->source.empty());
+        // The per-SM limits the FlashAttention-2 page's occupancy and grid need: the device's own.
+        QCOMPARE(p.sharedMemoryPerBlockBytes.value, 232448.0);
+        QCOMPARE(p.reservedSharedPerBlockBytes.value, 1024.0);
+        QCOMPARE(p.maxThreadsPerSm.value, 2048.0);
+        QCOMPARE(p.maxBlocksPerSm.value, 32.0);
+        KernelShape k;
+        k.name = "k";
+        k.threads = 128;
+        k.blockRows = 128;
+        k.sharedBytes = 100 * 1024;
+        QCOMPARE(occupancy(k, p).blocksPerSm, 2); // 228 KiB for two blocks of 100 KiB + 1 KiB
     }
 
     void a100HasHalfTheFp32Lanes() {

@@ -72,8 +72,9 @@ const QStringList& placeholderNames() {
         QStringLiteral("restShareOne"), QStringLiteral("restShareTwo"),
         QStringLiteral("restFlopShareTwo"), QStringLiteral("warps"),
         QStringLiteral("rowsPerWarp"), QStringLiteral("exchangeBytes"), QStringLiteral("barriers"),
-        QStringLiteral("heads"), QStringLiteral("blocksOne"), QStringLiteral("busyOne"),
-        QStringLiteral("queryBlocks"), QStringLiteral("blocksTwo"), QStringLiteral("wavesTwo"),
+        QStringLiteral("heads"), QStringLiteral("sms"), QStringLiteral("blocksOne"),
+        QStringLiteral("busyOne"), QStringLiteral("queryBlocks"), QStringLiteral("blocksTwo"),
+        QStringLiteral("busyTwo"), QStringLiteral("wavesTwo"),
         QStringLiteral("gridSpeedup"), QStringLiteral("versionsCheck")};
     return names;
 }
@@ -318,34 +319,45 @@ QString checkVerdict(const Scene& scene) {
 namespace {
 
 // The FlashAttention-2 chapter's figures: the same report the page draws, with the same options.
+// Figures the report cannot give (a grid that does not fit the GPU) read "—".
 void putVersions(const std::function<void(const char*, const QString&)>& put, const Scene& scene,
                  const ViewOptions& view) {
-    const VersionsRequest request = versionsRequest(scene, view);
     VersionsReport r;
     try {
-        r = versionsReport(request, scene.hardware);
+        r = versionsReport(versionsRequest(scene, view), scene.hardware);
     } catch (const EngineError&) {
-        return; // the page says why; the placeholders stay as written
+        for (const char* key : {"nonMatmulOne", "nonMatmulTwo", "nonMatmulRatio", "rateRatio",
+                                "restShareOne", "restShareTwo", "restFlopShareTwo", "warps",
+                                "rowsPerWarp", "exchangeBytes", "barriers"})
+            put(key, QStringLiteral("—"));
+        r.gridError = "-";
     }
-    put("nonMatmulOne", formatOperations(r.one.total()));
-    put("nonMatmulTwo", formatOperations(r.two.total()));
-    put("nonMatmulRatio", formatRatio(r.nonMatmulRatio()));
-    put("rateRatio", formatRatio(r.timeOne.rateRatio));
-    put("restShareOne", formatShare(r.timeOne.nonMatmulPerMatmul()));
-    put("restShareTwo", formatShare(r.timeTwo.nonMatmulPerMatmul()));
-    put("restFlopShareTwo",
-        formatShare(double(r.two.total()) / std::max(1.0, double(r.two.total() + r.matmulFlops))));
-    put("warps", QString::number(request.warps));
-    put("rowsPerWarp", QString::number(blockCount(std::min(request.blockRows, request.queries), request.warps)));
-    put("exchangeBytes", formatBytes(double(r.splitOne.exchangeBytes())));
-    put("barriers", QString::number(r.splitOne.exchangeBarriers));
-    put("heads", QString::number(request.heads));
-    put("blocksOne", formatCount(r.gridOne.blocks));
-    put("busyOne", QString::number(r.gridOne.busySms));
-    put("queryBlocks", QString::number(r.gridOne.queryBlocksPerThreadBlock));
-    put("blocksTwo", formatCount(r.gridTwo.blocks));
-    put("wavesTwo", formatCount(r.gridTwo.waves));
-    put("gridSpeedup", formatRatio(r.gridSpeedup()));
+    if (r.warps > 0) {
+        put("nonMatmulOne", formatOperations(r.one.total()));
+        put("nonMatmulTwo", formatOperations(r.two.total()));
+        put("nonMatmulRatio", formatRatio(r.nonMatmulRatio()));
+        put("rateRatio", formatRatio(r.timeOne.rateRatio));
+        put("restShareOne", formatShare(r.timeOne.nonMatmulPerMatmul()));
+        put("restShareTwo", formatShare(r.timeTwo.nonMatmulPerMatmul()));
+        put("restFlopShareTwo", formatShare(r.restFlopShareTwo()));
+        put("warps", QString::number(r.warps));
+        put("rowsPerWarp", QString::number(r.splitTwo.shares.front().rows.size()));
+        put("exchangeBytes", formatBytes(double(r.splitOne.exchangeBytes())));
+        put("barriers", QString::number(r.splitOne.exchangeBarriers));
+    }
+    const bool grid = r.gridError.empty();
+    const auto gridFigure = [&](const char* key, const QString& value) {
+        put(key, grid ? value : QStringLiteral("—"));
+    };
+    gridFigure("heads", QString::number(view.gridHeads));
+    gridFigure("sms", QString::number(r.gridTwo.sms));
+    gridFigure("blocksOne", formatCount(r.gridOne.blocks));
+    gridFigure("busyOne", QString::number(r.gridOne.busySms));
+    gridFigure("queryBlocks", QString::number(r.gridOne.queryBlocksPerThreadBlock));
+    gridFigure("blocksTwo", formatCount(r.gridTwo.blocks));
+    gridFigure("busyTwo", QString::number(r.gridTwo.busySms));
+    gridFigure("wavesTwo", formatCount(r.gridTwo.waves));
+    gridFigure("gridSpeedup", formatRatio(r.gridSpeedup()));
     const VersionComparison* c = scene.versions ? &*scene.versions : nullptr;
     put("versionsCheck",
         !c ? QObject::tr("(both versions run with the FlashAttention algorithm)")

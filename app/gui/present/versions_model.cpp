@@ -12,20 +12,15 @@ namespace flashviz::gui {
 
 namespace {
 
-// The step's tile (a forward flash step that holds one), else the pass's first tile.
-void chooseTile(VersionsModel& model, const Frame& frame) {
-    const Scene& scene = *frame.scene;
+// The step's tile for a forward flash step that holds one; else the request keeps the first.
+bool chooseStepTile(VersionsRequest& request, const Frame& frame) {
     const StepInfo& info = frame.state.info;
-    const auto& spec = scene.settings.spec;
-    if (scene.isFlash() && info.queryBlock >= 0 && info.keyBlock >= 0 && info.rows.size() > 0 &&
-        info.cols.size() > 0) {
-        model.tileRows = info.rows;
-        model.tileKeys = info.cols;
-        model.stepTile = true;
-        return;
-    }
-    model.tileRows = blockRange(0, scene.settings.options.blockRows, spec.queries);
-    model.tileKeys = blockRange(0, scene.settings.options.blockCols, spec.keys);
+    if (!frame.scene->isFlash() || info.queryBlock < 0 || info.keyBlock < 0 ||
+        info.rows.size() <= 0 || info.cols.size() <= 0)
+        return false;
+    request.tileRows = info.rows;
+    request.tileKeys = info.cols;
+    return true;
 }
 
 void describeCheck(VersionsModel& model, const Scene& scene) {
@@ -52,41 +47,60 @@ void describeCheck(VersionsModel& model, const Scene& scene) {
                                        "step view's run.)");
 }
 
+// "1 block", "1 024 blocks".
+QString counted(std::uint64_t n, const QString& one, const QString& many) {
+    return formatCount(n) + QLatin1Char(' ') + (n == 1 ? one : many);
+}
+
 void describeFindings(VersionsModel& m, const HardwareProfile& hw) {
     const VersionsReport& r = m.report;
     m.arithmeticFinding =
         QObject::tr("FlashAttention-1 does %1× the non-matmul work of -2. On the %2 the tensor "
-                    "cores multiply %3× faster than the rest runs, so that work costs %4 of the "
-                    "matmuls' time in -1 and %5 in -2.")
+                    "cores multiply %3× faster than the rest runs, so that work costs at least "
+                    "%4 of the matmuls' time in -1 and %5 in -2.")
             .arg(formatRatio(r.nonMatmulRatio()), QString::fromStdString(hw.name),
                  formatRatio(r.timeOne.rateRatio), formatShare(r.timeOne.nonMatmulPerMatmul()),
                  formatShare(r.timeTwo.nonMatmulPerMatmul()));
-    const int rows = m.tileRows.size();
+    const int ownRows = r.splitTwo.shares.empty() ? 0 : r.splitTwo.shares.front().rows.size();
     m.warpFinding =
-        m.splitOne.exchangeBarriers == 0
-            ? QObject::tr("With one warp nothing is exchanged in either version.")
+        r.splitOne.exchangeBarriers == 0
+            ? QObject::tr("With one warp at work nothing is exchanged in either version.")
             : QObject::tr("Split by keys, every warp holds part of every row's max, sum and "
                           "output: %1 go through shared memory per tile, behind %2 barriers. "
                           "Split by rows, each warp owns %3: nothing is exchanged.")
-                  .arg(formatBytes(double(m.splitOne.exchangeBytes())))
-                  .arg(m.splitOne.exchangeBarriers)
-                  .arg(blockCount(rows, m.request.warps) == 1
-                           ? QObject::tr("one whole row")
-                           : QObject::tr("up to %1 whole rows").arg(blockCount(rows, m.request.warps)));
+                  .arg(formatBytes(double(r.splitOne.exchangeBytes())))
+                  .arg(r.splitOne.exchangeBarriers)
+                  .arg(ownRows == 1 ? QObject::tr("one whole row")
+                                    : QObject::tr("up to %1 whole rows").arg(ownRows));
+    const KernelShape& k = m.request.kernel;
+    if (!r.gridError.empty()) {
+        m.gridFinding = QString::fromStdString(r.gridError);
+        m.kernelLine = QObject::tr("Kernel %1: Br %2, %3 threads, %4 of shared memory")
+                           .arg(QString::fromStdString(k.name))
+                           .arg(k.blockRows)
+                           .arg(k.threads)
+                           .arg(formatBytes(double(k.sharedBytes)));
+        return;
+    }
     const GridPicture& one = r.gridOne;
     const GridPicture& two = r.gridTwo;
+    const QString block = QObject::tr("block"), blocks = QObject::tr("blocks");
     m.gridFinding =
-        QObject::tr("FlashAttention-1 launches one block per head: %1 blocks keep %2 of %3 SMs "
-                    "busy, each walking %4 query blocks. -2 launches one per query block too: %5 "
-                    "blocks in %6 wave(s), done %7× sooner.")
-            .arg(formatCount(one.blocks))
+        QObject::tr("FlashAttention-1 launches one block per head: %1 keep %2 of %3 SMs busy, "
+                    "each walking %4. -2 launches one per query block too: %5 in %6 keep %7 "
+                    "busy: %8 of work against %9, %10× sooner if every query block costs the "
+                    "same.")
+            .arg(counted(one.blocks, block, blocks))
             .arg(one.busySms)
             .arg(one.sms)
-            .arg(one.queryBlocksPerThreadBlock)
-            .arg(formatCount(two.blocks))
-            .arg(formatCount(two.waves))
+            .arg(counted(std::uint64_t(one.queryBlocksPerThreadBlock), QObject::tr("query block"),
+                         QObject::tr("query blocks")))
+            .arg(counted(two.blocks, block, blocks))
+            .arg(counted(two.waves, QObject::tr("wave"), QObject::tr("waves")))
+            .arg(two.busySms)
+            .arg(counted(two.timeUnits(), QObject::tr("unit"), QObject::tr("units")))
+            .arg(formatCount(one.timeUnits()))
             .arg(formatRatio(r.gridSpeedup()));
-    const KernelShape& k = m.request.kernel;
     const Occupancy& o = two.occupancy;
     m.kernelLine =
         QObject::tr("Kernel %1: Br %2, %3 threads, %4 of shared memory; %5 block(s) per SM "
@@ -124,6 +138,10 @@ std::vector<int> firstWave(const GridPicture& grid) {
     return perSm;
 }
 
+QString operandsName(const KernelShape& kernel) {
+    return kernel.elementBytes == 2 ? QObject::tr("fp16 / bf16") : QObject::tr("fp32");
+}
+
 VersionsModel versionsModel(const Frame& frame, const ViewOptions& options) {
     const Scene& scene = *frame.scene;
     const auto& spec = scene.settings.spec;
@@ -136,24 +154,18 @@ VersionsModel versionsModel(const Frame& frame, const ViewOptions& options) {
                   .arg(spec.causal ? QObject::tr(", causal") : QString())
                   .arg(QString::fromStdString(scene.hardware.name));
     m.request = versionsRequest(scene, options);
-    chooseTile(m, frame);
+    m.stepTile = chooseStepTile(m.request, frame);
     describeCheck(m, scene);
     try {
         m.report = versionsReport(m.request, scene.hardware);
-        const int rows = m.tileRows.size(), keys = m.tileKeys.size(), d = spec.headDim;
-        m.tileOne = tileNonMatmul(FlashVersion::One, rows, keys, d);
-        m.tileTwo = tileNonMatmul(FlashVersion::Two, rows, keys, d);
-        m.tileMatmul = tileMatmulFlops(rows, keys, d);
-        m.tileTimeOne = arithmeticTime(m.tileMatmul, m.tileOne, scene.hardware);
-        m.tileTimeTwo = arithmeticTime(m.tileMatmul, m.tileTwo, scene.hardware);
-        m.splitOne = warpSplit(FlashVersion::One, rows, keys, d, options.warps, kFastKernelElementBytes);
-        m.splitTwo = warpSplit(FlashVersion::Two, rows, keys, d, options.warps, kFastKernelElementBytes);
     } catch (const EngineError& e) {
         m.error = QString::fromStdString(e.what());
         return m;
     }
-    m.firstWaveOne = firstWave(m.report.gridOne);
-    m.firstWaveTwo = firstWave(m.report.gridTwo);
+    if (m.report.gridError.empty()) {
+        m.firstWaveOne = firstWave(m.report.gridOne);
+        m.firstWaveTwo = firstWave(m.report.gridTwo);
+    }
     describeFindings(m, scene.hardware);
     return m;
 }

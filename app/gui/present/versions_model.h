@@ -20,17 +20,12 @@ namespace flashviz::gui {
 
 struct VersionsModel {
     QString title;   // the sizes and the GPU
-    QString error;   // why there is nothing to show (the kernel does not fit the GPU, say)
+    QString error;   // why there is nothing to show (warps out of range, say)
     VersionsRequest request;
-    VersionsReport report; // whole-pass counts and times, the grid (its splits: the first tile)
-
-    // The tile drawn and counted: the step's (forward flash), else the first one.
-    Range tileRows, tileKeys;
+    // Everything counted: the whole pass, the tile (the step's for a forward flash step that has
+    // one, else the first) and its warp split, the grid (or report.gridError).
+    VersionsReport report;
     bool stepTile = false; // the tile is the step's own
-    NonMatmulFlops tileOne, tileTwo;
-    std::uint64_t tileMatmul = 0;
-    ArithmeticTime tileTimeOne, tileTimeTwo;
-    WarpSplit splitOne, splitTwo; // of that tile
 
     QString checkLine;     // both versions against ordinary attention, or why they did not run
     bool checkPassed = false;
@@ -45,8 +40,10 @@ struct VersionsModel {
 };
 
 // The request the page and the lecture's figures use: the scene's sizes, the user's tiles, the
-// scene's kernel and the view options' warps, batch and heads.
+// scene's kernel and the view options' warps, batch and heads; the first tile.
 VersionsRequest versionsRequest(const Scene& scene, const ViewOptions& options);
+// "fp16 / bf16" or "fp32": the kernel's operands, as the warp picture counts their bytes.
+QString operandsName(const KernelShape& kernel);
 
 // Per SM (hardware SM count entries), the blocks of the first wave, dealt round-robin.
 std::vector<int> firstWave(const GridPicture& grid);

@@ -17,7 +17,11 @@
 namespace flashviz::gui {
 
 // A new view option is a new field of the session: write and read it below, then change this.
-static_assert(sizeof(ViewOptions) == 4 * sizeof(int), "a view option is missing from the session");
+// Fails to compile when a view option is added without its session field: the binding names
+// every member (sizeof would miss a bool in the padding).
+[[maybe_unused]] void everyViewOptionIsInTheSession(const ViewOptions& v) {
+    [[maybe_unused]] const auto& [backendValues, warps, gridBatch, gridHeads] = v;
+}
 
 namespace {
 
@@ -98,14 +102,12 @@ ViewOptions readView(const QJsonObject& json) {
                                          QStringLiteral("view.showBackendValues"));
     // The FlashAttention-2 page's options came later in version 1: absent, they keep their
     // defaults.
-    const auto optionalInt = [&](const char* key, int fallback, int highest) {
-        const QJsonValue v = view.value(QLatin1String(key));
-        if (v.isUndefined()) return fallback;
-        return int(jsonInteger(v, QStringLiteral("view.%1").arg(QLatin1String(key)), 1, highest));
-    };
-    out.warps = optionalInt("warps", kDefaultWarps, kMaxWarps);
-    out.gridBatch = optionalInt("gridBatch", kDefaultGridBatch, kMaxGridCount);
-    out.gridHeads = optionalInt("gridHeads", kDefaultGridHeads, kMaxGridCount);
+    for (const ViewOptionRange& o : kPageOptionRanges) {
+        const QJsonValue v = view.value(QLatin1String(o.key));
+        out.*o.field = v.isUndefined() ? o.fallback
+                                       : int(jsonInteger(v, QStringLiteral("view.%1").arg(QLatin1String(o.key)),
+                                                         o.lowest, o.highest));
+    }
     return out;
 }
 
@@ -164,10 +166,12 @@ QByteArray sessionToJson(const Session& s) {
     json.insert(QStringLiteral("tab"), tabName(s.tab));
     json.insert(QStringLiteral("chart"), s.analysisChart + 1);
     json.insert(QStringLiteral("view"),
-                QJsonObject{{QStringLiteral("showBackendValues"), s.view.showBackendValues},
-                            {QStringLiteral("warps"), s.view.warps},
-                            {QStringLiteral("gridBatch"), s.view.gridBatch},
-                            {QStringLiteral("gridHeads"), s.view.gridHeads}});
+                [&] {
+                    QJsonObject view{{QStringLiteral("showBackendValues"), s.view.showBackendValues}};
+                    for (const ViewOptionRange& o : kPageOptionRanges)
+                        view.insert(QLatin1String(o.key), s.view.*o.field);
+                    return view;
+                }());
     json.insert(QStringLiteral("lecture"),
                 s.lecture
                     ? QJsonValue(QJsonObject{{QStringLiteral("chapter"), s.lecture->chapter + 1},

@@ -780,13 +780,11 @@ void MainWindow::restoreState() {
     showBackendValues(store.value(QStringLiteral("view/backendValues"), false).toBool());
     // The FlashAttention-2 page's, each back to its default when out of range.
     ViewOptions view = m_feed->viewOptions();
-    const auto stored = [&](const char* key, int fallback, int highest) {
-        const int v = store.value(QLatin1String(key), fallback).toInt();
-        return v >= 1 && v <= highest ? v : fallback;
-    };
-    view.warps = stored("view/warps", kDefaultWarps, kMaxWarps);
-    view.gridBatch = stored("view/gridBatch", kDefaultGridBatch, kMaxGridCount);
-    view.gridHeads = stored("view/gridHeads", kDefaultGridHeads, kMaxGridCount);
+    for (const ViewOptionRange& o : kPageOptionRanges) {
+        bool ok = false;
+        const int v = store.value(QStringLiteral("view/%1").arg(QLatin1String(o.key)), o.fallback).toInt(&ok);
+        view.*o.field = ok && v >= o.lowest && v <= o.highest ? v : o.fallback;
+    }
     m_feed->setViewOptions(view);
     m_tabs->setCurrentIndex(store.value(QStringLiteral("view/tab"), 0).toInt() == 1 ? 1 : 0);
 }
@@ -802,9 +800,8 @@ void MainWindow::saveState() const {
     store.setValue(QStringLiteral("window/splitBottom"), m_bottom->saveState());
     store.setValue(QStringLiteral("playback/speed"), m_controller->speed());
     store.setValue(QStringLiteral("view/backendValues"), m_feed->viewOptions().showBackendValues);
-    store.setValue(QStringLiteral("view/warps"), m_feed->viewOptions().warps);
-    store.setValue(QStringLiteral("view/gridBatch"), m_feed->viewOptions().gridBatch);
-    store.setValue(QStringLiteral("view/gridHeads"), m_feed->viewOptions().gridHeads);
+    for (const ViewOptionRange& o : kPageOptionRanges)
+        store.setValue(QStringLiteral("view/%1").arg(QLatin1String(o.key)), m_feed->viewOptions().*o.field);
     store.setValue(QStringLiteral("view/tab"), m_tabs->currentIndex());
 }
 

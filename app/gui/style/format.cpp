@@ -84,11 +84,11 @@ QString formatOperations(std::uint64_t count) {
 }
 
 QString formatShare(double share) {
-    return QStringLiteral("%1 %").arg(100 * share, 0, 'f', share >= 0.1 ? 0 : 1);
+    return QString::fromStdString(formatPercent(share));
 }
 
 QString formatRatio(double ratio) {
-    return QString::number(ratio, 'f', ratio >= 10 ? 0 : 1);
+    return QString::fromStdString(formatTimes(ratio));
 }
 
 QString formatBytesIn(double bytes, ByteUnit unit, int decimals) {

@@ -17,8 +17,8 @@ QString formatFlopRate(double flopsPerSecond); // "19.5 TFLOP/s"
 QString formatSeconds(double seconds);         // "3.28 ps", "830 ns", "1.2 ms"
 QString formatCount(std::uint64_t count);      // "1 048 576"
 QString formatOperations(std::uint64_t count); // "74 880", then "153 M", "4.29 G" from 100 000
-QString formatShare(double share);             // 0.563 as "56 %", 0.042 as "4.2 %"
-QString formatRatio(double ratio);             // "1.5" (the × is the sentence's), "13" from 10 up
+QString formatShare(double share);             // 0.563 as "56 %" (core/units.h, as the CLI)
+QString formatRatio(double ratio);             // "1.5", "13" from 10 up (core/units.h, as the CLI)
 // The text with no line break allowed after '/' or '|' (a word joiner follows each): a wrapped
 // label broke "1.55 TB/s" into "1.55 TB/" and "s", and "max |diff|" after its first bar.
 QString unbroken(const QString& text);

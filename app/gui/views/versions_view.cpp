@@ -117,7 +117,7 @@ void VersionsView::layOutWarps(const QRectF& c) {
     m_layout.legend = QRectF(c.left(), m_layout.warpFinding.top() - lineH - 2 * sc, c.width(), lineH);
     const qreal colGap = 12 * sc;
     const qreal colW = (c.width() - colGap) / 2;
-    const int rows = m_model->tileRows.size(), keys = m_model->tileKeys.size();
+    const int rows = m_model->report.tile.rows.size(), keys = m_model->report.tile.cols.size();
     const int d = m_model->request.headDim;
     for (int i = 0; i < 2; ++i) {
         SplitLayout& s = m_layout.splits[std::size_t(i)];
@@ -138,29 +138,28 @@ void VersionsView::layOutWarps(const QRectF& c) {
     }
 }
 
-// A row per version (label, the SMs, the numbers), then the time bars, the kernel and the finding.
+// A row per version: its label, the SMs, and on the right its numbers over its time bar; then the
+// kernel and the finding.
 void VersionsView::layOutGrid(const QRectF& c) {
     const qreal sc = m_theme.scale;
     const qreal lineH = QFontMetricsF(m_theme.font(kSmallPt)).height() * 1.15;
     const qreal findingH = lineH * 2.2;
     m_layout.gridFinding = QRectF(c.left(), c.bottom() - findingH, c.width(), findingH);
     m_layout.kernelLine = QRectF(c.left(), m_layout.gridFinding.top() - lineH, c.width(), lineH);
-    const qreal barH = lineH;
-    qreal y = m_layout.kernelLine.top() - 2 * (barH + 3 * sc) - 2 * sc;
-    const qreal labelW = c.width() * 0.3;
-    for (int i = 0; i < 2; ++i) {
-        m_layout.gridTimeBars[std::size_t(i)] = QRectF(c.left() + c.width() * 0.18, y, c.width() * 0.82 - labelW, barH);
-        m_layout.gridTimeLabels[std::size_t(i)] = QRectF(c.right() - labelW + 6 * sc, y, labelW - 6 * sc, barH);
-        y += barH + 3 * sc;
-    }
-    const qreal rowsTop = c.top();
-    const qreal rowsH = (m_layout.gridTimeBars[0].top() - rowsTop - 4 * sc) / 2;
+    const qreal rowsH = (m_layout.kernelLine.top() - c.top() - 4 * sc) / 2;
+    const qreal rightW = c.width() * 0.36;
     for (int i = 0; i < 2; ++i) {
         GridRowLayout& r = m_layout.gridRows[std::size_t(i)];
-        const qreal top = rowsTop + i * rowsH;
-        r.label = QRectF(c.left(), top, c.width() * 0.17, rowsH - 4 * sc);
-        r.text = QRectF(c.right() - labelW + 6 * sc, top, labelW - 6 * sc, rowsH - 4 * sc);
-        r.sms = QRectF(r.label.right() + 6 * sc, top, r.text.left() - r.label.right() - 18 * sc, rowsH - 4 * sc);
+        const qreal top = c.top() + i * rowsH, h = rowsH - 4 * sc;
+        r.label = QRectF(c.left(), top, c.width() * 0.15, h);
+        const qreal right = c.right() - rightW;
+        r.sms = QRectF(r.label.right() + 6 * sc, top, right - r.label.right() - 18 * sc, h);
+        // Two lines of numbers, then the bar: centred in the row when it is taller.
+        const qreal block = std::min(h, 3.2 * lineH);
+        const qreal y = top + (h - block) / 2;
+        r.text = QRectF(right, y, rightW, block - lineH);
+        r.timeBar = QRectF(right, y + block - lineH * 0.9, rightW * 0.5, lineH * 0.8);
+        r.timeLabel = QRectF(right + rightW * 0.5 + 4 * sc, y + block - lineH, rightW * 0.5 - 4 * sc, lineH);
     }
 }
 
@@ -187,8 +186,8 @@ void VersionsView::drawArithmetic(QPainter& p) const {
     const VersionsModel& m = *m_model;
     drawPanel(p, m_layout.arithmetic, m_theme, m_theme.accent, tr("1 · Less arithmetic outside the matmuls"),
               m.stepTile ? tr("this step's tile: rows %1–%2 × keys %3–%4, and the whole pass")
-                               .arg(m.tileRows.begin).arg(m.tileRows.end - 1)
-                               .arg(m.tileKeys.begin).arg(m.tileKeys.end - 1)
+                               .arg(m.report.tile.rows.begin).arg(m.report.tile.rows.end - 1)
+                               .arg(m.report.tile.cols.begin).arg(m.report.tile.cols.end - 1)
                          : tr("the first tile (this step has none), and the whole pass"));
     const QFont body = m_theme.font(kSmallPt);
     const QFont bold = m_theme.font(kSmallPt, true);
@@ -205,7 +204,7 @@ void VersionsView::drawArithmetic(QPainter& p) const {
     drawFittedText(p, cell(3, 0).united(cell(4, 0)), Qt::AlignCenter, tr("whole pass"), body);
     for (int c : {1, 3}) drawFittedText(p, cell(c, 1), right, tr("FA-1"), bold);
     for (int c : {2, 4}) drawFittedText(p, cell(c, 1), right, tr("FA-2"), bold);
-    const NonMatmulFlops* values[4] = {&m.tileOne, &m.tileTwo, &m.report.one, &m.report.two};
+    const NonMatmulFlops* values[4] = {&m.report.tileOne, &m.report.tileTwo, &m.report.one, &m.report.two};
     for (std::size_t r = 0; r < kRows.size(); ++r) {
         const bool total = kRows[r].field == nullptr;
         p.setPen(total ? m_theme.text : m_theme.muted);
@@ -219,7 +218,7 @@ void VersionsView::drawArithmetic(QPainter& p) const {
     p.setPen(m_theme.muted);
     drawFittedText(p, cell(0, matmulRow), Qt::AlignLeft | Qt::AlignVCenter, tr("matmul FLOPs (both)"), body);
     p.setPen(m_theme.text);
-    drawFittedText(p, cell(1, matmulRow).united(cell(2, matmulRow)), right, formatOperations(m.tileMatmul), body);
+    drawFittedText(p, cell(1, matmulRow).united(cell(2, matmulRow)), right, formatOperations(m.report.tileMatmul), body);
     drawFittedText(p, cell(3, matmulRow).united(cell(4, matmulRow)), right, formatOperations(m.report.matmulFlops), body);
 
     // The whole pass's time at the GPU's peak rates: matmuls on tensor cores, the rest on the
@@ -254,17 +253,20 @@ void VersionsView::drawArithmetic(QPainter& p) const {
 void VersionsView::drawWarps(QPainter& p) const {
     const VersionsModel& m = *m_model;
     drawPanel(p, m_layout.warps, m_theme, m_theme.sram,
-              (m.request.warps == 1 ? tr("2 · One tile in one warp")
-                                    : tr("2 · One tile across %1 warps of a thread block").arg(m.request.warps)),
-              tr("%1 × %2 scores, d = %3; fp16 operands, fp32 partial results")
-                  .arg(m.tileRows.size()).arg(m.tileKeys.size()).arg(m.request.headDim));
-    drawSplit(p, m.splitOne, m_layout.splits[0]);
-    drawSplit(p, m.splitTwo, m_layout.splits[1]);
+              (m.report.warps == 1 ? tr("2 · One tile in one warp")
+                                   : tr("2 · One tile across %1 warps of a thread block").arg(m.report.warps)),
+              tr("%1 × %2 scores, d = %3; %4 operands, fp32 partial results")
+                  .arg(m.report.tile.rows.size())
+                  .arg(m.report.tile.cols.size())
+                  .arg(m.request.headDim)
+                  .arg(operandsName(m.request.kernel)));
+    drawSplit(p, m.report.splitOne, m_layout.splits[0]);
+    drawSplit(p, m.report.splitTwo, m_layout.splits[1]);
     // The warps' colours.
     const QFont small = m_theme.font(kSmallPt);
     const QFontMetricsF fm(small);
     qreal x = m_layout.legend.left();
-    const int shown = std::min(m.request.warps, 8);
+    const int shown = std::min(m.report.warps, 8);
     for (int w = 0; w < shown; ++w) {
         const QString label = tr("warp %1").arg(w);
         const qreal sw = m_layout.legend.height() * 0.7;
@@ -277,7 +279,7 @@ void VersionsView::drawWarps(QPainter& p) const {
         x += sw + fm.horizontalAdvance(label) + 12;
         if (x > m_layout.legend.right() - 60) break;
     }
-    if (m.request.warps > shown) {
+    if (m.report.warps > shown) {
         p.setPen(m_theme.muted);
         p.drawText(QRectF(x, m_layout.legend.top(), m_layout.legend.right() - x, m_layout.legend.height()),
                    Qt::AlignLeft | Qt::AlignVCenter, tr("(colours repeat)"));
@@ -301,7 +303,7 @@ void VersionsView::drawSplit(QPainter& p, const WarpSplit& split, const SplitLay
     drawFittedText(p, s.tileLabel, Qt::AlignLeft | Qt::AlignVCenter, tr("S, P: who computes"), small);
     drawFittedText(p, s.accLabel, Qt::AlignRight | Qt::AlignVCenter,
                    byKeys ? tr("O: %1 partials").arg(split.warps) : tr("O: rows owned"), small);
-    const int rows = m_model->tileRows.size(), keys = m_model->tileKeys.size();
+    const int rows = m_model->report.tile.rows.size(), keys = m_model->report.tile.cols.size();
     const QRectF& t = s.tile;
     for (int w = 0; w < split.warps; ++w) {
         const WarpShare& share = split.shares[std::size_t(w)];
@@ -385,11 +387,22 @@ void VersionsView::drawSms(QPainter& p, const std::vector<int>& perSm, int block
 void VersionsView::drawGrid(QPainter& p) const {
     const VersionsModel& m = *m_model;
     const GridPicture* grids[2] = {&m.report.gridOne, &m.report.gridTwo};
-    drawPanel(p, m_layout.grid, m_theme, m_theme.hbm,
-              tr("3 · The grid on the %1's %2 SMs").arg(QString::fromStdString(frame()->scene->hardware.name)).arg(grids[0]->sms),
-              tr("batch %1 × %2 heads of n = %3; each square an SM, filled by the blocks it runs in the first wave")
-                  .arg(m.request.batch).arg(m.request.heads).arg(m.request.queries));
+    const HardwareProfile& hw = frame()->scene->hardware;
+    const QRectF content = drawPanel(
+        p, m_layout.grid, m_theme, m_theme.hbm,
+        tr("3 · The grid on the %1's %2 SMs").arg(QString::fromStdString(hw.name)).arg(int(hw.smCount.value)),
+        tr("batch %1 × %2 heads of n = %3; each square an SM, its slots filled by the blocks it "
+           "runs in the first wave")
+            .arg(m.request.batch)
+            .arg(m.request.heads)
+            .arg(m.request.queries));
     const QFont small = m_theme.font(kSmallPt);
+    if (!m.report.gridError.empty()) {
+        p.setPen(m_theme.bad);
+        drawFittedText(p, content, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
+                       m.kernelLine + QStringLiteral(". ") + m.gridFinding, m_theme.font(kBodyPt));
+        return;
+    }
     const std::vector<int>* waves[2] = {&m.firstWaveOne, &m.firstWaveTwo};
     const QColor colours[2] = {m_theme.bad, m_theme.good};
     for (int i = 0; i < 2; ++i) {
@@ -400,27 +413,34 @@ void VersionsView::drawGrid(QPainter& p) const {
                        i == 0 ? tr("FlashAttention-1\none block per head") : tr("FlashAttention-2\none per query block"),
                        m_theme.font(kBodyPt, true));
         drawSms(p, *waves[i], g.occupancy.blocksPerSm, r.sms, colours[i]);
-        const QString text = tr("%1 blocks × %2 query block(s) each\n%3 of %4 SMs busy · %5 wave(s), the last %6 of %7")
-                                 .arg(formatCount(g.blocks))
-                                 .arg(g.queryBlocksPerThreadBlock)
-                                 .arg(g.busySms)
-                                 .arg(g.sms)
-                                 .arg(formatCount(g.waves))
-                                 .arg(formatCount(g.tailBlocks))
-                                 .arg(formatCount(g.residentBlocks));
+        const auto n = [](std::uint64_t v, const QString& one, const QString& many) {
+            return formatCount(v) + QLatin1Char(' ') + (v == 1 ? one : many);
+        };
+        const QString text =
+            tr("%1 × %2 each\n%3 of %4 SMs busy · %5, the last with %6 of %7")
+                .arg(n(g.blocks, tr("block"), tr("blocks")))
+                .arg(n(std::uint64_t(g.queryBlocksPerThreadBlock), tr("query block"), tr("query blocks")))
+                .arg(g.busySms)
+                .arg(g.sms)
+                .arg(n(g.waves, tr("wave"), tr("waves")))
+                .arg(formatCount(g.tailBlocks))
+                .arg(formatCount(g.residentBlocks));
         drawFittedText(p, r.text, Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap, text, small);
     }
-    // Time, in units of one query block's work on one slot: waves x query blocks per block.
+    // Time, in units of one query block's work on one slot (waves x query blocks per block), both
+    // bars to one scale.
     const double longest = double(std::max(grids[0]->timeUnits(), grids[1]->timeUnits()));
     for (int i = 0; i < 2; ++i) {
-        const QRectF bar = m_layout.gridTimeBars[std::size_t(i)];
-        const double units = double(grids[i]->timeUnits());
-        p.fillRect(QRectF(bar.left(), bar.top(), longest > 0 ? bar.width() * units / longest : 0, bar.height()), colours[i]);
+        const GridRowLayout& r = m_layout.gridRows[std::size_t(i)];
+        const std::uint64_t units = grids[i]->timeUnits();
+        p.fillRect(QRectF(r.timeBar.left(), r.timeBar.top(),
+                          longest > 0 ? std::max(2.0, r.timeBar.width() * double(units) / longest) : 0,
+                          r.timeBar.height()),
+                   colours[i]);
         p.setPen(m_theme.text);
-        drawFittedText(p, QRectF(m_layout.gridRows[0].label.left(), bar.top(), bar.left() - m_layout.gridRows[0].label.left() - 4, bar.height()),
-                       Qt::AlignRight | Qt::AlignVCenter, i == 0 ? tr("FA-1 time") : tr("FA-2 time"), small);
-        drawFittedText(p, m_layout.gridTimeLabels[std::size_t(i)], Qt::AlignLeft | Qt::AlignVCenter,
-                       tr("%1 × the work of one query block").arg(formatCount(grids[i]->timeUnits())), small);
+        drawFittedText(p, r.timeLabel, Qt::AlignLeft | Qt::AlignVCenter,
+                       units == 1 ? tr("time: 1 unit") : tr("time: %1 units").arg(formatCount(units)),
+                       m_theme.font(kSmallPt, true));
     }
     p.setPen(m_theme.muted);
     drawFittedText(p, m_layout.kernelLine, Qt::AlignLeft | Qt::AlignVCenter, m.kernelLine, small);

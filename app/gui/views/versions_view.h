@@ -32,7 +32,7 @@ class VersionsView : public FrameView {
         std::vector<QRectF> lines;
     };
     struct GridRowLayout {
-        QRectF label, sms, text;
+        QRectF label, sms, text, timeBar, timeLabel;
     };
     struct Layout {
         QRectF title;
@@ -48,7 +48,6 @@ class VersionsView : public FrameView {
         QRectF legend, warpFinding;
         // 3
         std::array<GridRowLayout, 2> gridRows;
-        std::array<QRectF, 2> gridTimeBars, gridTimeLabels;
         QRectF kernelLine, gridFinding;
     };
 

@@ -9,10 +9,10 @@ namespace flashviz::gui {
 
 namespace {
 
-QSpinBox* spinBox(const char* name, int highest, const QString& tip) {
+QSpinBox* spinBox(const char* name, const ViewOptionRange& range, const QString& tip) {
     auto* box = new QSpinBox;
     box->setObjectName(QLatin1String(name));
-    box->setRange(1, highest);
+    box->setRange(range.lowest, range.highest);
     box->setToolTip(tip);
     box->setKeyboardTracking(false); // one change per number typed, not per digit
     return box;
@@ -22,11 +22,12 @@ QSpinBox* spinBox(const char* name, int highest, const QString& tip) {
 
 VersionsControls::VersionsControls(QWidget* parent)
     : QWidget(parent),
-      m_warps(spinBox("versionsWarps", kMaxWarps,
-                      tr("Warps of one thread block sharing the tile (FlashViz's tensor-core "
-                         "kernels run 4 or 8)"))),
-      m_batch(spinBox("versionsBatch", kMaxGridCount, tr("Sequences in the batch of the grid picture"))),
-      m_heads(spinBox("versionsHeads", kMaxGridCount, tr("Attention heads of the grid picture"))) {
+      m_warps(spinBox("versionsWarps", kPageOptionRanges[0],
+                      tr("Warps of one thread block sharing the tile; \"the kernel's\": as many "
+                         "as the grid's kernel runs (FlashViz's tensor-core kernels: 4 or 8)"))),
+      m_batch(spinBox("versionsBatch", kPageOptionRanges[1], tr("Sequences in the batch of the grid picture"))),
+      m_heads(spinBox("versionsHeads", kPageOptionRanges[2], tr("Attention heads of the grid picture"))) {
+    m_warps->setSpecialValueText(tr("the kernel's"));
     auto* layout = new QHBoxLayout(this);
     layout->setContentsMargins(8, 2, 8, 2);
     const auto add = [&](const QString& label, QSpinBox* box) {

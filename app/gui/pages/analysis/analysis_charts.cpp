@@ -1347,8 +1347,13 @@ ChartPage versionsChart(const AnalysisResults& r) {
         page.caption = QString::fromStdString(r.versionsError);
         return page;
     }
+    const FlashOptions& options = r.inputs.options;
     BarPanel work{QStringLiteral("Less non-matmul work…"),
-                  QStringLiteral("d = %1, %2 × %2 tiles").arg(r.headDim).arg(r.block),
+                  QStringLiteral("d = %1, %2 × %3 tiles%4")
+                      .arg(r.headDim)
+                      .arg(options.blockRows)
+                      .arg(options.blockCols)
+                      .arg(r.inputs.spec.causal ? QStringLiteral(", causal") : QString()),
                   QStringLiteral("non-matmul ops, millions (log scale)"),
                   {},
                   QStringLiteral("fa1-nonmatmul"),
@@ -1373,6 +1378,7 @@ ChartPage versionsChart(const AnalysisResults& r) {
                   {}};
     double shareOneLo = 1e300, shareOneHi = 0, shareTwoLo = 1e300, shareTwoHi = 0;
     double speedLo = 1e300, speedHi = 0;
+    std::string gridError;
     for (std::size_t i = 0; i < r.versions.size(); ++i) {
         const VersionsReport& v = r.versions[i];
         const QString n = QString::number(r.plan.versionsNs[i]);
@@ -1388,6 +1394,7 @@ ChartPage versionsChart(const AnalysisResults& r) {
         shareTwoHi = std::max(shareTwoHi, v.timeTwo.nonMatmulPerMatmul());
         speedLo = std::min(speedLo, v.gridSpeedup());
         speedHi = std::max(speedHi, v.gridSpeedup());
+        if (gridError.empty()) gridError = v.gridError;
     }
     const auto range = [](const QString& lo, const QString& hi) {
         return lo == hi ? lo : lo + QStringLiteral("–") + hi;
@@ -1395,15 +1402,21 @@ ChartPage versionsChart(const AnalysisResults& r) {
     const VersionsReport& last = r.versions.back();
     ChartPage page;
     page.chart = pairedBars(work);
-    page.second = pairedBars(grid);
-    page.caption =
-        QStringLiteral("FlashAttention-1 does %1× the non-matmul work of -2, costing %2 of the "
-                       "matmuls' time at the %3's rates against %4; a block per query block "
-                       "(-2) instead of per head (-1) finishes %5× sooner.")
+    const QString workWords =
+        QStringLiteral("FlashAttention-1 does %1× the non-matmul work of -2, costing at least %2 "
+                       "of the matmuls' time at the %3's rates against %4")
             .arg(formatRatio(last.nonMatmulRatio()),
                  range(formatShare(shareOneLo), formatShare(shareOneHi)), hardwareName(r),
-                 range(formatShare(shareTwoLo), formatShare(shareTwoHi)),
-                 range(formatRatio(speedLo), formatRatio(speedHi)));
+                 range(formatShare(shareTwoLo), formatShare(shareTwoHi)));
+    if (!gridError.empty()) { // the kernel of these tiles fits no SM of this GPU: no grid
+        page.caption = workWords + QStringLiteral(". No grid: ") + QString::fromStdString(gridError);
+        return page;
+    }
+    page.second = pairedBars(grid);
+    page.caption = workWords + QStringLiteral("; a block per query block (-2) instead of per head "
+                                         "(-1) finishes %1× sooner if every query block costs "
+                                         "the same.")
+                              .arg(range(formatRatio(speedLo), formatRatio(speedHi)));
     return page;
 }
 

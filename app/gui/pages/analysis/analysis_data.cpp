@@ -41,7 +41,7 @@ void requirePositive(double value, const std::string& what, const HardwareProfil
 
 bool sameAnalysis(const AnalysisInputs& a, const AnalysisInputs& b) {
     return a.spec.headDim == b.spec.headDim && a.spec.seed == b.spec.seed &&
-           a.options.blockRows == b.options.blockRows &&
+           a.spec.causal == b.spec.causal && a.options.blockRows == b.options.blockRows &&
            a.options.blockCols == b.options.blockCols && sameFigures(a.hardware, b.hardware);
 }
 
@@ -67,14 +67,17 @@ int analysisStepCount(const AnalysisPlan& plan) {
 
 namespace {
 
-// What FlashAttention-2 changed at each n, for the kernel FlashViz would launch on this GPU.
+// What FlashAttention-2 changed at each n, with the settings' tiles and mask, for the kernel
+// FlashViz would launch on this GPU (as the FlashAttention-2 page computes it).
 void versionsTable(AnalysisResults& r, const AnalysisPlan& plan) {
     const HardwareProfile& hw = r.inputs.hardware;
     VersionsRequest request;
+    const FlashOptions& options = r.inputs.options;
     request.headDim = r.headDim;
-    request.blockRows = r.block;
-    request.blockCols = r.block;
-    request.kernel = kernels::kernelShapeFor(r.headDim, r.block, r.block, hw);
+    request.causal = r.inputs.spec.causal;
+    request.blockRows = options.blockRows;
+    request.blockCols = options.blockCols;
+    request.kernel = kernels::kernelShapeFor(r.headDim, options.blockRows, options.blockCols, hw);
     try {
         for (int n : plan.versionsNs) {
             request.queries = n;

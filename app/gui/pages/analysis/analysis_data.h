@@ -21,8 +21,8 @@ struct AnalysisInputs {
     FlashOptions options;
     HardwareProfile hardware;
 };
-// True when the two would draw the same charts: only d, Br, Bc, the seed and the hardware's
-// figures enter the demonstrations (n, the pattern or causal masking do not).
+// True when the two would draw the same charts: only d, Br, Bc, the seed, the causal mask (chart
+// 11) and the hardware's figures enter the demonstrations (n and the pattern do not).
 bool sameAnalysis(const AnalysisInputs& a, const AnalysisInputs& b);
 // Throws EngineError when the settings cannot be analysed; cheap, safe on the GUI thread.
 void validateAnalysisInputs(const AnalysisInputs& inputs);
@@ -77,9 +77,10 @@ struct AnalysisResults {
     OverflowDemo overflow;
     // 10. the roofline at plan.rooflineN, one per arithmetic the profile has
     std::vector<Roofline> rooflines;
-    // 11. what FlashAttention-2 changed, one report per plan.versionsNs (B x B tiles, FlashViz's
-    // kernel for d on this GPU, the page's default warps, batch and heads); the engine's refusal
-    // when that kernel does not fit the GPU
+    // 11. what FlashAttention-2 changed, one report per plan.versionsNs (Br x Bc tiles and the
+    // causal mask of the settings, FlashViz's kernel for d on this GPU, the page's default warps,
+    // batch and heads; each report's gridError when that kernel does not fit the GPU); the
+    // engine's refusal when none can be made
     std::vector<VersionsReport> versions;
     std::string versionsError;
 };
