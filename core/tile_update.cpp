@@ -32,6 +32,17 @@ NonMatmulFlops& tallyOr(NonMatmulFlops* tally, NonMatmulFlops& scratch) {
     return tally ? *tally : scratch;
 }
 
+// S = Q_i K_j^T, -inf where the causal mask hides a key (unscaled: the updates scale it row by
+// row while the row is in cache).
+template <typename Scalar>
+void maskedScores(MatrixT<Scalar>& s, const Eigen::Ref<const MatrixT<Scalar>>& qTile,
+                  const Eigen::Ref<const MatrixT<Scalar>>& kTile, const TilePlace& place) {
+    s.resize(place.rows.size(), place.cols.size());
+    s.noalias() = qTile * kTile.transpose();
+    if (!place.fullyVisible())
+        maskScores(s, place.rows.begin, place.cols.begin, place.queries, place.keys, true);
+}
+
 } // namespace
 
 template <typename Scalar>
@@ -55,11 +66,7 @@ void updateTile(RowState<Scalar>& state, const Eigen::Ref<const MatrixT<Scalar>>
     auto& p = workspace.weights;
     auto& mNew = workspace.mNew;
     auto& correction = workspace.correction;
-
-    s.resize(place.rows.size(), place.cols.size());
-    s.noalias() = qTile * kTile.transpose();
-    if (!place.fullyVisible())
-        maskScores(s, place.rows.begin, place.cols.begin, place.queries, place.keys, true);
+    maskedScores<Scalar>(s, qTile, kTile, place);
 
     if (detail) {
         detail->mOld = state.m;
@@ -132,10 +139,7 @@ void updateTileNormalised(RowState<Scalar>& state, const Eigen::Ref<const Matrix
     NonMatmulFlops& ops = tallyOr(tally, scratch);
     auto& s = workspace.scores;
     auto& p = workspace.weights;
-    s.resize(place.rows.size(), place.cols.size());
-    s.noalias() = qTile * kTile.transpose();
-    if (!place.fullyVisible())
-        maskScores(s, place.rows.begin, place.cols.begin, place.queries, place.keys, true);
+    maskedScores<Scalar>(s, qTile, kTile, place);
 
     const int rows = int(s.rows());
     p.resize(rows, s.cols());
