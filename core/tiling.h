@@ -2,7 +2,7 @@
 // How a problem is cut into tiles, and which of them a causal mask leaves: the forward pass, the
 // step engine, the counting model, the CPU trace, the CUDA backend's host code and the fp32
 // kernels all follow this one rule, so that their tiles, step counts and byte counts cannot
-// drift apart (the tensor-core kernel writes it out: kernels/cuda/tc_flash.cuh says why). Kept
+// drift apart (the tensor-core kernel writes it out: kernels/cuda/sm80/tc_flash.cuh says why). Kept
 // free of Eigen and to C++17 so that nvcc compiles it; under nvcc every rule is also a device
 // function (no CUDA header is needed for that).
 

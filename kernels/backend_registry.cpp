@@ -3,7 +3,7 @@
 #include "core/errors.h"
 
 #if FLASHVIZ_HAVE_CUDA
-#include "kernels/cuda/benchmark_run.h"
+#include "kernels/cuda/bench/benchmark_run.h"
 #include "kernels/cuda_backend.h"
 #endif
 

@@ -1,17 +1,19 @@
-# The CUDA library (included by kernels/CMakeLists.txt when a CUDA toolkit is found): kernel
-# bodies (cuda/*.cuh), their launchers (cuda/*.cu), the device query and the backend
-# (cuda/*.cpp), and the GPU benchmark (bench/). kernels/cuda_backend.h is the public header.
+# The CUDA library (included by kernels/CMakeLists.txt when a CUDA toolkit is found), in folders
+# by role (kernels/cuda/README.md): runtime/, params/, primitives/, fp32/, sm80/, mirror/,
+# bench/, and the backend. kernels/cuda_backend.h is the public header.
 add_library(flashviz_cuda STATIC
-  cuda/backward_launch.cu
-  cuda/bench_util.cpp
-  cuda/benchmark_run.cpp
-  cuda/check.cpp
   cuda/cuda_backend.cpp
-  cuda/device_query.cpp
-  cuda/flash_launch.cu
-  cuda/standard_launch.cu
-  cuda/tc_api.cpp
-  cuda/tc_launch.cu)
+  cuda/runtime/check.cpp
+  cuda/runtime/device_limits.cu
+  cuda/runtime/device_query.cpp
+  cuda/fp32/flash_launch.cu
+  cuda/fp32/standard_launch.cu
+  cuda/sm80/tc_api.cpp
+  cuda/sm80/tc_launch.cu
+  cuda/mirror/mirror_launch.cu
+  cuda/mirror/backward_launch.cu
+  cuda/bench/bench_util.cpp
+  cuda/bench/benchmark_run.cpp)
 target_include_directories(flashviz_cuda PUBLIC ${PROJECT_SOURCE_DIR})
 target_link_libraries(flashviz_cuda
   PUBLIC flashviz_core flashviz_gpu_benchmark_api

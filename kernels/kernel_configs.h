@@ -1,6 +1,6 @@
 #pragma once
 // The launch configurations of FlashViz's CUDA kernels as plain data, free of CUDA and Eigen: the
-// one table the tensor-core launchers instantiate (kernels/cuda/tc_launch.cu builds variant i from
+// one table the tensor-core launchers instantiate (kernels/cuda/sm80/tc_launch.cu builds variant i from
 // row i) and the window's warp and grid pictures read (kernel_shapes.h), in builds without CUDA
 // too, so that what the window draws is what the GPU runs.
 #include <cstddef>
@@ -8,7 +8,7 @@
 
 namespace flashviz::kernels {
 
-// One variant of the fp16 / bf16 tensor-core kernel (kernels/cuda/tc_flash.cuh, TcTile): each
+// One variant of the fp16 / bf16 tensor-core kernel (kernels/cuda/sm80/tc_flash.cuh, TcTile): each
 // warp owns rowsPerWarp() query rows of the tile (FlashAttention-2's split) and walks every key.
 struct TensorCoreConfig {
     int headDim;
@@ -63,7 +63,7 @@ constexpr int chooseTensorCoreConfig(int headDim, std::size_t perBlock, std::siz
     return fitsABlock;
 }
 
-// The mirror kernel (kernels/cuda/flash_mirror.cuh): any Br, Bc and d, one thread block per query
+// The mirror kernel (kernels/cuda/mirror/flash_mirror.cuh): any Br, Bc and d, one thread block per query
 // block, its threads striding over the tile's elements (no warp owns rows), every tile in
 // shared memory: Q and O's accumulator (Br x d each), K and V (Bc x d each), the Br x Bc scores
 // and m, l and the correction per row, all fp32.

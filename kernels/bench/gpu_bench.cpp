@@ -4,12 +4,12 @@
 // Medians over repeats, timed with CUDA events; TFLOP/s = 4 n^2 d batch heads / t (halved with
 // --causal); scratch is what each method allocates beyond Q, K, V, O, and the peak is the drop in
 // free device memory. Every output is checked against the baseline. No Qt, no core sources.
-#include "kernels/cuda/bench_util.h"
-#include "kernels/cuda/benchmark_run.h"
-#include "kernels/cuda/check.h"
-#include "kernels/cuda/device_memory.h"
+#include "kernels/cuda/bench/bench_util.h"
+#include "kernels/cuda/bench/benchmark_run.h"
+#include "kernels/cuda/runtime/check.h"
+#include "kernels/cuda/runtime/device_memory.h"
 #include "kernels/cuda/launch.h"
-#include "kernels/cuda/tc_launch.h"
+#include "kernels/cuda/sm80/tc_launch.h"
 
 #include "core/errors.h"
 

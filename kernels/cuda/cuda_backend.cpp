@@ -2,8 +2,8 @@
 // the three-step standard attention), and brings the results back in the core's types.
 #include "kernels/cuda_backend.h"
 
-#include "kernels/cuda/check.h"
-#include "kernels/cuda/device_memory.h"
+#include "kernels/cuda/runtime/check.h"
+#include "kernels/cuda/runtime/device_memory.h"
 #include "kernels/cuda/launch.h"
 
 #include "core/backward.h"

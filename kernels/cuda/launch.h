@@ -3,7 +3,7 @@
 // pointers and check the launch. No CUDA types, so ordinary C++ (the backend, the benchmark)
 // calls it. Every failure is an EngineError with a readable message. Launches go to the
 // default stream and return without waiting; call synchronize() (check.h) to wait.
-#include "kernels/cuda/params.h"
+#include "kernels/cuda/params/params.h"
 
 #include <cstddef>
 #include <memory>

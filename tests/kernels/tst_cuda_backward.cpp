@@ -1,4 +1,4 @@
-// The GPU backward pass (kernels/cuda/backward_mirror.cuh) against the CPU engine's backward in
+// The GPU backward pass (kernels/cuda/mirror/backward_mirror.cuh) against the CPU engine's backward in
 // float (core's flashBackward<float>) and against the closed-form gradients: ragged tiles,
 // causal, n_q != n_k both ways (rows that see no key), Br != Bc; each bug switch failing on the
 // GPU as on the CPU with the CPU's wrong answer; the stored-P trade; the per-tile trace against

@@ -5,7 +5,7 @@
 // that faults is tst_cuda_lost_context: it ends the context.)
 #include "gpu_test_support.h"
 
-#include "kernels/cuda/device_memory.h"
+#include "kernels/cuda/runtime/device_memory.h"
 #include "kernels/cuda/launch.h"
 
 #include "core/errors.h"

@@ -8,7 +8,7 @@
 #include "gpu_test_support.h"
 
 #include "kernels/backend_registry.h"
-#include "kernels/cuda/check.h"
+#include "kernels/cuda/runtime/check.h"
 #include "kernels/cuda/launch.h"
 
 #include "core/attention.h"

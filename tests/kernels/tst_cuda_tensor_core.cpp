@@ -8,7 +8,7 @@
 
 #include "core/errors.h"
 #include "kernels/cuda_backend.h"
-#include "kernels/cuda/tc_launch.h"
+#include "kernels/cuda/sm80/tc_launch.h"
 
 #include <Eigen/Dense>
 

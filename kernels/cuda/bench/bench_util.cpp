@@ -1,6 +1,6 @@
-#include "kernels/cuda/bench_util.h"
+#include "kernels/cuda/bench/bench_util.h"
 
-#include "kernels/cuda/check.h"
+#include "kernels/cuda/runtime/check.h"
 
 #include <cuda_runtime.h>
 

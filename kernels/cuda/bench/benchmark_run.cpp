@@ -1,10 +1,10 @@
-#include "kernels/cuda/benchmark_run.h"
+#include "kernels/cuda/bench/benchmark_run.h"
 
-#include "kernels/cuda/bench_util.h"
-#include "kernels/cuda/check.h"
-#include "kernels/cuda/device_memory.h"
+#include "kernels/cuda/bench/bench_util.h"
+#include "kernels/cuda/runtime/check.h"
+#include "kernels/cuda/runtime/device_memory.h"
 #include "kernels/cuda/launch.h"
-#include "kernels/cuda/tc_launch.h"
+#include "kernels/cuda/sm80/tc_launch.h"
 
 #include <algorithm>
 #include <cmath>

@@ -12,13 +12,20 @@
 // output columns; the 16 threads sharing rows sit in one half-warp, so the row maximum is a
 // four-step shuffle and P goes through a per-warp stretch of shared memory with no block-wide
 // barrier. l is kept per thread as a partial sum and reduced once at the end.
-#include "kernels/cuda/device_utils.cuh"
-#include "kernels/cuda/params.h"
+#include "kernels/cuda/fp32/tile_loads.cuh"
+#include "kernels/cuda/primitives/async_copy.cuh"
+#include "kernels/cuda/primitives/math.cuh"
+#include "kernels/cuda/params/params.h"
 #include "core/tiling.h"
 
 #include <cstddef>
 
 namespace flashviz::cuda::detail {
+
+using primitives::copyAsyncCommit;
+using primitives::copyAsyncWait;
+using primitives::exp2Approx;
+using primitives::kLog2e;
 
 template <int D_, int BR_, int BC_, int MinBlocks_, bool Swizzle_, int UnrollS_ = 4,
           int UnrollPV_ = 2>

@@ -1,9 +1,10 @@
-// Launchers for the two FlashAttention kernels: configuration checks, shared-memory opt-in,
-// grid shape, and a check after every launch. Kernel bodies live in the .cuh files.
-#include "kernels/cuda/check.h"
-#include "kernels/cuda/flash_fast.cuh"
-#include "kernels/cuda/flash_mirror.cuh"
-#include "kernels/cuda/flash_tf32x3.cuh"
+// Launchers of the fast fp32 FlashAttention kernels (fp32 FMA and 3xTF32): their variant table,
+// configuration checks, shared-memory opt-in, grid shape, and a check after every launch. Kernel
+// bodies live in the .cuh files beside this one.
+#include "kernels/cuda/runtime/check.h"
+#include "kernels/cuda/runtime/device_attributes.h"
+#include "kernels/cuda/fp32/flash_fast.cuh"
+#include "kernels/cuda/fp32/flash_tf32x3.cuh"
 #include "kernels/cuda/launch.h"
 
 #include "core/errors.h"
@@ -103,22 +104,8 @@ const std::vector<FastVariant>& variants() {
     return all;
 }
 
-__global__ void fillKernel(float* data, std::size_t count, float value) {
-    const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
-    for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
-        data[i] = value;
-}
-
 bool aligned16(const void* pointer) {
     return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0;
-}
-
-std::size_t deviceAttribute(cudaDeviceAttr attribute, const char* what) {
-    int device = 0;
-    check(cudaGetDevice(&device), "Selecting the GPU");
-    int value = 0;
-    check(cudaDeviceGetAttribute(&value, attribute, device), what);
-    return std::size_t(value);
 }
 
 // Three TF32 products beat one fp32 FMA where the tensor cores' TF32 rate is several times the
@@ -132,21 +119,6 @@ bool tf32x3OutrunsFma() {
 }
 
 } // namespace
-
-std::size_t maxSharedBytesPerBlock() {
-    return deviceAttribute(cudaDevAttrMaxSharedMemoryPerBlockOptin,
-                           "Reading the GPU's shared-memory limit");
-}
-
-std::size_t sharedBytesPerSm() {
-    return deviceAttribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor,
-                           "Reading the GPU's shared memory per SM");
-}
-
-std::size_t reservedSharedBytesPerBlock() {
-    return deviceAttribute(cudaDevAttrReservedSharedMemoryPerBlock,
-                           "Reading the GPU's reserved shared memory per block");
-}
 
 const std::vector<FastKernelInfo>& fastKernels() {
     static const std::vector<FastKernelInfo> infos = [] {
@@ -215,42 +187,6 @@ void launchFlashFast(const AttentionParams& p, int kernelId) {
                               formatBytes(double(limit)) + ".");
     if (p.queries <= 0 || p.keys <= 0 || p.batch <= 0 || p.heads <= 0) return;
     chosen->launch(p);
-}
-
-void fillDevice(float* data, std::size_t count, float value) {
-    if (count == 0) return;
-    const std::size_t blocks = std::min<std::size_t>((count + 255) / 256, 65536);
-    fillKernel<<<unsigned(blocks), 256>>>(data, count, value);
-    checkLaunch("fill");
-}
-
-std::size_t mirrorSharedBytes(int blockRows, int blockCols, int headDim) {
-    return detail::mirrorSharedFloats(blockRows, blockCols, headDim) * sizeof(float);
-}
-
-void launchFlashMirror(const MirrorParams& mp) {
-    const AttentionParams& p = mp.attention;
-    if (mp.blockRows <= 0 || mp.blockCols <= 0)
-        throw EngineError(ErrorKind::InvalidArgument, "Block sizes Br and Bc must be at least 1.");
-    const std::size_t need = mirrorSharedBytes(mp.blockRows, mp.blockCols, p.headDim);
-    const std::size_t limit = maxSharedBytesPerBlock();
-    if (need > limit)
-        throw EngineError(
-            ErrorKind::Unsupported,
-            "The GPU kernel keeps a Br x d query tile, Bc x d key and value tiles, the Br x Bc "
-            "scores and the Br x d accumulator in shared memory: Br = " +
-                std::to_string(mp.blockRows) + ", Bc = " + std::to_string(mp.blockCols) +
-                ", d = " + std::to_string(p.headDim) + " need " + formatBytes(double(need)) +
-                ", more than this GPU's " + formatBytes(double(limit)) +
-                " per block. Choose smaller blocks.");
-    if (p.queries <= 0 || p.keys <= 0 || p.batch <= 0 || p.heads <= 0) return;
-    check(cudaFuncSetAttribute(detail::flashMirrorKernel,
-                               cudaFuncAttributeMaxDynamicSharedMemorySize, int(need)),
-          "Reserving shared memory for the mirror kernel");
-    const dim3 grid(unsigned(blockCount(p.queries, mp.blockRows)), unsigned(p.heads),
-                    unsigned(p.batch));
-    detail::flashMirrorKernel<<<grid, detail::kMirrorThreads, need>>>(mp);
-    checkLaunch("flash (mirror)");
 }
 
 } // namespace flashviz::cuda

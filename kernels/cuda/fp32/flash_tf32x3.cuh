@@ -29,14 +29,19 @@
 // Row strides (floats) are chosen for those loads: Q's and K's D + 16 and V's D + 4 put the 8
 // lanes of each quarter-warp on 8 different 16-byte bank groups. Q stays in shared memory: the
 // registers go to O and to the fresh per-tile accumulators that keep the error flat in n.
-#include "kernels/cuda/device_utils.cuh"
-#include "kernels/cuda/mma_softmax.cuh"
-#include "kernels/cuda/params.h"
+#include "kernels/cuda/fp32/tile_loads.cuh"
+#include "kernels/cuda/primitives/async_copy.cuh"
+#include "kernels/cuda/primitives/math.cuh"
+#include "kernels/cuda/primitives/matrix_ops.cuh"
+#include "kernels/cuda/sm80/mma_softmax.cuh"
+#include "kernels/cuda/params/params.h"
 #include "core/tiling.h"
 
 #include <cstdint>
 
 namespace flashviz::cuda::tf32x3 {
+
+using primitives::mmaTf32;
 
 template <int D_, int Warps_, int BC_, int MinBlocks_>
 struct Tile {
@@ -73,14 +78,6 @@ struct Split {
 __device__ __forceinline__ Split split(float x) {
     const std::uint32_t big = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
     return {big, __float_as_uint(x - __uint_as_float(big))};
-}
-
-__device__ __forceinline__ void mmaTf32(float (&c)[4], const std::uint32_t (&a)[4],
-                                        std::uint32_t b0, std::uint32_t b1) {
-    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, "
-                 "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
 // c += a b in three TF32 products. The two small products go to their own accumulator: the
@@ -121,7 +118,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) flashTf32x3Kernel(
     const int g = lane / 4, q = lane % 4; // mma fragment coordinates
     const int row0 = queryBlock * BR;
     const int warpRow = row0 + warp * 16;
-    const float scaleLog2 = p.scale * detail::kLog2e;
+    const float scaleLog2 = p.scale * primitives::kLog2e;
 
     const float* Q = p.q + batch * p.qBatchStride + head * p.qHeadStride;
     const float* K = p.k + batch * p.kBatchStride + head * p.kHeadStride;
@@ -133,9 +130,9 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) flashTf32x3Kernel(
     if (tiles > 0) {
         detail::loadTileAsync<T, BR, true>(sQ, Q, p.qRowStride, row0, p.queries, tid);
         detail::loadTileAsync<T, BC, true>(sK0, K, p.kRowStride, 0, p.keys, tid);
-        detail::copyAsyncCommit();
+        primitives::copyAsyncCommit();
         detail::loadTileAsync<T, BC, false>(sV0, V, p.vRowStride, 0, p.keys, tid);
-        detail::copyAsyncCommit();
+        primitives::copyAsyncCommit();
     }
     // This thread's Q values: rows g and g + 8 of the warp, columns 16c + 4q .. + 3 (see the top).
     const float* qLane = sQ + (warp * 16 + g) * T::kKStride + 4 * q;
@@ -151,19 +148,19 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) flashTf32x3Kernel(
         const int buffer = j & 1;
         const float* sK = sK0 + buffer * T::kKFloats;
         const float* sV = sV0 + buffer * T::kVFloats;
-        detail::copyAsyncWait<1>(); // K[j] landed; V[j] may still be in flight
+        primitives::copyAsyncWait<1>(); // K[j] landed; V[j] may still be in flight
         __syncthreads();            // ... for every thread; and tile j - 1 is fully used
         if (j + 1 < tiles) {
             const int next = (j + 1) * BC;
             detail::loadTileAsync<T, BC, true>(sK0 + (buffer ^ 1) * T::kKFloats, K, p.kRowStride,
                                                next, p.keys, tid);
-            detail::copyAsyncCommit();
+            primitives::copyAsyncCommit();
             detail::loadTileAsync<T, BC, false>(sV0 + (buffer ^ 1) * T::kVFloats, V,
                                                 p.vRowStride, next, p.keys, tid);
         } else {
-            detail::copyAsyncCommit();
+            primitives::copyAsyncCommit();
         }
-        detail::copyAsyncCommit();
+        primitives::copyAsyncCommit();
 
         // S = Q K_j^T: key tile t, column g is key 8t + g.
         float s[1][BC / 8][4], sSmall[BC / 8][4];
@@ -212,7 +209,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) flashTf32x3Kernel(
         for (int t = 0; t < BC / 8; ++t)
             splitFragment(s[0][t][0], s[0][t][2], s[0][t][1], s[0][t][3], pBig[t], pSmall[t]);
 
-        detail::copyAsyncWait<2>(); // V[j] landed (K[j + 1], V[j + 1] may be in flight)
+        primitives::copyAsyncWait<2>(); // V[j] landed (K[j + 1], V[j + 1] may be in flight)
         __syncthreads();
 
         // O = correction O + P V_j, 32 output columns at a time. The tile's products are summed
@@ -245,7 +242,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) flashTf32x3Kernel(
                                              tileBig[i][e] + tileSmall[i][e]);
         }
     }
-    detail::copyAsyncWait<0>();
+    primitives::copyAsyncWait<0>();
 
     // O = acc / l; a row that saw no key (l = 0) is written as 0. Accumulator e of n-tile 4c + i
     // is row g + 8 (e >> 1), column 32c + 8q + 4 (e & 1) + i.

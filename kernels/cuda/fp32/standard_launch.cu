@@ -1,9 +1,9 @@
 // Ordinary attention on the GPU in three steps, the baseline FlashAttention is measured against:
 // cuBLAS writes S = scale Q K^T (n_q x n_k per head) to device memory, a kernel turns each row
 // into softmax weights in place, cuBLAS computes O = P V. The scratch grows as n^2.
-#include "kernels/cuda/check.h"
+#include "kernels/cuda/runtime/check.h"
 #include "kernels/cuda/launch.h"
-#include "kernels/cuda/softmax_rows.cuh"
+#include "kernels/cuda/fp32/softmax_rows.cuh"
 
 #include "core/errors.h"
 

@@ -1,8 +1,8 @@
 // Launcher for the backward mirror kernel: configuration checks, shared-memory opt-in, the
 // pre-pass and the tile loop on one stream, and a check after every launch. Kernel bodies live
 // in backward_mirror.cuh.
-#include "kernels/cuda/backward_mirror.cuh"
-#include "kernels/cuda/check.h"
+#include "kernels/cuda/mirror/backward_mirror.cuh"
+#include "kernels/cuda/runtime/check.h"
 #include "kernels/cuda/launch.h"
 
 #include "core/errors.h"

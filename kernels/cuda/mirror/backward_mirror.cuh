@@ -8,7 +8,7 @@
 // read, added to and written back in global memory at every tile, as in FlashAttention-2.
 // Speed is not its purpose: it runs teaching-sized problems.
 #include "core/tiling.h"
-#include "kernels/cuda/params.h"
+#include "kernels/cuda/params/params.h"
 
 #include <cuda_runtime.h>
 

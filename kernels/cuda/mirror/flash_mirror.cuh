@@ -5,7 +5,7 @@
 // wrong answer on both. One thread block per query block; the Q tile, the K and V tiles, the
 // score tile, m, l, the correction and the O accumulator all sit in shared memory, whose size
 // follows from Br, Bc and d at run time. Speed is not its purpose: flash_fast.cuh is.
-#include "kernels/cuda/params.h"
+#include "kernels/cuda/params/params.h"
 #include "kernels/kernel_configs.h"
 #include "core/tiling.h"
 

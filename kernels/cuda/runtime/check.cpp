@@ -1,4 +1,4 @@
-#include "kernels/cuda/check.h"
+#include "kernels/cuda/runtime/check.h"
 
 #include "core/errors.h"
 

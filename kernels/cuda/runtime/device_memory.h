@@ -1,7 +1,7 @@
 #pragma once
 // An owning device allocation. Running out of memory is an EngineError(OutOfMemory) that names
 // the buffer, the size asked for and what the GPU has free. Internal to kernels/cuda.
-#include "kernels/cuda/check.h"
+#include "kernels/cuda/runtime/check.h"
 
 #include "core/errors.h"
 

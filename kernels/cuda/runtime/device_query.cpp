@@ -1,6 +1,6 @@
 // Device query: what device 0 is, whether the kernels can run on it, and its figures as a
 // hardware profile for the memory stage.
-#include "kernels/cuda/check.h"
+#include "kernels/cuda/runtime/check.h"
 #include "kernels/cuda_backend.h"
 
 #include <cuda_runtime.h>

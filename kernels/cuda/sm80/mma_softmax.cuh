@@ -2,9 +2,11 @@
 // The online softmax on mma.sync accumulators, shared by the two tensor-core kernels (fp16/bf16
 // in tc_flash.cuh, 3xTF32 in flash_tf32x3.cuh): the S tile of a warp's 16-row mma tiles lives in
 // m16n8 C fragments, so each row's values sit in the 4 lanes of one quad.
-#include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/primitives/math.cuh"
 
 namespace flashviz::cuda::detail {
+
+using primitives::exp2Approx;
 
 // Largest of v[First, First + N) as a balanced tree (short dependency chain).
 template <int First, int N, int Size>

@@ -1,9 +1,9 @@
 // The public face of the tensor-core kernel (kernels/cuda_backend.h, HalfAttention section):
 // problem checks, host-data passes through device buffers, and fp16 / bf16 conversions.
-#include "kernels/cuda/check.h"
-#include "kernels/cuda/device_memory.h"
+#include "kernels/cuda/runtime/check.h"
+#include "kernels/cuda/runtime/device_memory.h"
 #include "kernels/cuda/launch.h"
-#include "kernels/cuda/tc_launch.h"
+#include "kernels/cuda/sm80/tc_launch.h"
 #include "kernels/cuda_backend.h"
 
 #include "core/errors.h"

@@ -11,9 +11,11 @@
 // input type in registers and fed straight to the second mma as its A operand. Q stays in
 // registers for the whole pass (QInRegs) or is re-read from shared memory per tile (less
 // register pressure for MT = 2 at d = 128).
-#include "kernels/cuda/device_utils.cuh"
-#include "kernels/cuda/mma_softmax.cuh"
-#include "kernels/cuda/tc_params.h"
+#include "kernels/cuda/primitives/async_copy.cuh"
+#include "kernels/cuda/primitives/math.cuh"
+#include "kernels/cuda/primitives/matrix_ops.cuh"
+#include "kernels/cuda/sm80/mma_softmax.cuh"
+#include "kernels/cuda/params/tc_params.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -23,6 +25,11 @@
 #include <cstring>
 
 namespace flashviz::cuda::tc {
+
+using primitives::copyAsync16;
+using primitives::ldmatrixX4;
+using primitives::ldmatrixX4Trans;
+using primitives::opaque;
 
 template <int D_, int Warps_, int MT_, int BC_, bool QInRegs_, int MinBlocks_, bool SkipRescale_>
 struct TcTile {
@@ -63,10 +70,7 @@ struct Element<TcElement::Fp16> {
     }
     __device__ __forceinline__ static void mma(float (&c)[4], const std::uint32_t (&a)[4],
                                                std::uint32_t b0, std::uint32_t b1) {
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, "
-                     "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+        primitives::mmaF16(c, a, b0, b1);
     }
 };
 
@@ -80,30 +84,9 @@ struct Element<TcElement::Bf16> {
     }
     __device__ __forceinline__ static void mma(float (&c)[4], const std::uint32_t (&a)[4],
                                                std::uint32_t b0, std::uint32_t b1) {
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, "
-                     "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+        primitives::mmaBf16(c, a, b0, b1);
     }
 };
-
-__device__ __forceinline__ void ldmatrixX4(std::uint32_t address, std::uint32_t (&r)[4]) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(address));
-}
-
-__device__ __forceinline__ void ldmatrixX4Trans(std::uint32_t address, std::uint32_t (&r)[4]) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(address));
-}
-
-__device__ __forceinline__ void copyAsync16(std::uint32_t shared, const void* global, bool valid) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared), "l"(global),
-                 "r"(valid ? 16 : 0)
-                 : "memory");
-}
 
 // Rows [0, Rows) of a tile into swizzled shared memory; rows at or past `validRows` are zeros.
 // Thread t copies chunk t % kChunks of rows t / kChunks + i x kRowsPerPass: its shared offsets
@@ -123,14 +106,6 @@ __device__ __forceinline__ void loadTile(std::uint32_t shared, const char* globa
         copyAsync16(target + std::uint32_t(i * kRowsPerPass * Tile::D * 2),
                     valid ? source + i * kRowsPerPass * rowBytes : global, valid);
     }
-}
-
-// Hides a value's origin from the compiler, so addresses derived from it are recomputed inside
-// the key loop (one XOR each) instead of being hoisted out of it into registers that the
-// accumulators need.
-__device__ __forceinline__ std::uint32_t opaque(std::uint32_t x) {
-    asm volatile("" : "+r"(x));
-    return x;
 }
 
 // S = Q K^T for one warp's 16 x MT rows and the tile's BC keys; Q from registers or shared memory.
@@ -233,7 +208,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) tcFlashKerne
     const int tid = int(threadIdx.x), warp = tid / 32, lane = tid % 32;
     const int group = lane / 4, quad = lane % 4; // mma fragment coordinates
     const int nq = p.queries, nk = p.keys, shift = nk - nq;
-    const float scaleLog2 = p.scale * detail::kLog2e;
+    const float scaleLog2 = p.scale * primitives::kLog2e;
 
     const char* qGlobal = static_cast<const char*>(p.q) +
                           2 * (batch * p.qBatchStride + head * p.qHeadStride + row0 * p.qRowStride);
@@ -257,7 +232,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) tcFlashKerne
     // of an address can be flipped by XOR: chunk c ^ s of k-step kk is (c ^ s) ^ 2kk.
     static_assert(Tile::kAlign % kRowBytes == 0, "alignment");
     const std::uint32_t sQ =
-        (static_cast<std::uint32_t>(__cvta_generic_to_shared(shared)) + Tile::kAlign - 1) &
+        (primitives::sharedAddress(shared) + Tile::kAlign - 1) &
         ~std::uint32_t(Tile::kAlign - 1);
     // K buffers at sK0 and sK0 + kKVBytes, V buffers at sV0 and sV0 + kKVBytes.
     const std::uint32_t sK0 = sQ + Tile::kQBytes;
@@ -296,13 +271,13 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) tcFlashKerne
     if (tiles > 0) {
         loadTile<Tile, BR>(sQ, qGlobal, qRow, nq - row0, tid);
         loadTile<Tile, BC>(sK0, kGlobal, kRow, nk, tid);
-        detail::copyAsyncCommit();
+        primitives::copyAsyncCommit();
         loadTile<Tile, BC>(sV0, vGlobal, vRow, nk, tid);
-        detail::copyAsyncCommit();
+        primitives::copyAsyncCommit();
 
         typename Tile::QFragments qFrag;
         if constexpr (Tile::QInRegs) {
-            detail::copyAsyncWait<1>();
+            primitives::copyAsyncWait<1>();
             __syncthreads();
 #pragma unroll
             for (int mt = 0; mt < MT; ++mt)
@@ -318,17 +293,17 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) tcFlashKerne
             [[maybe_unused]] const std::uint32_t qAddress = opaque(qLane);
             const std::uint32_t sKNext = sK0 + std::uint32_t(buffer ^ 1) * Tile::kKVBytes;
             const std::uint32_t sVNext = sV0 + std::uint32_t(buffer ^ 1) * Tile::kKVBytes;
-            detail::copyAsyncWait<1>(); // K[j] (and Q) landed; V[j] may still be in flight
+            primitives::copyAsyncWait<1>(); // K[j] (and Q) landed; V[j] may still be in flight
             __syncthreads();            // ... for every thread; and tile j - 1 is fully used
             if (j + 1 < tiles) {
                 const int next = (j + 1) * BC;
                 loadTile<Tile, BC>(sKNext, kGlobal + next * kRow, kRow, nk - next, tid);
-                detail::copyAsyncCommit();
+                primitives::copyAsyncCommit();
                 loadTile<Tile, BC>(sVNext, vGlobal + next * vRow, vRow, nk - next, tid);
-                detail::copyAsyncCommit();
+                primitives::copyAsyncCommit();
             } else {
-                detail::copyAsyncCommit();
-                detail::copyAsyncCommit();
+                primitives::copyAsyncCommit();
+                primitives::copyAsyncCommit();
             }
 
             float s[MT][BC / 8][4];
@@ -353,11 +328,11 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) tcFlashKerne
 
             onlineSoftmax<Tile>(s, rowMax, rowSum, acc, scaleLog2);
 
-            detail::copyAsyncWait<2>(); // V[j] landed (K[j + 1], V[j + 1] may be in flight)
+            primitives::copyAsyncWait<2>(); // V[j] landed (K[j + 1], V[j + 1] may be in flight)
             __syncthreads();
             accumulatePV<Tile, El>(acc, s, vAddress);
         }
-        detail::copyAsyncWait<0>();
+        primitives::copyAsyncWait<0>();
     }
 
     // O = acc / l; a row that saw no key (l = 0) is written as 0.

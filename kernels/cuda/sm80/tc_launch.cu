@@ -1,10 +1,10 @@
 // Launchers of the tensor-core FlashAttention kernel (tc_flash.cuh): the variant table,
 // parameter checks, shared-memory opt-in and the grid. Variants and their measured figures:
 // kernels/bench/TC_NOTES.md.
-#include "kernels/cuda/check.h"
+#include "kernels/cuda/runtime/check.h"
 #include "kernels/cuda/launch.h"
-#include "kernels/cuda/tc_flash.cuh"
-#include "kernels/cuda/tc_launch.h"
+#include "kernels/cuda/sm80/tc_flash.cuh"
+#include "kernels/cuda/sm80/tc_launch.h"
 #include "kernels/kernel_configs.h"
 
 #include "core/errors.h"

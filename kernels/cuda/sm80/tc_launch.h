@@ -2,7 +2,7 @@
 // Launch layer of the tensor-core (fp16 / bf16) FlashAttention kernel: its compiled tile
 // configurations, parameter checks and launches. No CUDA types; failures are EngineErrors.
 // Launches go to the default stream and return without waiting (synchronize() in check.h).
-#include "kernels/cuda/tc_params.h"
+#include "kernels/cuda/params/tc_params.h"
 
 #include <cstddef>
 #include <string>
