@@ -61,6 +61,23 @@ class TestFlashVersions : public QObject {
     Q_OBJECT
 
   private:
+    struct Run {
+        int queries, keys, headDim, br, bc;
+        bool causal;
+        LoopOrder order;
+        Precision precision;
+    };
+    static Run fetchRun() {
+        QFETCH(int, queries);
+        QFETCH(int, keys);
+        QFETCH(int, headDim);
+        QFETCH(int, br);
+        QFETCH(int, bc);
+        QFETCH(bool, causal);
+        QFETCH(LoopOrder, order);
+        QFETCH(Precision, precision);
+        return {queries, keys, headDim, br, bc, causal, order, precision};
+    }
     static void addRunColumns() {
         QTest::addColumn<int>("queries");
         QTest::addColumn<int>("keys");
@@ -83,14 +100,7 @@ class TestFlashVersions : public QObject {
   private slots:
     void bothVersionsAreExact_data() { addRunColumns(); }
     void bothVersionsAreExact() {
-        QFETCH(int, queries);
-        QFETCH(int, keys);
-        QFETCH(int, headDim);
-        QFETCH(int, br);
-        QFETCH(int, bc);
-        QFETCH(bool, causal);
-        QFETCH(LoopOrder, order);
-        QFETCH(Precision, precision);
+        const auto [queries, keys, headDim, br, bc, causal, order, precision] = fetchRun();
         const Problem p = makeProblem(makeSpec(queries, keys, headDim, causal, precision));
         const Matrix reference = referenceAttention(p);
         const FlashOptions options = makeOptions(br, bc, order);
@@ -116,14 +126,7 @@ class TestFlashVersions : public QObject {
 
     void countedEqualsClosedForm_data() { addRunColumns(); }
     void countedEqualsClosedForm() {
-        QFETCH(int, queries);
-        QFETCH(int, keys);
-        QFETCH(int, headDim);
-        QFETCH(int, br);
-        QFETCH(int, bc);
-        QFETCH(bool, causal);
-        QFETCH(LoopOrder, order);
-        QFETCH(Precision, precision);
+        const auto [queries, keys, headDim, br, bc, causal, order, precision] = fetchRun();
         const Problem p = makeProblem(makeSpec(queries, keys, headDim, causal, precision));
         const FlashOptions options = makeOptions(br, bc, order);
         for (FlashVersion v : {FlashVersion::One, FlashVersion::Two}) {
