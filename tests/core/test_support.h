@@ -17,6 +17,24 @@ namespace flashviz::test {
 
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
 
+// The forward pass's shapes (tst_flash, tst_flash_versions): ragged tiles, n_q != n_k both ways,
+// Br != Bc, odd d, blocks past n, the explainer's toy.
+struct FlashShape {
+    const char* name;
+    int queries, keys, headDim, blockRows, blockCols;
+};
+inline constexpr FlashShape kFlashShapes[] = {
+    {"toy 8x8 d4 Br4 Bc4", 8, 8, 4, 4, 4},
+    {"ragged 37x37 d5 Br8 Bc8", 37, 37, 5, 8, 8},
+    {"ragged 100x100 d3 Br16 Bc24", 100, 100, 3, 16, 24},
+    {"nq<nk 24x70 d7 Br16 Bc8", 24, 70, 7, 16, 8},
+    {"nq>nk 70x24 d5 Br8 Bc16", 70, 24, 5, 8, 16},
+    {"block past n 20x13 d3 Br64 Bc64", 20, 13, 3, 64, 64},
+    {"single 1x1 d1 Br1 Bc1", 1, 1, 1, 1, 1},
+    {"row tiles 9x9 d2 Br1 Bc9", 9, 9, 2, 1, 9},
+    {"130x130 d16 Br64 Bc64", 130, 130, 16, 64, 64},
+};
+
 // A problem's spec from the fields the suites vary; scale stays unset (1/sqrt(d)).
 inline ProblemSpec makeSpec(int nq, int nk, int d, bool causal = false,
                             Precision precision = Precision::Double,

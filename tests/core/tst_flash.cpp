@@ -22,24 +22,6 @@ Q_DECLARE_METATYPE(flashviz::InputPattern)
 
 namespace {
 
-struct Shape {
-    const char* name;
-    int queries, keys, headDim, blockRows, blockCols;
-};
-
-// Ragged tiles, n_q != n_k both ways, Br != Bc, odd d, blocks past n, the explainer's toy.
-const Shape kShapes[] = {
-    {"toy 8x8 d4 Br4 Bc4", 8, 8, 4, 4, 4},
-    {"ragged 37x37 d5 Br8 Bc8", 37, 37, 5, 8, 8},
-    {"ragged 100x100 d3 Br16 Bc24", 100, 100, 3, 16, 24},
-    {"nq<nk 24x70 d7 Br16 Bc8", 24, 70, 7, 16, 8},
-    {"nq>nk 70x24 d5 Br8 Bc16", 70, 24, 5, 8, 16},
-    {"block past n 20x13 d3 Br64 Bc64", 20, 13, 3, 64, 64},
-    {"single 1x1 d1 Br1 Bc1", 1, 1, 1, 1, 1},
-    {"row tiles 9x9 d2 Br1 Bc9", 9, 9, 2, 1, 9},
-    {"130x130 d16 Br64 Bc64", 130, 130, 16, 64, 64},
-};
-
 // The rescale bug switched on: exp(m_old - m_new) is never applied.
 FlashOptions withoutRescale(FlashOptions o) {
     o.rescale = false;
@@ -89,7 +71,7 @@ void TstFlash::matchesReference_data() {
     QTest::addColumn<LoopOrder>("order");
     QTest::addColumn<Precision>("precision");
     QTest::addColumn<InputPattern>("pattern");
-    for (const Shape& s : kShapes)
+    for (const FlashShape& s : kFlashShapes)
         for (bool causal : {false, true})
             for (LoopOrder order : {LoopOrder::QueryOuter, LoopOrder::KeyValueOuter})
                 for (Precision precision : {Precision::Double, Precision::Float})
@@ -227,14 +209,14 @@ void TstFlash::rescaleBugShows_data() {
     addTileCaseColumns();
     QTest::addColumn<LoopOrder>("order");
     QTest::addColumn<Precision>("precision");
-    const Shape shapes[] = {
+    const FlashShape shapes[] = {
         {"toy 8x8 d4 Br4 Bc4", 8, 8, 4, 4, 4},
         {"64x64 d16 Br16 Bc16", 64, 64, 16, 16, 16},
         {"40x90 d5 Br8 Bc12", 40, 90, 5, 8, 12},
         {"90x40 d7 Br12 Bc8", 90, 40, 7, 12, 8},
         {"256x256 d64 Br64 Bc64", 256, 256, 64, 64, 64},
     };
-    for (const Shape& s : shapes)
+    for (const FlashShape& s : shapes)
         for (bool causal : {false, true})
             for (LoopOrder order : {LoopOrder::QueryOuter, LoopOrder::KeyValueOuter})
                 for (Precision precision : {Precision::Double, Precision::Float})

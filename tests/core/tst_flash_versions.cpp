@@ -25,21 +25,6 @@ Q_DECLARE_METATYPE(flashviz::Precision)
 
 namespace {
 
-struct Shape {
-    const char* name;
-    int queries, keys, headDim, blockRows, blockCols;
-};
-
-// Ragged tiles, n_q != n_k both ways, Br != Bc, odd d, a single element, the explainer's toy.
-const Shape kShapes[] = {
-    {"toy 8x8 d4 Br4 Bc4", 8, 8, 4, 4, 4},
-    {"ragged 37x37 d5 Br8 Bc8", 37, 37, 5, 8, 8},
-    {"nq<nk 24x70 d7 Br16 Bc8", 24, 70, 7, 16, 8},
-    {"nq>nk 70x24 d5 Br8 Bc16", 70, 24, 5, 8, 16},
-    {"single 1x1 d1 Br1 Bc1", 1, 1, 1, 1, 1},
-    {"130x130 d16 Br64 Bc32", 130, 130, 16, 64, 32},
-};
-
 // Each row's log-sum-exp of its visible scaled scores, straight from the definition.
 Vector directLogSumExp(const Problem& p) {
     Matrix s = (p.q * p.k.transpose()) * p.scale();
@@ -87,7 +72,7 @@ class TestFlashVersions : public QObject {
         QTest::addColumn<bool>("causal");
         QTest::addColumn<LoopOrder>("order");
         QTest::addColumn<Precision>("precision");
-        for (const Shape& s : kShapes)
+        for (const FlashShape& s : kFlashShapes)
             for (bool causal : {false, true})
                 for (LoopOrder order : {LoopOrder::QueryOuter, LoopOrder::KeyValueOuter})
                     for (Precision precision : {Precision::Double, Precision::Float})
