@@ -45,6 +45,7 @@ struct Options {
     std::vector<TcElement> tcTypes; // tensor-core rows in these types (--tc)
     std::string csv;
     bool api = false; // --api: run the library call the app's benchmark view makes instead
+    bool once = false; // --once: each method's checked launch only, untimed (for profilers)
 };
 
 std::vector<int> parseList(const char* text) {
@@ -61,7 +62,7 @@ void usage() {
     std::printf(
         "usage: flashviz-gpu-bench [--d 64,128] [--n 1024,2048,...] [--tokens 16384]\n"
         "         [--width 2048] [--repeats 10] [--variants] [--causal] [--no-baseline]\n"
-        "         [--only ID,ID] [--tc fp16,bf16] [--no-fp32] [--csv FILE] [--api]\n"
+        "         [--only ID,ID] [--tc fp16,bf16] [--no-fp32] [--csv FILE] [--api] [--once]\n"
         "  --variants   time every compiled tile configuration of the fast kernel, not only\n"
         "               the default for d\n"
         "  --only       time only these fast-kernel variants (ids as listed at the start)\n"
@@ -71,7 +72,9 @@ void usage() {
         "  --no-fp32    leave out the fp32 fast kernel\n"
         "  --api        measure through the library call the app's GPU benchmark view makes\n"
         "               (kernels/gpu_benchmark.h): standard-fp32, flash-fp32, -fp16, -bf16 at\n"
-        "               the first --d and every --n, printing its points\n");
+        "               the first --d and every --n, printing its points\n"
+        "  --once       launch each method once (its checked run) and time nothing: one\n"
+        "               launch per method for a profiler (kernels/bench/ncu_traffic.py)\n");
 }
 
 struct Row {
@@ -138,6 +141,7 @@ int main(int argc, char** argv) {
         else if (a == "--csv") opt.csv = next();
         else if (a == "--no-fp32") opt.fp32 = false;
         else if (a == "--api") opt.api = true;
+        else if (a == "--once") opt.once = true;
         else if (a == "--tc") {
             const std::string list = next();
             for (std::size_t at = 0; at < list.size();) {
@@ -234,9 +238,11 @@ int main(int argc, char** argv) {
                     base.peakBytes = double(before) - double(freeBytes());
                     o.download(reference.data(), elements);
                     haveReference = true;
-                    base.t = timeIt([&] { launchStandardAttention(blas, p, scores.get()); },
-                                    opt.repeats);
-                    base.tflops = flops / (base.t.medianMs * 1e-3) / 1e12;
+                    if (!opt.once) {
+                        base.t = timeIt([&] { launchStandardAttention(blas, p, scores.get()); },
+                                        opt.repeats);
+                        base.tflops = flops / (base.t.medianMs * 1e-3) / 1e12;
+                    }
                     base.scratchBytes = scratch;
                     rows.push_back(base);
                 } else if (opt.baseline) {
@@ -281,9 +287,11 @@ int main(int argc, char** argv) {
                     r.scratchBytes = double(m.bytes() + l.bytes());
                     o.download(result.data(), elements);
                     checkResult(r);
-                    r.t = timeIt([&] { launchFlashFast(p, info.id); }, opt.repeats);
-                    r.tflops = flops / (r.t.medianMs * 1e-3) / 1e12;
-                    if (haveReference) r.ratioVsBaseline = base.t.medianMs / r.t.medianMs;
+                    if (!opt.once) {
+                        r.t = timeIt([&] { launchFlashFast(p, info.id); }, opt.repeats);
+                        r.tflops = flops / (r.t.medianMs * 1e-3) / 1e12;
+                        if (haveReference) r.ratioVsBaseline = base.t.medianMs / r.t.medianMs;
+                    }
                     rows.push_back(r);
                 }
                 // Tensor-core rows: same inputs rounded to fp16 / bf16, same check.
@@ -306,9 +314,11 @@ int main(int argc, char** argv) {
                         convertTcToFloat(b.o.get(), o.get(), elements, b.type);
                         o.download(result.data(), elements);
                         checkResult(r);
-                        r.t = timeIt([&] { launchTcFlash(tp, info.id); }, opt.repeats);
-                        r.tflops = flops / (r.t.medianMs * 1e-3) / 1e12;
-                        if (haveReference) r.ratioVsBaseline = base.t.medianMs / r.t.medianMs;
+                        if (!opt.once) {
+                            r.t = timeIt([&] { launchTcFlash(tp, info.id); }, opt.repeats);
+                            r.tflops = flops / (r.t.medianMs * 1e-3) / 1e12;
+                            if (haveReference) r.ratioVsBaseline = base.t.medianMs / r.t.medianMs;
+                        }
                         rows.push_back(r);
                     }
                 }
