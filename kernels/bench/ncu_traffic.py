@@ -36,6 +36,7 @@ METRICS = [
     "launch__grid_size",
     "launch__block_size",
     "launch__registers_per_thread",
+    "launch__waves_per_multiprocessor",
 ]
 OURS = ("flashFastKernel", "flashTf32x3Kernel", "tcFlashKernel")
 HELPERS = ("toTcKernel", "fromTcKernel", "fillKernel")
@@ -106,6 +107,7 @@ def kernel_entry(k):
         "grid": int(number(r.get("launch__grid_size", "0")) or 0),
         "block": int(number(r.get("launch__block_size", "0")) or 0),
         "registers": int(number(r.get("launch__registers_per_thread", "0")) or 0),
+        "waves": number(r.get("launch__waves_per_multiprocessor", "")),
         "dramReadBytes": scaled(r, u, "dram__bytes_read.sum"),
         "dramWriteBytes": scaled(r, u, "dram__bytes_write.sum"),
         "l2Bytes": scaled(r, u, "lts__t_bytes.sum"),
