@@ -8,6 +8,7 @@ namespace {
 
 constexpr double KB = 1024.0;
 constexpr double TB = 1e12;
+constexpr double MB = 1e6;
 constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
 
 const char* kA100Paper = "NVIDIA A100 datasheet; FlashAttention paper (Dao et al. 2022), section 2.1";
@@ -18,6 +19,9 @@ const char* kHopperArch = "NVIDIA Hopper architecture whitepaper: 256 KB L1/shar
 const char* kCc80 = "CUDA C++ Programming Guide, compute capability 8.0 (cudaDevAttrMaxSharedMemoryPerBlockOptin: 163 KiB)";
 const char* kCc90 = "CUDA C++ Programming Guide, compute capability 9.0 (cudaDevAttrMaxSharedMemoryPerBlockOptin: 227 KiB)";
 
+constexpr double kHopperL2Read = 10.0e12;
+const char* kHopperL2Source = "estimate pending measurement: 10 TB/s";
+
 // The per-SM limits of a compute capability: 2048 threads and 32 blocks on both; the shared
 // memory one block may opt in to, 1 KiB of each block's kept by the driver.
 void setSmLimits(HardwareProfile& profile, double sharedPerBlockKib, const char* source) {
@@ -25,6 +29,25 @@ void setSmLimits(HardwareProfile& profile, double sharedPerBlockKib, const char*
     profile.maxBlocksPerSm = {32, source};
     profile.sharedMemoryPerBlockBytes = {sharedPerBlockKib * KB, source};
     profile.reservedSharedPerBlockBytes = {1 * KB, source};
+}
+
+// Sizes as the CUDA runtime reports them (cudaDeviceProp::l2CacheSize, in bytes: NVIDIA's "MB" of
+// L2 are 10^6 bytes there). Read rates: A100's from its whitepaper's bytes per clock; Hopper's
+// measured on our H200 by kernels/bench/l2_bandwidth.cu (the H100 has the same chip and clocks).
+void setL2(HardwareProfile& profile) {
+    if (profile.id.rfind("a100", 0) == 0) {
+        profile.l2Bytes = {40 * MB, "NVIDIA Ampere architecture whitepaper: 40 MB L2 (both A100 models)"};
+        profile.l2BandwidthBytesPerSecond = {
+            5120 * 1.41e9, "derived: the whitepaper's 5120 bytes per clock of L2 read bandwidth "
+                           "x 1.41 GHz boost clock"};
+    } else if (profile.id == "h100-sxm") {
+        profile.l2Bytes = {50 * MB, "NVIDIA Hopper architecture whitepaper: 50 MB L2; PyTorch "
+                                    "reports 50 MB on our H100 (2026-11-13)"};
+        profile.l2BandwidthBytesPerSecond = {kHopperL2Read, kHopperL2Source};
+    } else {
+        profile.l2Bytes = {60 * MB, "measured: PyTorch reports 60 MB of L2 on our H200 (2026-10-28)"};
+        profile.l2BandwidthBytesPerSecond = {kHopperL2Read, kHopperL2Source};
+    }
 }
 
 HardwareProfile a100(const char* id, const char* name, double memoryGb, double bandwidthTbs) {
@@ -67,6 +90,7 @@ std::vector<HardwareProfile> makeProfiles() {
     for (HardwareProfile& p : profiles) {
         const bool ampere = p.id.rfind("a100", 0) == 0;
         setSmLimits(p, ampere ? 163 : 227, ampere ? kCc80 : kCc90);
+        setL2(p);
     }
     return profiles;
 }

@@ -26,6 +26,10 @@ struct HardwareProfile {
     Figure maxBlocksPerSm{};
     Figure sharedMemoryPerBlockBytes{};
     Figure reservedSharedPerBlockBytes{};
+    // The L2 cache between HBM and the SMs (core/l2_traffic.h): its size, and how fast it delivers
+    // reads to all SMs together.
+    Figure l2Bytes{};
+    Figure l2BandwidthBytesPerSecond{};
     double totalSramBytes() const { return smCount.value * sharedMemoryPerSmBytes.value; }
 };
 

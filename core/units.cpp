@@ -1,5 +1,6 @@
 #include "core/units.h"
 
+#include <cmath>
 #include <cstdio>
 
 namespace flashviz {
@@ -18,6 +19,20 @@ std::string formatMemoryCapacity(double bytes) {
 std::string formatTimes(double ratio) {
     char text[64];
     std::snprintf(text, sizeof text, "%.*f", ratio >= 10 ? 0 : 1, ratio);
+    return text;
+}
+
+std::string formatBytes(double bytes) {
+    static const char* const units[] = {"B", "KB", "MB", "GB", "TB"};
+    int unit = 0;
+    while (std::abs(bytes) >= 1024.0 && unit < 4) {
+        bytes /= 1024.0;
+        ++unit;
+    }
+    const double magnitude = std::abs(bytes);
+    const int decimals = unit == 0 || magnitude >= 100 ? 0 : magnitude >= 10 ? 1 : 2;
+    char text[64];
+    std::snprintf(text, sizeof text, "%.*f %s", decimals, bytes, units[unit]);
     return text;
 }
 

@@ -15,5 +15,8 @@ std::string formatMemoryCapacity(double bytes);
 std::string formatTimes(double ratio);
 // A share: 0.563 as "56 %", below a tenth with one decimal ("4.2 %").
 std::string formatPercent(double share);
+// Bytes moved (traffic, tiles, working sets), on every face: in steps of 1024, three figures:
+// "128 B", "1.50 KB", "8.50 MB", "4.06 GB".
+std::string formatBytes(double bytes);
 
 } // namespace flashviz

@@ -31,8 +31,7 @@ static QString scaled(double value, const char* const* units, int unitCount, dou
 }
 
 QString formatBytes(double bytes) {
-    static const char* const units[] = {"B", "KB", "MB", "GB", "TB"};
-    return scaled(bytes, units, 5, 1024.0, 2);
+    return QString::fromStdString(flashviz::formatBytes(bytes));
 }
 
 QString formatMemorySize(double bytes) {
