@@ -8,7 +8,7 @@ namespace {
 
 constexpr double KB = 1024.0;
 constexpr double TB = 1e12;
-constexpr double MB = 1e6;
+constexpr double MiB = 1024.0 * 1024.0;
 constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
 
 const char* kA100Paper = "NVIDIA A100 datasheet; FlashAttention paper (Dao et al. 2022), section 2.1";
@@ -31,21 +31,21 @@ void setSmLimits(HardwareProfile& profile, double sharedPerBlockKib, const char*
     profile.reservedSharedPerBlockBytes = {1 * KB, source};
 }
 
-// Sizes as the CUDA runtime reports them (cudaDeviceProp::l2CacheSize, in bytes: NVIDIA's "MB" of
-// L2 are 10^6 bytes there). Read rates: A100's from its whitepaper's bytes per clock; Hopper's
+// Sizes as the CUDA runtime reports them (cudaDeviceProp::l2CacheSize: NVIDIA's "MB" of L2 are
+// 2^20 bytes, an H100's 50 MB is 52,428,800). Read rates: A100's from its whitepaper's bytes per clock; Hopper's
 // measured on our H200 by kernels/bench/l2_bandwidth.cu (the H100 has the same chip and clocks).
 void setL2(HardwareProfile& profile) {
     if (profile.id.rfind("a100", 0) == 0) {
-        profile.l2Bytes = {40 * MB, "NVIDIA Ampere architecture whitepaper: 40 MB L2 (both A100 models)"};
+        profile.l2Bytes = {40 * MiB, "NVIDIA Ampere architecture whitepaper: 40 MB L2 (both A100 models)"};
         profile.l2BandwidthBytesPerSecond = {
             5120 * 1.41e9, "derived: the whitepaper's 5120 bytes per clock of L2 read bandwidth "
                            "x 1.41 GHz boost clock"};
     } else if (profile.id == "h100-sxm") {
-        profile.l2Bytes = {50 * MB, "NVIDIA Hopper architecture whitepaper: 50 MB L2; PyTorch "
+        profile.l2Bytes = {50 * MiB, "NVIDIA Hopper architecture whitepaper: 50 MB L2; PyTorch "
                                     "reports 50 MB on our H100 (2026-11-13)"};
         profile.l2BandwidthBytesPerSecond = {kHopperL2Read, kHopperL2Source};
     } else {
-        profile.l2Bytes = {60 * MB, "measured: PyTorch reports 60 MB of L2 on our H200 (2026-10-28)"};
+        profile.l2Bytes = {60 * MiB, "measured: PyTorch reports 60 MB of L2 on our H200 (2026-10-28)"};
         profile.l2BandwidthBytesPerSecond = {kHopperL2Read, kHopperL2Source};
     }
 }

@@ -242,6 +242,39 @@ TrafficEstimate estimateTraffic(const TrafficShape& shape, const HardwareProfile
     return e;
 }
 
+TrafficShape flashLaunchShape(int queries, int keys, int headDim, int batch, int heads, bool causal,
+                              const KernelShape& kernel, const HardwareProfile& hardware) {
+    TrafficShape s;
+    s.queries = queries;
+    s.keys = keys;
+    s.headDim = headDim;
+    s.batch = batch;
+    s.heads = heads;
+    s.causal = causal;
+    s.elementBytes = kernel.elementBytes;
+    s.blockRows = kernel.blockRows;
+    s.blockCols = kernel.blockCols;
+    try {
+        s.residentBlocks = occupancy(kernel, hardware).blocksPerSm * int(hardware.smCount.value);
+    } catch (const EngineError&) {
+        s.residentBlocks = 0; // fits no SM: the model's one block per SM
+    }
+    return s;
+}
+
+TrafficShape standardLaunchShape(int queries, int keys, int headDim, int batch, int heads,
+                                 bool causal) {
+    TrafficShape s;
+    s.method = TrafficMethod::Standard;
+    s.queries = queries;
+    s.keys = keys;
+    s.headDim = headDim;
+    s.batch = batch;
+    s.heads = heads;
+    s.causal = causal;
+    return s;
+}
+
 TrafficCheck checkTraffic(const MeasuredTraffic& m, const HardwareProfile& hardware) {
     TrafficCheck c;
     c.model = estimateTraffic(m.shape, hardware);

@@ -24,6 +24,7 @@
 //   not flushed. Through L2 the GEMMs read each operand once per output tile they meet (square
 //   tiles of gemmTile rows, an assumption: cuBLAS chooses its own), and the softmax reads each
 //   row twice (maximum and sum, then the normalised write).
+#include "core/flash_versions.h"
 #include "core/hardware.h"
 
 #include <string>
@@ -68,6 +69,14 @@ struct TrafficEstimate {
 // Throws EngineError(InvalidArgument) for sizes below 1, a profile without L2 figures, or a
 // standard launch in another element size than fp32.
 TrafficEstimate estimateTraffic(const TrafficShape& shape, const HardwareProfile& hardware);
+
+// A flash launch of `kernel` (its Br, Bc and element size; its resident blocks from its occupancy
+// on this GPU, or one per SM when it fits none) over these sizes.
+TrafficShape flashLaunchShape(int queries, int keys, int headDim, int batch, int heads, bool causal,
+                              const KernelShape& kernel, const HardwareProfile& hardware);
+// FlashViz's fp32 three-step standard attention over the same sizes.
+TrafficShape standardLaunchShape(int queries, int keys, int headDim, int batch, int heads,
+                                 bool causal);
 
 // A measured launch, as kernels/bench/ncu_traffic.py writes it.
 struct MeasuredTraffic {

@@ -2,7 +2,9 @@
 
 #include "app/cli/bench.h"
 #include "app/cli/demos_printer.h"
+#include "app/cli/traffic_printer.h"
 #include "app/cli/versions_printer.h"
+#include "app/measured/shipped_measurements.h"
 #include "core/attention.h"
 #include "core/flash_versions.h"
 #include "core/analysis.h"
@@ -19,6 +21,7 @@
 #include "kernels/kernel_shapes.h"
 
 #include <QCommandLineParser>
+#include <QFile>
 #include <QCoreApplication>
 #include <QStringList>
 
@@ -50,6 +53,9 @@ Commands:
   versions   What FlashAttention-2 changed, on one problem: both versions run and checked,
              their non-matmul operations counted; one tile split across warps by keys
              (FlashAttention-1) and by query rows (-2); the grid of thread blocks on a GPU.
+  traffic    One problem's memory traffic through a GPU's SMs, L2 and DRAM (the L2-aware
+             model, with its assumptions), for FlashAttention and standard attention; then the
+             model against the hardware counters FlashViz measured on that GPU, if it has them.
   profiles   List the hardware profiles and where their figures come from.
 
 Examples:
@@ -65,6 +71,7 @@ Examples:
   flashviz-cli steps --n 64 --pattern late-max --step first-rescale+1
   flashviz-cli bench --sizes 1024,2048
   flashviz-cli versions --n 8192 --d 64 --br 128 --bc 64 --gpu a100-40gb --heads 16
+  flashviz-cli traffic --n 4096 --d 64 --batch 4 --heads 32 --gpu h200
 
 Each command takes only its own options (listed with the commands that take them).
 Exit status: 0 done, 1 an internal error, 2 an option or a problem refused (the message names
@@ -111,6 +118,8 @@ const std::map<std::string, std::set<QString>>& commandOptions() {
         o["bench"] = {"sizes", "repeats", "br", "bc", "d", "json"};
         o["versions"] = problem;
         o["versions"].insert({"gpu", "batch", "heads", "warps"});
+        o["traffic"] = problem;
+        o["traffic"].insert({"gpu", "batch", "heads", "dtype", "measured"});
         o["profiles"] = {};
         return o;
     }();
@@ -584,6 +593,62 @@ int commandVersions(const QCommandLineParser& p, std::ostream& out) {
     return comparison.one.check.passed() && comparison.two.check.passed() ? 0 : 1;
 }
 
+const HardwareProfile& hardwareOption(const QCommandLineParser& p) {
+    const std::string gpu = p.isSet("gpu") ? valueOf(p, "gpu") : std::string(kDefaultHardwareId);
+    try {
+        return findHardwareProfile(gpu);
+    } catch (const EngineError& e) {
+        throw UsageError(e.what());
+    }
+}
+
+// The model for the problem's sizes; then the measured points of that GPU: the file given, else
+// the one FlashViz ships. Exit 1 when a measured point misses the 10 % on DRAM bytes.
+int commandTraffic(const QCommandLineParser& p, std::ostream& out) {
+    const RunSetup setup = setupFrom(p);
+    const HardwareProfile& hw = hardwareOption(p);
+    const ProblemSpec& spec = setup.spec;
+    const int batch = parseInt(p, "batch", 1, 1, kMaxGridCount, "the batch");
+    const int heads = parseInt(p, "heads", 1, 1, kMaxGridCount, "the number of heads");
+    const std::string dtype = p.isSet("dtype") ? valueOf(p, "dtype") : "fp16";
+    if (dtype != "fp16" && dtype != "bf16" && dtype != "fp32")
+        throw UsageError("--dtype must be fp16, bf16 or fp32, not '" + dtype + "'");
+    KernelShape kernel =
+        kernels::kernelShapeFor(spec.headDim, setup.options.blockRows, setup.options.blockCols, hw);
+    if (dtype == "fp32") { // FlashViz's fp32 kernels: the user's tiles, in 4-byte elements
+        kernel = kernels::mirrorKernelShape(setup.options.blockRows, setup.options.blockCols,
+                                            spec.headDim);
+        kernel.elementBytes = 4;
+    }
+    printTrafficModel(out, hw,
+                      flashLaunchShape(spec.queries, spec.keys, spec.headDim, batch, heads,
+                                       spec.causal, kernel, hw),
+                      kernel.name,
+                      standardLaunchShape(spec.queries, spec.keys, spec.headDim, batch, heads,
+                                          spec.causal));
+    std::optional<MeasuredTrafficFile> given;
+    if (p.isSet("measured")) {
+        QFile file(p.value("measured"));
+        if (!file.open(QIODevice::ReadOnly))
+            throw UsageError("cannot read " + valueOf(p, "measured") + ": " +
+                             file.errorString().toStdString());
+        try {
+            given = parseMeasuredTraffic(file.readAll().toStdString());
+        } catch (const EngineError& e) {
+            throw UsageError(valueOf(p, "measured") + ": " + e.what());
+        }
+    }
+    const MeasuredTrafficFile* measured = given ? &*given : measured::shippedTrafficFor(hw.id);
+    if (!measured) {
+        out << "\nFlashViz has no hardware-counter measurement of " << hw.name
+            << " (kernels/bench/ncu_traffic.py makes one).\n";
+        return 0;
+    }
+    const HardwareProfile& measuredOn =
+        measured->hardwareId.empty() ? hw : findHardwareProfile(measured->hardwareId);
+    return printTrafficMeasured(out, measuredOn, *measured) == 0 ? 0 : 1;
+}
+
 int commandProfiles(std::ostream& out) {
     for (const auto& h : hardwareProfiles()) {
         out << h.id << ": " << h.name << '\n';
@@ -672,7 +737,7 @@ int commandBench(const QCommandLineParser& p, std::ostream& out, std::ostream& e
 int dispatch(const QStringList& args, std::ostream& out, std::ostream& err) {
     QCommandLineParser p;
     p.setApplicationDescription(QString::fromUtf8(kSummary).arg(kMaxListedSteps));
-    p.addPositionalArgument("command", "demos, run, steps, bench, versions or profiles");
+    p.addPositionalArgument("command", "demos, run, steps, bench, versions, traffic or profiles");
     p.addHelpOption();
     // --version alone: Qt's version option also takes -v, the short form of --v FILE.
     p.addOption({"version", "Displays version information."});
@@ -690,12 +755,16 @@ int dispatch(const QStringList& args, std::ostream& out, std::ostream& err) {
              .arg(kMaxBenchSize)
              .arg(kMaxBenchSizeCount),
          "LIST"},
-        {"gpu", QString("versions: the hardware profile the grid runs on (default %1; see profiles).")
+        {"gpu", QString("versions, traffic: the hardware profile the grid runs on (default %1; see profiles).")
                     .arg(kDefaultHardwareId), "ID"},
-        {"batch", QString("versions: the batch of the grid picture, 1 to %1 (default %2).")
+        {"batch", QString("versions, traffic: the batch of the grid picture, 1 to %1 (default %2).")
                       .arg(kMaxGridCount).arg(kDefaultGridBatch), "B"},
-        {"heads", QString("versions: heads of the grid picture, 1 to %1 (default %2).")
+        {"heads", QString("versions, traffic: heads of the grid picture, 1 to %1 (default %2).")
                       .arg(kMaxGridCount).arg(kDefaultGridHeads), "H"},
+        {"dtype", "traffic: the flash kernel's element type, fp16, bf16 or fp32 (default fp16).",
+         "TYPE"},
+        {"measured", "traffic: a measurement file (kernels/bench/ncu_traffic.py) instead of the one "
+                     "FlashViz ships for the GPU.", "FILE"},
         {"warps", QString("versions: warps sharing one tile, 1 to %1 (default: as many as the "
                           "grid's kernel runs, else %2).")
                       .arg(kMaxWarps).arg(kFallbackWarps), "W"},
@@ -710,7 +779,7 @@ int dispatch(const QStringList& args, std::ostream& out, std::ostream& err) {
     const bool help = p.isSet("help") || p.isSet("help-all");
     if (help || p.positionalArguments().isEmpty()) {
         out << p.helpText().toStdString();
-        if (!help) throw UsageError("no command given (use demos, run, steps, bench, versions or profiles)");
+        if (!help) throw UsageError("no command given (use demos, run, steps, bench, versions, traffic or profiles)");
         return 0;
     }
     if (p.isSet("version")) {
@@ -723,7 +792,7 @@ int dispatch(const QStringList& args, std::ostream& out, std::ostream& err) {
                          "'");
     if (!commandOptions().count(command.toStdString()))
         throw UsageError("unknown command '" + command.toStdString() +
-                         "' (use demos, run, steps, bench, versions or profiles; --help explains each)");
+                         "' (use demos, run, steps, bench, versions, traffic or profiles; --help explains each)");
     requireOwnOptions(p, command.toStdString());
     if (command == "demos") {
         const int only = parseInt(p, "only", 0, 1, 9, "the demo number");
@@ -735,8 +804,9 @@ int dispatch(const QStringList& args, std::ostream& out, std::ostream& err) {
     if (command == "bench") return commandBench(p, out, err);
     if (command == "profiles") return commandProfiles(out);
     if (command == "versions") return commandVersions(p, out);
+    if (command == "traffic") return commandTraffic(p, out);
     throw UsageError("unknown command '" + command.toStdString() +
-                     "' (use demos, run, steps, bench, versions or profiles; --help explains each)");
+                     "' (use demos, run, steps, bench, versions, traffic or profiles; --help explains each)");
 }
 
 } // namespace

@@ -6,12 +6,16 @@
 #include "core/check.h"
 #include "core/counters.h"
 #include "core/hardware.h"
+#include "core/l2_traffic.h"
+#include "kernels/kernel_shapes.h"
 #include "core/options.h"
 #include "core/run.h"
 #include "core/setup.h"
 #include "core/steps.h"
 #include "core/units.h"
 
+#include <QFile>
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include <algorithm>
@@ -54,6 +58,9 @@ class TestCli : public QObject {
     void backwardTooLargeForTheCheckNamesTheBackward();
     void stepsListsTheBackward();
     void demoFiveCountsTheEnginesBackward();
+    void trafficPrintsTheModelsFigures();
+    void trafficChecksAGivenMeasurement();
+    void trafficRefusesBadOptions();
 };
 
 void TestCli::helpAllPrintsTheHelp() {
@@ -122,6 +129,67 @@ void TestCli::stepsListIsBounded() {
     QCOMPARE(std::count(all.out.begin(), all.out.end(), '\n'), std::ptrdiff_t(count + 1));
     const auto toy = runCli({"steps"});
     QCOMPARE(toy.code, 0); // the toy's 30 steps need no --all
+}
+
+// `traffic`: the figures are core/l2_traffic's for the kernel FlashViz would launch, written by
+// core/units' formatBytes, with the assumptions.
+void TestCli::trafficPrintsTheModelsFigures() {
+    const auto r = runCli({"traffic", "--n", "4096", "--d", "64", "--batch", "4", "--heads", "32",
+                           "--gpu", "h200", "--br", "128", "--bc", "64"});
+    QCOMPARE(r.code, 0);
+    const auto& hw = flashviz::findHardwareProfile("h200");
+    const flashviz::KernelShape kernel = flashviz::kernels::kernelShapeFor(64, 128, 64, hw);
+    const auto flash = flashviz::estimateTraffic(
+        flashviz::flashLaunchShape(4096, 4096, 64, 4, 32, false, kernel, hw), hw);
+    const auto standard = flashviz::estimateTraffic(
+        flashviz::standardLaunchShape(4096, 4096, 64, 4, 32, false), hw);
+    for (const auto* e : {&flash, &standard}) {
+        for (const double bytes : {e->counting.total(), e->l2.read, e->l2.write, e->dram.read,
+                                   e->dram.write})
+            QVERIFY2(r.out.find(flashviz::formatBytes(bytes)) != std::string::npos,
+                     flashviz::formatBytes(bytes).c_str());
+        for (const std::string& a : e->assumptions)
+            QVERIFY2(r.out.find(a) != std::string::npos, a.c_str());
+    }
+    QVERIFY(r.out.find(kernel.name) != std::string::npos);
+    QVERIFY(r.out.find("L2 60.0 MB") != std::string::npos);
+}
+
+void TestCli::trafficChecksAGivenMeasurement() {
+    QTemporaryDir dir;
+    const QString file = dir.filePath("m.json");
+    const auto write = [&](double dramRead) {
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QStringLiteral(R"({"format": "flashviz-measured-traffic", "gpu": "NVIDIA H200",
+            "date": "2026-12-05", "points": [{"method": "tc-fp16-tc_d64_br128_bc64_w4_qreg",
+            "d": 64, "n": 4096, "batch": 4, "heads": 32, "blockRows": 128, "blockCols": 64,
+            "dramReadBytes": %1, "dramWriteBytes": 5.8e7, "l2Bytes": 4.36e9,
+            "durationNs": 1e6}]})").arg(dramRead).toUtf8());
+    };
+    write(201e6); // issue #19's figures: within 10 %
+    auto r = runCli({"traffic", "--gpu", "h200", "--measured", file.toStdString()});
+    QCOMPARE(r.code, 0);
+    QVERIFY(r.out.find("Measured with Nsight Compute on NVIDIA H200 (2026-12-05") != std::string::npos);
+    QVERIFY(r.out.find("DRAM (L2-aware model) 1 of 1") != std::string::npos);
+    QVERIFY2(r.out.find("still in L2") != std::string::npos, r.out.c_str());
+    write(402e6); // twice the reads: a miss, exit 1, and why
+    r = runCli({"traffic", "--gpu", "h200", "--measured", file.toStdString()});
+    QCOMPARE(r.code, 1);
+    QVERIFY(r.out.find("DRAM (L2-aware model) 0 of 1") != std::string::npos);
+    QVERIFY(r.out.find("re-reads missed in L2") != std::string::npos);
+}
+
+void TestCli::trafficRefusesBadOptions() {
+    auto r = runCli({"traffic", "--dtype", "fp8"});
+    QCOMPARE(r.code, 2);
+    QVERIFY(r.err.find("--dtype must be fp16, bf16 or fp32, not 'fp8'") != std::string::npos);
+    r = runCli({"traffic", "--measured", "/no/such/file.json"});
+    QCOMPARE(r.code, 2);
+    QVERIFY(r.err.find("cannot read /no/such/file.json") != std::string::npos);
+    r = runCli({"traffic", "--gpu", "tpu"});
+    QCOMPARE(r.code, 2);
+    QVERIFY(r.err.find("Unknown hardware profile 'tpu'") != std::string::npos);
 }
 
 void TestCli::profilesWriteCapacitiesAsTheWindowDoes() {

@@ -17,6 +17,8 @@ using namespace flashviz;
 
 namespace {
 
+constexpr double kMiB = 1024.0 * 1024.0;
+
 TrafficShape issueShape() { // issue #19's measurement: fp16, d 64, n 4096, 4 x 32 heads, Br 128
     TrafficShape s;
     s.queries = s.keys = 4096;
@@ -100,7 +102,7 @@ void TestL2Traffic::issueFiguresByHand() {
     QCOMPARE(e.dram.read, 3 * heads * n * d * bytes);
     QCOMPARE(e.dram.write, heads * n * d * bytes);
     QCOMPARE(e.keyValuePasses, 1.0);
-    QVERIFY(e.usableL2Bytes == 30e6);
+    QCOMPARE(e.usableL2Bytes, 30 * kMiB);
     QVERIFY(!e.assumptions.empty());
 }
 
@@ -203,14 +205,15 @@ void TestL2Traffic::badShapesAreRefused() {
 
 void TestL2Traffic::everyProfileHasL2FiguresWithSources() {
     for (const HardwareProfile& p : hardwareProfiles()) {
-        QVERIFY2(p.l2Bytes.value >= 40e6 && !p.l2Bytes.source.empty(), p.id.c_str());
+        QVERIFY2(p.l2Bytes.value >= 40 * kMiB && !p.l2Bytes.source.empty(), p.id.c_str());
         QVERIFY2(p.l2BandwidthBytesPerSecond.value > p.hbmBandwidthBytesPerSecond.value &&
                      !p.l2BandwidthBytesPerSecond.source.empty(),
                  p.id.c_str());
     }
-    QCOMPARE(findHardwareProfile("a100-40gb").l2Bytes.value, 40e6);
-    QCOMPARE(findHardwareProfile("h100-sxm").l2Bytes.value, 50e6);
-    QCOMPARE(findHardwareProfile("h200").l2Bytes.value, 60e6);
+    // As cudaDeviceProp::l2CacheSize reports them: an H100's is 52,428,800 bytes.
+    QCOMPARE(findHardwareProfile("a100-40gb").l2Bytes.value, 40 * kMiB);
+    QCOMPARE(findHardwareProfile("h100-sxm").l2Bytes.value, 52428800.0);
+    QCOMPARE(findHardwareProfile("h200").l2Bytes.value, 60 * kMiB);
 }
 
 void TestL2Traffic::measuredFileIsRead() {
