@@ -666,6 +666,11 @@ int commandProfiles(std::ostream& out) {
                       h.hbmBytes.source.c_str());
         out << hbm;
         show("HBM bandwidth", h.hbmBandwidthBytesPerSecond, 1e12, "TB/s");
+        char l2[400];
+        std::snprintf(l2, sizeof l2, "  %-26s %10s %-8s (%s)\n", "L2",
+                      formatBytes(h.l2Bytes.value).c_str(), "", h.l2Bytes.source.c_str());
+        out << l2;
+        show("L2 read bandwidth", h.l2BandwidthBytesPerSecond, 1e12, "TB/s");
         show("on-chip bandwidth", h.sramBandwidthBytesPerSecond, 1e12, "TB/s");
         show("fp32", h.fp32FlopsPerSecond, 1e12, "TFLOP/s");
         show("fp16 tensor cores", h.fp16TensorFlopsPerSecond, 1e12, "TFLOP/s");

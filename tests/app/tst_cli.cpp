@@ -198,6 +198,8 @@ void TestCli::profilesWriteCapacitiesAsTheWindowDoes() {
     for (const auto& h : flashviz::hardwareProfiles()) {
         const std::string capacity = flashviz::formatMemoryCapacity(h.hbmBytes.value);
         QVERIFY2(r.out.find(capacity) != std::string::npos, capacity.c_str());
+        QVERIFY2(r.out.find(h.l2Bytes.source) != std::string::npos, h.l2Bytes.source.c_str());
+        QVERIFY2(r.out.find(h.l2BandwidthBytesPerSecond.source) != std::string::npos, h.id.c_str());
     }
 }
 
