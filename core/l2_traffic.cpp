@@ -83,8 +83,8 @@ void flashEstimate(const TrafficShape& s, const HardwareProfile& hw, TrafficEsti
                  "DRAM sends each head's K and V once"
                : (e.keyValuePasses == 1
                       ? "a head's query blocks run in several waves, and its K and V (" +
-                            formatBytes(keyValuePerHead) + ") stay in the usable L2 between them"
-                      : "a head's K and V (" + formatBytes(keyValuePerHead) +
+                            formatByteAmount(keyValuePerHead) + ") stay in the usable L2 between them"
+                      : "a head's K and V (" + formatByteAmount(keyValuePerHead) +
                             ") do not fit in the usable L2, so DRAM sends them once per wave"));
     e.assumptions.push_back("DRAM writes O once (lines still in L2 at the end are written later)");
 }
@@ -111,8 +111,8 @@ void standardEstimate(const TrafficShape& s, TrafficEstimate& e) {
     e.assumptions.push_back(s.flushedBetweenKernels ? "each kernel starts with an empty L2"
                                                     : "L2 keeps its data between the kernels");
     e.assumptions.push_back(
-        kept ? "S and P (" + formatBytes(scores) + ") fit in the usable L2 and never reach DRAM"
-             : "S and P (" + formatBytes(scores) + ") go to DRAM and back between the kernels");
+        kept ? "S and P (" + formatByteAmount(scores) + ") fit in the usable L2 and never reach DRAM"
+             : "S and P (" + formatByteAmount(scores) + ") go to DRAM and back between the kernels");
     e.assumptions.push_back("cuBLAS's GEMMs read each operand once per " + std::to_string(s.gemmTile) +
                             " x " + std::to_string(s.gemmTile) +
                             " output tile (an assumed tile), the softmax reads S twice");
@@ -237,7 +237,7 @@ TrafficEstimate estimateTraffic(const TrafficShape& shape, const HardwareProfile
         flashEstimate(shape, hardware, e);
     else
         standardEstimate(shape, e);
-    e.assumptions.push_back("half the L2 (" + formatBytes(e.usableL2Bytes) +
+    e.assumptions.push_back("half the L2 (" + formatByteAmount(e.usableL2Bytes) +
                             ") holds one working set: lines read on both sides are held twice");
     return e;
 }

@@ -22,7 +22,7 @@ std::string formatTimes(double ratio) {
     return text;
 }
 
-std::string formatBytes(double bytes) {
+std::string formatByteAmount(double bytes) {
     static const char* const units[] = {"B", "KB", "MB", "GB", "TB"};
     int unit = 0;
     while (std::abs(bytes) >= 1024.0 && unit < 4) {

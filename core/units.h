@@ -17,6 +17,6 @@ std::string formatTimes(double ratio);
 std::string formatPercent(double share);
 // Bytes moved (traffic, tiles, working sets), on every face: in steps of 1024, three figures:
 // "128 B", "1.50 KB", "8.50 MB", "4.06 GB".
-std::string formatBytes(double bytes);
+std::string formatByteAmount(double bytes);
 
 } // namespace flashviz

@@ -15,9 +15,9 @@ std::string signedPercent(double error) {
 void modelRow(std::ostream& out, const char* name, const TrafficEstimate& e) {
     char line[320];
     std::snprintf(line, sizeof line, "  %-22s %10s %10s %10s %10s %10s\n", name,
-                  formatBytes(e.counting.total()).c_str(), formatBytes(e.l2.read).c_str(),
-                  formatBytes(e.l2.write).c_str(), formatBytes(e.dram.read).c_str(),
-                  formatBytes(e.dram.write).c_str());
+                  formatByteAmount(e.counting.total()).c_str(), formatByteAmount(e.l2.read).c_str(),
+                  formatByteAmount(e.l2.write).c_str(), formatByteAmount(e.dram.read).c_str(),
+                  formatByteAmount(e.dram.write).c_str());
     out << line;
 }
 
@@ -32,7 +32,7 @@ void printTrafficModel(std::ostream& out, const HardwareProfile& hw, const Traff
                        const std::string& kernelName, const TrafficShape& standard) {
     const TrafficEstimate f = estimateTraffic(flash, hw);
     const TrafficEstimate s = estimateTraffic(standard, hw);
-    out << "Memory traffic on " << hw.name << ": L2 " << formatBytes(hw.l2Bytes.value) << " ("
+    out << "Memory traffic on " << hw.name << ": L2 " << formatByteAmount(hw.l2Bytes.value) << " ("
         << hw.l2Bytes.source << ")\n";
     out << "Problem: n_q " << flash.queries << ", n_k " << flash.keys << ", d " << flash.headDim
         << ", batch " << flash.batch << " x " << flash.heads << " heads"
@@ -72,11 +72,11 @@ int printTrafficMeasured(std::ostream& out, const HardwareProfile& hw, const Mea
         char line[480];
         std::snprintf(line, sizeof line, "  %-4d %-6d %-40s %10s %10s %8s %10s %10s %8s %10s %8s\n",
                       p.shape.headDim, p.shape.queries, p.method.c_str(),
-                      formatBytes(p.l2Bytes).c_str(), formatBytes(c.model.counting.total()).c_str(),
+                      formatByteAmount(p.l2Bytes).c_str(), formatByteAmount(c.model.counting.total()).c_str(),
                       signedPercent(c.countingL2Error).c_str(),
-                      formatBytes(p.dramReadBytes + p.dramWriteBytes).c_str(),
-                      formatBytes(c.model.dram.total()).c_str(), signedPercent(c.dramError).c_str(),
-                      formatBytes(c.model.l2.total()).c_str(), signedPercent(c.l2Error).c_str());
+                      formatByteAmount(p.dramReadBytes + p.dramWriteBytes).c_str(),
+                      formatByteAmount(c.model.dram.total()).c_str(), signedPercent(c.dramError).c_str(),
+                      formatByteAmount(c.model.l2.total()).c_str(), signedPercent(c.l2Error).c_str());
         out << line;
         if (!c.why.empty() && (!c.dramWithin || !c.countingWithin || !c.l2Within))
             reasons.push_back(std::to_string(p.shape.headDim) + "/" + std::to_string(p.shape.queries) +

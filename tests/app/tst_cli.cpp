@@ -132,7 +132,7 @@ void TestCli::stepsListIsBounded() {
 }
 
 // `traffic`: the figures are core/l2_traffic's for the kernel FlashViz would launch, written by
-// core/units' formatBytes, with the assumptions.
+// core/units' formatByteAmount, with the assumptions.
 void TestCli::trafficPrintsTheModelsFigures() {
     const auto r = runCli({"traffic", "--n", "4096", "--d", "64", "--batch", "4", "--heads", "32",
                            "--gpu", "h200", "--br", "128", "--bc", "64"});
@@ -146,8 +146,8 @@ void TestCli::trafficPrintsTheModelsFigures() {
     for (const auto* e : {&flash, &standard}) {
         for (const double bytes : {e->counting.total(), e->l2.read, e->l2.write, e->dram.read,
                                    e->dram.write})
-            QVERIFY2(r.out.find(flashviz::formatBytes(bytes)) != std::string::npos,
-                     flashviz::formatBytes(bytes).c_str());
+            QVERIFY2(r.out.find(flashviz::formatByteAmount(bytes)) != std::string::npos,
+                     flashviz::formatByteAmount(bytes).c_str());
         for (const std::string& a : e->assumptions)
             QVERIFY2(r.out.find(a) != std::string::npos, a.c_str());
     }

@@ -278,11 +278,11 @@ void TestL2Traffic::gpuNamesMapToProfiles() {
 }
 
 void TestL2Traffic::bytesAreWrittenOneWay() {
-    QCOMPARE(formatBytes(128), std::string("128 B"));
-    QCOMPARE(formatBytes(1536), std::string("1.50 KB"));
-    QCOMPARE(formatBytes(8.5 * 1024 * 1024), std::string("8.50 MB"));
-    QCOMPARE(formatBytes(20.0 * 1024 * 1024), std::string("20.0 MB"));
-    QCOMPARE(formatBytes(300.0 * 1024 * 1024 * 1024), std::string("300 GB"));
+    QCOMPARE(formatByteAmount(128), std::string("128 B"));
+    QCOMPARE(formatByteAmount(1536), std::string("1.50 KB"));
+    QCOMPARE(formatByteAmount(8.5 * 1024 * 1024), std::string("8.50 MB"));
+    QCOMPARE(formatByteAmount(20.0 * 1024 * 1024), std::string("20.0 MB"));
+    QCOMPARE(formatByteAmount(300.0 * 1024 * 1024 * 1024), std::string("300 GB"));
 }
 
 QTEST_APPLESS_MAIN(TestL2Traffic)

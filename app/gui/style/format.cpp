@@ -31,7 +31,7 @@ static QString scaled(double value, const char* const* units, int unitCount, dou
 }
 
 QString formatBytes(double bytes) {
-    return QString::fromStdString(flashviz::formatBytes(bytes));
+    return QString::fromStdString(flashviz::formatByteAmount(bytes));
 }
 
 QString formatMemorySize(double bytes) {

@@ -9,7 +9,7 @@
 namespace flashviz::gui {
 
 QString formatValue(double value, int significant = 4); // "0.4213", "-1.2e-05", "-inf", "NaN"
-QString formatBytes(double bytes); // "128 B", "1.50 KB", "8.50 MB" (core/units.h, as the CLI)
+QString formatBytes(double bytes); // "128 B", "1.50 KB", "8.50 MB" (core formatByteAmount, as the CLI)
 QString formatMemorySize(double bytes); // capacities, binary: "40.0 GiB" (core/units.h, as the CLI)
 QString formatRate(double bytesPerSecond);     // "1.56 TB/s"
 QString formatFlops(double flops);             // "4.29 GFLOP"
