@@ -122,8 +122,23 @@ double relativeError(double model, double measured) {
     return measured > 0 ? model / measured - 1 : (model > 0 ? INFINITY : 0);
 }
 
+// A relative error with its sign: "+3.6 %", "-14 %".
 std::string percent(double error) {
-    return (error >= 0 ? "+" : "") + formatPercent(error);
+    return (error >= 0 ? "+" : "-") + formatPercent(std::abs(error));
+}
+
+// The sizes every launch has; the method's own fields keep their defaults.
+TrafficShape sizedShape(TrafficMethod method, int queries, int keys, int headDim, int batch,
+                        int heads, bool causal) {
+    TrafficShape s;
+    s.method = method;
+    s.queries = queries;
+    s.keys = keys;
+    s.headDim = headDim;
+    s.batch = batch;
+    s.heads = heads;
+    s.causal = causal;
+    return s;
 }
 
 using Json = nlohmann::json;
@@ -244,13 +259,7 @@ TrafficEstimate estimateTraffic(const TrafficShape& shape, const HardwareProfile
 
 TrafficShape flashLaunchShape(int queries, int keys, int headDim, int batch, int heads, bool causal,
                               const KernelShape& kernel, const HardwareProfile& hardware) {
-    TrafficShape s;
-    s.queries = queries;
-    s.keys = keys;
-    s.headDim = headDim;
-    s.batch = batch;
-    s.heads = heads;
-    s.causal = causal;
+    TrafficShape s = sizedShape(TrafficMethod::Flash, queries, keys, headDim, batch, heads, causal);
     s.elementBytes = kernel.elementBytes;
     s.blockRows = kernel.blockRows;
     s.blockCols = kernel.blockCols;
@@ -264,15 +273,7 @@ TrafficShape flashLaunchShape(int queries, int keys, int headDim, int batch, int
 
 TrafficShape standardLaunchShape(int queries, int keys, int headDim, int batch, int heads,
                                  bool causal) {
-    TrafficShape s;
-    s.method = TrafficMethod::Standard;
-    s.queries = queries;
-    s.keys = keys;
-    s.headDim = headDim;
-    s.batch = batch;
-    s.heads = heads;
-    s.causal = causal;
-    return s;
+    return sizedShape(TrafficMethod::Standard, queries, keys, headDim, batch, heads, causal);
 }
 
 TrafficCheck checkTraffic(const MeasuredTraffic& m, const HardwareProfile& hardware) {
@@ -289,7 +290,8 @@ TrafficCheck checkTraffic(const MeasuredTraffic& m, const HardwareProfile& hardw
 
     std::vector<std::string> why;
     if (c.dramWriteError > kTrafficTolerance)
-        why.push_back("DRAM wrote " + percent(-c.dramWriteError / (1 + c.dramWriteError)) +
+        // model / measured = 1 + e, so the measured writes fall short of the model by e / (1 + e).
+        why.push_back("DRAM wrote " + formatPercent(c.dramWriteError / (1 + c.dramWriteError)) +
                       " less than the output: its last lines were still in L2 when the kernel "
                       "ended");
     if (!c.dramWithin && c.dramReadError > kTrafficTolerance)
