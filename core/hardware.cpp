@@ -19,12 +19,16 @@ const char* kHopperArch = "NVIDIA Hopper architecture whitepaper: 256 KB L1/shar
 const char* kCc80 = "CUDA C++ Programming Guide, compute capability 8.0 (cudaDevAttrMaxSharedMemoryPerBlockOptin: 163 KiB)";
 const char* kCc90 = "CUDA C++ Programming Guide, compute capability 9.0 (cudaDevAttrMaxSharedMemoryPerBlockOptin: 227 KiB)";
 
-// NVIDIA publishes no L2 rate for Hopper: the A100's bytes per clock at Hopper's clock, an
-// assumption said as such until kernels/bench/l2_bandwidth.cu has run on our H200.
-constexpr double kHopperL2Read = 5120 * 1.98e9;
-const char* kHopperL2Source =
-    "assumed: the A100's 5120 bytes per clock (NVIDIA publishes no Hopper figure) x 1.98 GHz; "
-    "kernels/bench/l2_bandwidth.cu measures it";
+// NVIDIA publishes no L2 rate for Hopper. kernels/bench/l2_bandwidth.cu measured our H100's:
+// reads of a buffer of 3/4 of L2 run at 7.5 TB/s, against 3.17 TB/s from DRAM. The H200 has the
+// same chip and clocks with more L2; its rate is taken to be the H100's until measured.
+constexpr double kHopperL2Read = 7513e9;
+const char* kH100L2Source =
+    "measured: flashviz-l2-bandwidth on our H100 SXM (2026-12-06), reads of a 39 MB buffer "
+    "(resources/measured/h100-traffic.json)";
+const char* kH200L2Source =
+    "assumed: the H100's measured 7.5 TB/s (same GH100 chip and clocks; not yet measured on an "
+    "H200)";
 
 // The per-SM limits of a compute capability: 2048 threads and 32 blocks on both; the shared
 // memory one block may opt in to, 1 KiB of each block's kept by the driver.
@@ -37,7 +41,7 @@ void setSmLimits(HardwareProfile& profile, double sharedPerBlockKib, const char*
 
 // Sizes as the CUDA runtime reports them (cudaDeviceProp::l2CacheSize: NVIDIA's "MB" of L2 are
 // 2^20 bytes, an H100's 50 MB is 52,428,800). Read rates: the A100's from its whitepaper's bytes
-// per clock; Hopper's assumed from it (kHopperL2Read).
+// per clock; Hopper's measured on an H100 (kHopperL2Read).
 void setL2(HardwareProfile& profile) {
     if (profile.id.rfind("a100", 0) == 0) {
         profile.l2Bytes = {40 * MiB, "NVIDIA Ampere architecture whitepaper: 40 MB L2 (both A100 models)"};
@@ -47,10 +51,10 @@ void setL2(HardwareProfile& profile) {
     } else if (profile.id == "h100-sxm") {
         profile.l2Bytes = {50 * MiB, "NVIDIA Hopper architecture whitepaper: 50 MB L2; PyTorch "
                                     "reports 50 MB on our H100 (2026-11-13)"};
-        profile.l2BandwidthBytesPerSecond = {kHopperL2Read, kHopperL2Source};
+        profile.l2BandwidthBytesPerSecond = {kHopperL2Read, kH100L2Source};
     } else {
         profile.l2Bytes = {60 * MiB, "measured: PyTorch reports 60 MB of L2 on our H200 (2026-10-28)"};
-        profile.l2BandwidthBytesPerSecond = {kHopperL2Read, kHopperL2Source};
+        profile.l2BandwidthBytesPerSecond = {kHopperL2Read, kH200L2Source};
     }
 }
 
