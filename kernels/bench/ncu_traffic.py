@@ -38,6 +38,17 @@ METRICS = [
     "launch__registers_per_thread",
     "launch__waves_per_multiprocessor",
 ]
+# What the L2 counter is made of, where the GPU has the metric (checked with --query-metrics):
+# requests from the SMs (reads and writes), from the other L2 partition over the fabric, and the
+# kernel's local memory (register spills) as the SMs' L1 sees it.
+BREAKDOWN = {
+    "l2FromSmBytes": ("lts__t_sectors_srcunit_tex.sum", 32),
+    "l2FromSmReadBytes": ("lts__t_sectors_srcunit_tex_op_read.sum", 32),
+    "l2FromSmWriteBytes": ("lts__t_sectors_srcunit_tex_op_write.sum", 32),
+    "l2FabricBytes": ("lts__t_sectors_srcunit_ltcfabric.sum", 32),
+    "localLoadBytes": ("l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum", 1),
+    "localStoreBytes": ("l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum", 1),
+}
 OURS = ("flashFastKernel", "flashTf32x3Kernel", "tcFlashKernel")
 HELPERS = ("toTcKernel", "fromTcKernel", "fillKernel")
 
@@ -112,6 +123,8 @@ def kernel_entry(k):
         "dramWriteBytes": scaled(r, u, "dram__bytes_write.sum"),
         "l2Bytes": scaled(r, u, "lts__t_bytes.sum"),
         "durationNs": scaled(r, u, "gpu__time_duration.sum"),
+        **{key: (scaled(r, u, metric) * factor if scaled(r, u, metric) is not None else None)
+           for key, (metric, factor) in BREAKDOWN.items() if metric in r},
     }
 
 
@@ -129,7 +142,7 @@ def point(method, d, n, batch, heads, kernels, checked):
     kind, dtype = family(method)
     variant = method.split("-", 2)[-1] if method.startswith("tc-") else method.split("-", 1)[-1]
     tiles = re.search(r"br(\d+)_bc(\d+)", variant)
-    total = lambda key: sum(k[key] or 0 for k in kernels)
+    total = lambda key: sum(k.get(key) or 0 for k in kernels)
     return {
         "method": method, "kind": kind, "dtype": dtype,
         "variant": "" if kind == "standard" else variant,
@@ -138,6 +151,7 @@ def point(method, d, n, batch, heads, kernels, checked):
         "blockCols": int(tiles.group(2)) if tiles else 0,
         "dramReadBytes": total("dramReadBytes"), "dramWriteBytes": total("dramWriteBytes"),
         "l2Bytes": total("l2Bytes"), "durationNs": total("durationNs"),
+        **{key: total(key) for key in BREAKDOWN if all(key in k for k in kernels)},
         "checked": checked, "kernels": kernels,
     }
 
@@ -152,7 +166,7 @@ def measure(args, d, n, logdir):
     methods_csv = os.path.join(logdir, f"methods-{tag}.csv")
     ncu_csv = os.path.join(logdir, f"ncu-{tag}.csv")
     cmd = [args.ncu, "--clock-control", "none", "--cache-control", "all", "--csv", "--page", "raw",
-           "--metrics", ",".join(METRICS), "--log-file", ncu_csv,
+           "--metrics", ",".join(METRICS + args.extra), "--log-file", ncu_csv,
            args.bench, "--d", str(d), "--n", str(n), "--tokens", str(args.tokens),
            "--width", str(args.width), "--once", "--variants", "--tc", "fp16,bf16",
            "--csv", methods_csv]
@@ -183,6 +197,13 @@ def measure(args, d, n, logdir):
     return points
 
 
+def available_breakdown(ncu):
+    """The breakdown metrics this GPU's Nsight Compute knows (a wrong name fails the whole run)."""
+    out = run([ncu, "--query-metrics"], timeout=120)
+    known = set(re.findall(r"^(\S+)", out.stdout, re.M))
+    return [metric for metric, _ in BREAKDOWN.values() if metric.rsplit(".", 1)[0] in known]
+
+
 def l2_bandwidth(path, logdir):
     out = run([path], timeout=300)
     with open(os.path.join(logdir, "l2-bandwidth.log"), "w") as f:
@@ -211,6 +232,7 @@ def main():
     ap.add_argument("--ncu", default=shutil.which("ncu") or "ncu")
     args = ap.parse_args()
     logdir = args.logs or os.path.dirname(os.path.abspath(args.out))
+    args.extra = available_breakdown(args.ncu)
     os.makedirs(logdir, exist_ok=True)
 
     gpu = first_line(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"])
@@ -223,7 +245,7 @@ def main():
         "ncu": first_line([args.ncu, "--version"]),
         "shape": {"tokens": args.tokens, "width": args.width, "causal": False},
         "cacheControl": "all", "clockControl": "none",
-        "metrics": METRICS,
+        "metrics": METRICS + args.extra,
         "bandwidth": l2_bandwidth(args.l2, logdir),
         "points": [], "errors": [],
     }

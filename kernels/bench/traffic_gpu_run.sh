@@ -14,7 +14,9 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm 
   | tee "$out/nvidia-smi.txt"
 arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
 start=$(date +%s)
-if ! { cmake -S "$root/kernels/bench" -B "$build" -G Ninja -DCMAKE_CUDA_ARCHITECTURES="$arch" &&
+# -Xptxas=-v: the build log lists each kernel's registers and spill bytes (local memory).
+if ! { cmake -S "$root/kernels/bench" -B "$build" -G Ninja -DCMAKE_CUDA_ARCHITECTURES="$arch" \
+         -DCMAKE_CUDA_FLAGS="-Xptxas=-v" &&
        cmake --build "$build" -j "$(nproc)"; } >"$out/build.log" 2>&1; then
   tail -40 "$out/build.log"
   exit 1
