@@ -608,8 +608,8 @@ int commandTraffic(const QCommandLineParser& p, std::ostream& out) {
     const RunSetup setup = setupFrom(p);
     const HardwareProfile& hw = hardwareOption(p);
     const ProblemSpec& spec = setup.spec;
-    const int batch = parseInt(p, "batch", 1, 1, kMaxGridCount, "the batch");
-    const int heads = parseInt(p, "heads", 1, 1, kMaxGridCount, "the number of heads");
+    const int batch = parseInt(p, "batch", kDefaultGridBatch, 1, kMaxGridCount, "the batch");
+    const int heads = parseInt(p, "heads", kDefaultGridHeads, 1, kMaxGridCount, "the number of heads");
     const std::string dtype = p.isSet("dtype") ? valueOf(p, "dtype") : "fp16";
     if (dtype != "fp16" && dtype != "bf16" && dtype != "fp32")
         throw UsageError("--dtype must be fp16, bf16 or fp32, not '" + dtype + "'");

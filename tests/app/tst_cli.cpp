@@ -6,6 +6,7 @@
 #include "core/check.h"
 #include "core/counters.h"
 #include "core/hardware.h"
+#include "app/measured/shipped_measurements.h"
 #include "core/l2_traffic.h"
 #include "kernels/kernel_shapes.h"
 #include "core/options.h"
@@ -61,6 +62,7 @@ class TestCli : public QObject {
     void trafficPrintsTheModelsFigures();
     void trafficChecksAGivenMeasurement();
     void trafficRefusesBadOptions();
+    void trafficReadsTheShippedMeasurement();
 };
 
 void TestCli::helpAllPrintsTheHelp() {
@@ -190,6 +192,34 @@ void TestCli::trafficRefusesBadOptions() {
     r = runCli({"traffic", "--gpu", "tpu"});
     QCOMPARE(r.code, 2);
     QVERIFY(r.err.find("Unknown hardware profile 'tpu'") != std::string::npos);
+}
+
+// Without --measured the shipped file of the GPU is read (resources/measured/h100-traffic.json):
+// every point is listed and counted, each miss with its reason; batch and heads default to the
+// grid picture's (core/flash_versions.h), as the help says.
+void TestCli::trafficReadsTheShippedMeasurement() {
+    const auto& shipped = flashviz::measured::shippedTrafficFor("h100-sxm");
+    QVERIFY2(shipped, "resources/measured/h100-traffic.json is not built in");
+    auto r = runCli({"traffic", "--gpu", "h100-sxm", "--n", "4096", "--d", "64"});
+    QVERIFY2(r.code == 0 || r.code == 1, r.err.c_str()); // 1: some point misses the 10 %
+    QVERIFY(r.out.find("batch " + std::to_string(flashviz::kDefaultGridBatch) + " x " +
+                       std::to_string(flashviz::kDefaultGridHeads) + " heads") != std::string::npos);
+    QVERIFY(r.out.find("Measured with Nsight Compute on NVIDIA H100 80GB HBM3 (2026-12-06") !=
+            std::string::npos);
+    const std::string count = " of " + std::to_string(shipped->points.size());
+    QVERIFY2(r.out.find("DRAM (L2-aware model) ") != std::string::npos &&
+                 r.out.find(count) != std::string::npos,
+             r.out.c_str());
+    int misses = 0;
+    for (const auto& p : shipped->points) {
+        const auto check = flashviz::checkTraffic(p, flashviz::findHardwareProfile("h100-sxm"));
+        misses += !check.dramWithin;
+        if (!check.dramWithin) QVERIFY2(r.out.find(check.why) != std::string::npos, check.why.c_str());
+    }
+    QCOMPARE(r.code, misses == 0 ? 0 : 1);
+    r = runCli({"traffic", "--gpu", "a100-40gb"});
+    QCOMPARE(r.code, 0);
+    QVERIFY(r.out.find("has no hardware-counter measurement") != std::string::npos);
 }
 
 void TestCli::profilesWriteCapacitiesAsTheWindowDoes() {
