@@ -1,10 +1,15 @@
 #include "app/measured/shipped_measurements.h"
 
 #include "core/errors.h"
+#include "kernels/gpu_benchmark.h"
+#include "kernels/kernel_shapes.h"
 
 #include <QDir>
 #include <QFile>
 #include <QtGlobal>
+
+#include <algorithm>
+#include <cstdlib>
 
 namespace flashviz::measured {
 
@@ -24,6 +29,14 @@ std::vector<MeasuredTrafficFile> readShipped() {
         }
     }
     return files;
+}
+
+// The measured head dimension nearest to d (d itself when measured; 0 when none is).
+int nearestMeasuredDim(const std::vector<int>& dims, int d) {
+    int best = 0;
+    for (int m : dims)
+        if (best == 0 || std::abs(m - d) < std::abs(best - d)) best = m;
+    return best;
 }
 
 } // namespace
@@ -49,6 +62,60 @@ const MeasuredTraffic* findMeasuredPoint(const MeasuredTrafficFile& file, Traffi
             return &p;
     }
     return nullptr;
+}
+
+ThroughL2 throughL2(const HardwareProfile& hw, int headDim, int blockRows, int blockCols,
+                    const std::vector<int>& ns) {
+    ThroughL2 out;
+    const MeasuredTrafficFile* file = shippedTrafficFor(hw.id);
+    if (file) {
+        out.measuredOn = file->gpu + ", " + file->date;
+        for (const MeasuredTraffic& p : file->points)
+            if (std::find(out.measuredDims.begin(), out.measuredDims.end(), p.shape.headDim) ==
+                out.measuredDims.end())
+                out.measuredDims.push_back(p.shape.headDim);
+        std::sort(out.measuredDims.begin(), out.measuredDims.end());
+    }
+    out.headDim = out.measuredDims.empty() ? headDim : nearestMeasuredDim(out.measuredDims, headDim);
+    const KernelShape kernel =
+        kernels::kernelShapeFor(out.headDim, blockRows, blockCols, hw);
+    out.kernelName = kernel.name;
+    out.blockRows = kernel.blockRows;
+    out.blockCols = kernel.blockCols;
+    const GpuBenchRequest shape; // the benchmark's batch × n tokens and heads × d width
+    out.tokens = shape.tokens;
+    out.width = shape.headsTimesDim;
+    try {
+        for (int n : ns) {
+            ThroughL2Point point;
+            point.n = n;
+            point.batch = std::max(1, int(shape.tokens / n));
+            point.heads = std::max(1, shape.headsTimesDim / out.headDim);
+            point.flash = estimateTraffic(flashLaunchShape(n, n, out.headDim, point.batch,
+                                                           point.heads, false, kernel, hw),
+                                          hw);
+            point.standard = estimateTraffic(
+                standardLaunchShape(n, n, out.headDim, point.batch, point.heads, false), hw);
+            if (file) {
+                if (const MeasuredTraffic* m = findMeasuredPoint(
+                        *file, TrafficMethod::Flash, kernel.elementBytes, out.headDim, n,
+                        kernel.blockRows)) {
+                    point.flashMeasured = *m;
+                    point.flashCheck = checkTraffic(*m, hw);
+                }
+                if (const MeasuredTraffic* m = findMeasuredPoint(
+                        *file, TrafficMethod::Standard, 4, out.headDim, n)) {
+                    point.standardMeasured = *m;
+                    point.standardCheck = checkTraffic(*m, hw);
+                }
+            }
+            out.points.push_back(std::move(point));
+        }
+    } catch (const EngineError& e) {
+        out.points.clear();
+        out.error = e.what();
+    }
+    return out;
 }
 
 } // namespace flashviz::measured

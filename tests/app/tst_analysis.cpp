@@ -9,6 +9,10 @@
 #include "core/analysis.h"
 #include "core/backward.h"
 #include "core/hardware.h"
+#include "core/l2_traffic.h"
+#include "core/units.h"
+#include "kernels/gpu_benchmark.h"
+#include "kernels/kernel_shapes.h"
 
 #include <QAbstractAxis>
 #include <QAbstractBarSeries>
@@ -32,6 +36,7 @@
 
 #include <cmath>
 #include <functional>
+#include <memory>
 
 using namespace flashviz;
 using namespace flashviz::gui;
@@ -121,6 +126,8 @@ class TestAnalysis : public QObject {
     void flopsChartShowsEngineNumbers();
     void debugCopyChartShowsEngineNumbers();
     void overflowChartNamesInfAndNaN();
+    void throughL2ChartDrawsTheModel();
+    void throughL2ChartSetsMeasuredBesideModel();
     void changingSettingsRecomputes();
     void invalidSettingKeepsCharts();
     void staleResultsAreDiscarded();
@@ -639,6 +646,97 @@ void TestAnalysis::overflowChartNamesInfAndNaN() {
         QVERIFY2(text.contains(QStringLiteral("NaN")), qPrintable(text));
     }
     QVERIFY(m_view->caption(OverflowChart).contains(QStringLiteral("every weight")));
+}
+
+// Chart 12 on a GPU FlashViz has no counters for (the A100): the L2-aware model of one launch at
+// the GPU benchmark's shape, every point core/l2_traffic's, and a caption that says nothing was
+// measured.
+void TestAnalysis::throughL2ChartDrawsTheModel() {
+    QCOMPARE(m_view->panelCount(ThroughL2Chart), 2);
+    QChart* dram = m_view->chart(ThroughL2Chart, 0);
+    QChart* l2 = m_view->chart(ThroughL2Chart, 1);
+    const HardwareProfile& hw = m_settings.hardware;
+    const KernelShape kernel = kernels::kernelShapeFor(64, m_settings.options.blockRows,
+                                                       m_settings.options.blockCols, hw);
+    const GpuBenchRequest bench;
+    const AnalysisPlan plan;
+    QXYSeries* flashDram = xy(dram, QStringLiteral("l2-flash-dram-model"));
+    QXYSeries* standardDram = xy(dram, QStringLiteral("l2-standard-dram-model"));
+    QXYSeries* counted = xy(dram, QStringLiteral("l2-flash-counted-model"));
+    QXYSeries* flashL2 = xy(l2, QStringLiteral("l2-flash-l2-model"));
+    QVERIFY(flashDram && standardDram && counted && flashL2);
+    QVERIFY(!xy(dram, QStringLiteral("l2-flash-dram-measured")));
+    QCOMPARE(flashDram->count(), int(plan.throughL2Ns.size()));
+    for (int i = 0; i < flashDram->count(); ++i) {
+        const int n = plan.throughL2Ns[std::size_t(i)];
+        const int batch = int(bench.tokens / n), heads = bench.headsTimesDim / 64;
+        const TrafficEstimate flash =
+            estimateTraffic(flashLaunchShape(n, n, 64, batch, heads, false, kernel, hw), hw);
+        const TrafficEstimate standard =
+            estimateTraffic(standardLaunchShape(n, n, 64, batch, heads, false), hw);
+        QCOMPARE(flashDram->at(i).x(), double(n));
+        COMPARE_NEAR(flashDram->at(i).y(), flash.dram.total() / kBytesPerGB);
+        COMPARE_NEAR(standardDram->at(i).y(), standard.dram.total() / kBytesPerGB);
+        COMPARE_NEAR(counted->at(i).y(), flash.counting.total() / kBytesPerGB);
+        COMPARE_NEAR(flashL2->at(i).y(), flash.counting.total() / kBytesPerGB);
+        // Through L2 every n re-reads K and V per query block; DRAM sees them about once.
+        QVERIFY(flash.dram.total() < flash.counting.total());
+    }
+    const QString caption = m_view->caption(ThroughL2Chart);
+    QVERIFY2(caption.contains(QStringLiteral("has no hardware-counter measurement of the %1")
+                                  .arg(QString::fromStdString(hw.name))),
+             qPrintable(caption));
+    QVERIFY(caption.contains(
+        QString::fromStdString(formatByteAmount(m_view->results()->throughL2.points.back()
+                                                    .flash.dram.total()))));
+}
+
+// On the H100, whose counters FlashViz ships (resources/measured/h100-traffic.json): each
+// measured marker is the file's figure, the caption counts the points within 10 % as
+// checkTraffic judges them and gives the first miss's reason; a d that was not measured is
+// replaced by the nearest one that was, and the subtitle says so.
+void TestAnalysis::throughL2ChartSetsMeasuredBesideModel() {
+    AnalysisResults results = *m_view->results();
+    const HardwareProfile& hw = findHardwareProfile("h100-sxm");
+    results.inputs.hardware = hw;
+    results.headDim = 48;
+    results.throughL2 = measured::throughL2(hw, 48, m_settings.options.blockRows,
+                                            m_settings.options.blockCols, results.plan.throughL2Ns);
+    const measured::ThroughL2& t = results.throughL2;
+    QCOMPARE(t.headDim, 64);
+    QCOMPARE(t.measuredDims, (std::vector<int>{64, 128}));
+    QCOMPARE(QString::fromStdString(t.measuredOn), QStringLiteral("NVIDIA H100 80GB HBM3, 2026-12-06"));
+    const ChartPage page = buildAnalysisChart(results, ThroughL2Chart);
+    const std::unique_ptr<QChart> dram(page.chart), l2(page.second);
+    QVERIFY(dram && l2);
+    QVERIFY(dram->title().contains(QStringLiteral("the settings' d = 48 was not")));
+    QXYSeries* flashDram = xy(dram.get(), QStringLiteral("l2-flash-dram-measured"));
+    QXYSeries* standardDram = xy(dram.get(), QStringLiteral("l2-standard-dram-measured"));
+    QXYSeries* flashL2 = xy(l2.get(), QStringLiteral("l2-flash-l2-measured"));
+    QVERIFY(flashDram && standardDram && flashL2);
+    QCOMPARE(flashDram->count(), int(t.points.size()));
+    int checks = 0, within = 0;
+    for (int i = 0; i < flashDram->count(); ++i) {
+        const measured::ThroughL2Point& p = t.points[std::size_t(i)];
+        QVERIFY(p.flashMeasured && p.standardMeasured);
+        QCOMPARE(p.flashMeasured->shape.blockRows, t.blockRows);
+        QCOMPARE(p.flashMeasured->shape.elementBytes, 2.0);
+        COMPARE_NEAR(flashDram->at(i).y(),
+                     (p.flashMeasured->dramReadBytes + p.flashMeasured->dramWriteBytes) / kBytesPerGB);
+        COMPARE_NEAR(flashL2->at(i).y(), p.flashMeasured->l2Bytes / kBytesPerGB);
+        // The model drawn for a measured n is the model the check judged.
+        COMPARE_NEAR(p.flashCheck->model.dram.total(), p.flash.dram.total());
+        for (const auto* c : {&p.flashCheck, &p.standardCheck}) {
+            ++checks;
+            within += (*c)->dramWithin;
+        }
+    }
+    QVERIFY2(page.caption.contains(QStringLiteral("the L2-aware model of DRAM at %1 of %2 points")
+                                       .arg(within)
+                                       .arg(checks)),
+             qPrintable(page.caption));
+    QVERIFY(page.caption.contains(QStringLiteral("Measured on the NVIDIA H100 80GB HBM3")));
+    if (within < checks) QVERIFY(page.caption.contains(QStringLiteral("First miss")));
 }
 
 void TestAnalysis::changingSettingsRecomputes() {

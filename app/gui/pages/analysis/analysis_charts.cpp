@@ -6,6 +6,7 @@
 #include "style/paint_util.h"
 
 #include "core/check.h"
+#include "core/units.h"
 
 #include <QAreaSeries>
 #include <QBarCategoryAxis>
@@ -29,6 +30,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 
 namespace flashviz::gui {
 
@@ -1420,6 +1422,172 @@ ChartPage versionsChart(const AnalysisResults& r) {
     return page;
 }
 
+// ---- 12. through L2 ---------------------------------------------------------------------------
+using measured::ThroughL2;
+using measured::ThroughL2Point;
+
+// Model lines and measured markers of one method and level against n.
+struct L2Series {
+    QString id, who, label; // "flash", "flash, L2-aware model"
+    QColor colour;
+    Qt::PenStyle style;
+    std::function<double(const ThroughL2Point&)> model;
+    std::function<std::optional<double>(const ThroughL2Point&)> measured; // none: no markers
+};
+
+QChart* throughL2Panel(const ThroughL2& t, const QString& headline, const QString& settings,
+                       const QString& yTitle, const std::vector<L2Series>& lines) {
+    QChart* chart = newChart(headline, settings);
+    double lo = std::numeric_limits<double>::max(), hi = 0;
+    const auto widen = [&](double bytes) {
+        if (!(bytes > 0)) return;
+        lo = std::min(lo, bytes / kBytesPerGB);
+        hi = std::max(hi, bytes / kBytesPerGB);
+    };
+    for (const L2Series& l : lines)
+        for (const ThroughL2Point& p : t.points) {
+            widen(l.model(p));
+            if (l.measured)
+                if (const auto m = l.measured(p)) widen(*m);
+        }
+    const auto [ylo, yhi] = paddedLogRange(lo, hi);
+    auto* x = sizeAxis(QStringLiteral("sequence length n (batch × n = %1 tokens, heads × d = %2)")
+                           .arg(t.tokens)
+                           .arg(t.width),
+                       t.points.front().n, t.points.back().n);
+    auto* y = logAxis(yTitle, 10, QStringLiteral("%g"), ylo, yhi);
+    chart->addAxis(x, Qt::AlignBottom);
+    chart->addAxis(y, Qt::AlignLeft);
+    for (const L2Series& l : lines) {
+        QLineSeries* line = makeLine(l.id + QStringLiteral("-model"), l.label, l.colour, l.style);
+        for (const ThroughL2Point& p : t.points) line->append(p.n, l.model(p) / kBytesPerGB);
+        attach(chart, line, x, y);
+        if (!l.measured) continue;
+        QScatterSeries* dots =
+            makeScatter(l.id + QStringLiteral("-measured"), l.who + QStringLiteral(", measured"),
+                        l.colour.lighter(150), l.colour.darker(120), 13,
+                        QScatterSeries::MarkerShapeRectangle);
+        for (const ThroughL2Point& p : t.points)
+            if (const auto m = l.measured(p)) dots->append(p.n, *m / kBytesPerGB);
+        if (dots->count() == 0) {
+            delete dots;
+            continue;
+        }
+        attach(chart, dots, x, y);
+    }
+    legendInside(chart, Qt::AlignTop | Qt::AlignLeft, y);
+    return chart;
+}
+
+std::optional<double> dramMeasured(const std::optional<MeasuredTraffic>& m) {
+    if (!m) return std::nullopt;
+    return m->dramReadBytes + m->dramWriteBytes;
+}
+std::optional<double> l2Measured(const std::optional<MeasuredTraffic>& m) {
+    if (!m) return std::nullopt;
+    return m->l2Bytes;
+}
+
+// "10 of 12": how many checks of one kind hold the 10 %.
+QString withinCount(const ThroughL2& t, bool (*within)(const TrafficCheck&)) {
+    int checked = 0, held = 0;
+    for (const ThroughL2Point& p : t.points)
+        for (const auto* c : {&p.flashCheck, &p.standardCheck})
+            if (*c) {
+                ++checked;
+                held += within(**c);
+            }
+    return QStringLiteral("%1 of %2").arg(held).arg(checked);
+}
+
+QString throughL2Caption(const AnalysisResults& r) {
+    const ThroughL2& t = r.throughL2;
+    const ThroughL2Point& last = t.points.back();
+    const QString counted = QString::fromStdString(formatByteAmount(last.flash.counting.total()));
+    if (t.measuredOn.empty())
+        return QStringLiteral("At n = %1 FlashAttention moves %2 through L2 but, by the model, only "
+                              "%3 to and from DRAM: K and V's re-reads hit the %4 L2. FlashViz "
+                              "has no hardware-counter measurement of the %5 "
+                              "(kernels/bench/traffic_gpu_run.sh makes one).")
+            .arg(last.n)
+            .arg(counted,
+                 QString::fromStdString(formatByteAmount(last.flash.dram.total())),
+                 QString::fromStdString(formatByteAmount(r.inputs.hardware.l2Bytes.value)),
+                 hardwareName(r));
+    QString text =
+        QStringLiteral("Measured on the %1: at n = %2 FlashAttention moved %3 through L2 (counted: "
+                       "%4) and %5 to and from DRAM (model: %6). Within 10 %: the L2-aware model "
+                       "of DRAM at %7 points, the counting model of L2 at %8.")
+            .arg(QString::fromStdString(t.measuredOn))
+            .arg(last.n)
+            .arg(last.flashMeasured ? QString::fromStdString(formatByteAmount(last.flashMeasured->l2Bytes))
+                                    : QStringLiteral("(not measured)"),
+                 counted,
+                 last.flashMeasured ? QString::fromStdString(formatByteAmount(*dramMeasured(last.flashMeasured)))
+                                    : QStringLiteral("(not measured)"),
+                 QString::fromStdString(formatByteAmount(last.flash.dram.total())),
+                 withinCount(t, [](const TrafficCheck& c) { return c.dramWithin; }),
+                 withinCount(t, [](const TrafficCheck& c) { return c.countingWithin; }));
+    // The first miss, in the model's own words.
+    for (const ThroughL2Point& p : t.points)
+        for (const auto& [check, method] :
+             {std::pair{&p.flashCheck, "flash"}, std::pair{&p.standardCheck, "standard"}})
+            if (*check && (!(*check)->dramWithin || !(*check)->countingWithin) &&
+                !(*check)->why.empty())
+                return text + QStringLiteral(" First miss, %1 at n = %2: %3")
+                                  .arg(QLatin1String(method))
+                                  .arg(p.n)
+                                  .arg(QString::fromStdString((*check)->why));
+    return text;
+}
+
+ChartPage throughL2Chart(const AnalysisResults& r) {
+    const ThroughL2& t = r.throughL2;
+    if (!t.error.empty() || t.points.empty()) {
+        ChartPage page{newChart(QStringLiteral("Through L2"), hardwareName(r)),
+                       QString::fromStdString(t.error)};
+        return page;
+    }
+    const QString settings =
+        QStringLiteral("d = %1 · flash fp16 Br %2 × Bc %3, standard fp32 · %4%5")
+            .arg(t.headDim)
+            .arg(t.blockRows)
+            .arg(t.blockCols)
+            .arg(hardwareName(r),
+                 t.headDim == r.headDim
+                     ? QString()
+                     : QStringLiteral(" (measured at d = %1; the settings' d = %2 was not)")
+                           .arg(t.headDim)
+                           .arg(r.headDim));
+    const bool measured = !t.measuredOn.empty();
+    using P = const ThroughL2Point&;
+    ChartPage page;
+    page.chart = throughL2Panel(
+        t, QStringLiteral("What DRAM sees"), settings,
+        QStringLiteral("bytes between L2 and DRAM (GB, log)"),
+        {{QStringLiteral("l2-standard-dram"), QStringLiteral("standard"), QStringLiteral("standard, L2-aware model"), kStandard,
+          Qt::SolidLine, [](P p) { return p.standard.dram.total(); },
+          measured ? std::function([](P p) { return dramMeasured(p.standardMeasured); })
+                   : nullptr},
+         {QStringLiteral("l2-flash-dram"), QStringLiteral("flash"), QStringLiteral("flash, L2-aware model"), kFlash,
+          Qt::SolidLine, [](P p) { return p.flash.dram.total(); },
+          measured ? std::function([](P p) { return dramMeasured(p.flashMeasured); }) : nullptr},
+         {QStringLiteral("l2-flash-counted"), QStringLiteral("flash"), QStringLiteral("flash, counting model's \"HBM\""),
+          kFlash.lighter(150), Qt::DashLine, [](P p) { return p.flash.counting.total(); },
+          nullptr}});
+    page.second = throughL2Panel(
+        t, QStringLiteral("What passes through L2"), settings,
+        QStringLiteral("bytes between the SMs and L2 (GB, log)"),
+        {{QStringLiteral("l2-standard-l2"), QStringLiteral("standard"), QStringLiteral("standard, counting model"), kStandard,
+          Qt::SolidLine, [](P p) { return p.standard.counting.total(); },
+          measured ? std::function([](P p) { return l2Measured(p.standardMeasured); }) : nullptr},
+         {QStringLiteral("l2-flash-l2"), QStringLiteral("flash"), QStringLiteral("flash, counting model"), kFlash,
+          Qt::SolidLine, [](P p) { return p.flash.counting.total(); },
+          measured ? std::function([](P p) { return l2Measured(p.flashMeasured); }) : nullptr}});
+    page.caption = throughL2Caption(r);
+    return page;
+}
+
 void placeLegend(QChart* chart) {
     if (!chart->legend()->isAttachedToChart()) return;
     int entries = 0;
@@ -1441,7 +1609,7 @@ QStringList analysisChartTitles() {
         QStringLiteral("5 · Backward pass"),        QStringLiteral("6 · Exact, not approximate"),
         QStringLiteral("7 · Same FLOPs"),           QStringLiteral("8 · Debug copy of S"),
         QStringLiteral("9 · Overflow without max"), QStringLiteral("10 · Roofline"),
-        QStringLiteral("11 · FlashAttention-2")};
+        QStringLiteral("11 · FlashAttention-2"),    QStringLiteral("12 · Through L2")};
 }
 
 ChartPage buildAnalysisChart(const AnalysisResults& results, int index) {
@@ -1449,7 +1617,7 @@ ChartPage buildAnalysisChart(const AnalysisResults& results, int index) {
     static constexpr Builder builders[AnalysisChartCount] = {
         memoryBoundChart, onlineSoftmaxChart, tiledChart,     blockSizeChart, backwardChart,
         exactnessChart,   flopsChart,         debugCopyChart, overflowChart,  rooflineChart,
-        versionsChart};
+        versionsChart,    throughL2Chart};
     if (index < 0 || index >= AnalysisChartCount) return {};
     ChartPage page = builders[index](results);
     placeLegend(page.chart);

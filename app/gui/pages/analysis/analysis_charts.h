@@ -38,6 +38,7 @@ enum AnalysisChart : int {
     OverflowChart,
     RooflineChart,
     VersionsChart,
+    ThroughL2Chart,
     AnalysisChartCount
 };
 
@@ -48,6 +49,7 @@ std::vector<ChartPage> buildAnalysisCharts(const AnalysisResults& results);
 
 // Units the charts use, the same as the explainer's tables.
 inline constexpr double kBytesPerMB = 1024.0 * 1024.0;
+inline constexpr double kBytesPerGB = 1024.0 * kBytesPerMB;
 inline constexpr double kBytesPerKB = 1024.0;
 inline constexpr double kFlopsPerGFlop = 1e9;
 

@@ -20,7 +20,9 @@ bool sameFigures(const HardwareProfile& a, const HardwareProfile& b) {
            a.maxThreadsPerSm.value == b.maxThreadsPerSm.value &&
            a.maxBlocksPerSm.value == b.maxBlocksPerSm.value &&
            a.sharedMemoryPerBlockBytes.value == b.sharedMemoryPerBlockBytes.value &&
-           a.reservedSharedPerBlockBytes.value == b.reservedSharedPerBlockBytes.value;
+           a.reservedSharedPerBlockBytes.value == b.reservedSharedPerBlockBytes.value &&
+           a.l2Bytes.value == b.l2Bytes.value &&
+           a.l2BandwidthBytesPerSecond.value == b.l2BandwidthBytesPerSecond.value;
 }
 
 bool samePlan(const AnalysisPlan& a, const AnalysisPlan& b) {
@@ -132,6 +134,8 @@ AnalysisOutcome computeAnalysis(const AnalysisInputs& inputs, const AnalysisProg
         r.sramElements = hw.sharedMemoryPerSmBytes.value / static_cast<double>(kBytesPerElement);
         step();
         versionsTable(r, plan);
+        r.throughL2 = measured::throughL2(hw, d, inputs.options.blockRows,
+                                          inputs.options.blockCols, plan.throughL2Ns);
         step();
 
         // Runs of the algorithms: one size at a time, so progress moves and a cancel is heard.

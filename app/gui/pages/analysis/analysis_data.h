@@ -5,6 +5,7 @@
 #include "core/counters.h"
 #include "core/flash_versions.h"
 #include "core/hardware.h"
+#include "app/measured/shipped_measurements.h"
 #include "core/options.h"
 #include "core/problem.h"
 
@@ -43,7 +44,9 @@ struct AnalysisPlan {
     int debugCopyN = 1024;
     int rooflineN = 1024; // the lecture's traffic chapter: n = 1024
     std::vector<int> versionsNs{512, 1024, 2048, 4096, 8192};
+    std::vector<int> throughL2Ns{512, 1024, 2048, 4096, 8192, 16384}; // the measured sizes
 };
+
 
 struct AnalysisResults {
     AnalysisInputs inputs;
@@ -83,6 +86,8 @@ struct AnalysisResults {
     // engine's refusal when none can be made
     std::vector<VersionsReport> versions;
     std::string versionsError;
+    // 12. the L2-aware model against the hardware's counters (app/measured)
+    measured::ThroughL2 throughL2;
 };
 
 struct AnalysisOutcome {
