@@ -36,6 +36,7 @@ class TestCommandLine : public QObject {
     void screenshotWritesAPng();
     void unknownPresetFailsTheProcess();
     void backendIsParsed();
+    void gpuIsParsed();
     void helpAllAnswersWithoutAWindow();
     void problemOptionsSetTheProblem();
     void problemOptionsAreTheCliOnes();
@@ -195,6 +196,16 @@ void TestCommandLine::parses() {
     QVERIFY(!c.start.backend.has_value());
 }
 
+// --gpu picks the profile the window draws against, by the ids flashviz-cli profiles lists.
+void TestCommandLine::gpuIsParsed() {
+    QVERIFY(!parseCommandLine({"flashviz"}).start.hardwareId.has_value());
+    for (const auto& profile : flashviz::hardwareProfiles()) {
+        const CommandLine c = parseCommandLine({"flashviz", "--gpu", QString::fromStdString(profile.id)});
+        QVERIFY2(c.error.isEmpty(), qPrintable(c.error));
+        QCOMPARE(c.start.hardwareId, std::optional<std::string>(profile.id));
+    }
+}
+
 void TestCommandLine::backendIsParsed() {
     const CommandLine c = parseCommandLine({"flashviz", "--backend", "cuda", "--preset", "toy"});
     QVERIFY2(c.error.isEmpty(), qPrintable(c.error));
@@ -248,6 +259,7 @@ void TestCommandLine::refuses_data() {
     QTest::newRow("screenshot is a folder") << QStringList{"--screenshot", "/tmp"} << "folder";
     QTest::newRow("unknown option") << QStringList{"--frobnicate"} << "frobnicate";
     QTest::newRow("unknown backend") << QStringList{"--backend", "tpu"} << "'tpu'";
+    QTest::newRow("unknown gpu") << QStringList{"--gpu", "tpu"} << "--gpu: Unknown hardware profile 'tpu'";
 }
 
 void TestCommandLine::refuses() {

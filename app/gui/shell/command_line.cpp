@@ -296,8 +296,13 @@ CommandLine parseCommandLine(const QStringList& arguments) {
     const QCommandLineOption backend(QStringLiteral("backend"),
                                      QObject::tr("Compute on this backend: cpu or cuda."),
                                      QStringLiteral("name"));
+    const QCommandLineOption gpu(
+        QStringLiteral("gpu"),
+        QObject::tr("Draw against this GPU's hardware profile: its SRAM, HBM, L2 and rates "
+                    "(flashviz-cli profiles lists them)."),
+        QStringLiteral("id"));
     parser.addOptions({preset, step, lecture, chapter, screenshot, size, bug, analysis, versions,
-                       transition, backendValues, play, noRestore, backend});
+                       transition, backendValues, play, noRestore, backend, gpu});
     addProblemOptions(parser);
     const ExportOptions exportOptions;
     parser.addOptions(exportOptions.all());
@@ -377,6 +382,17 @@ CommandLine parseCommandLine(const QStringList& arguments) {
             return out;
         }
         fallBackWhenMissing(out);
+    }
+    if (parser.isSet(gpu)) {
+        VizSettings probe;
+        probe.hardwareId = parser.value(gpu).toStdString();
+        try {
+            (void)hardwareFor(probe); // the same refusal, naming the profiles, as a saved id's
+        } catch (const EngineError& e) {
+            out.error = QStringLiteral("--gpu: %1").arg(QString::fromUtf8(e.what()));
+            return out;
+        }
+        s.hardwareId = probe.hardwareId;
     }
     s.backendValues = parser.isSet(backendValues);
     s.play = parser.isSet(play);

@@ -122,6 +122,7 @@ MainWindow::MainWindow(const StartOptions& options, QWidget* parent)
     }
     if (options.bug) setClassicBug(start, true);
     if (options.backend) start.backend = *options.backend;
+    if (options.hardwareId) start.hardwareId = *options.hardwareId;
     if (options.backendValues) showBackendValues(true);
     started = m_controller->apply(start, step, presetId);
     if (!started) m_controller->apply(toySettings(), step);
