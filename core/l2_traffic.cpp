@@ -243,10 +243,14 @@ MeasuredTrafficFile parseMeasuredTraffic(const std::string& text) {
     return file;
 }
 
+double usableL2Bytes(const HardwareProfile& hardware) {
+    return hardware.l2Bytes.value / 2;
+}
+
 TrafficEstimate estimateTraffic(const TrafficShape& shape, const HardwareProfile& hardware) {
     validateShape(shape, hardware);
     TrafficEstimate e;
-    e.usableL2Bytes = hardware.l2Bytes.value / 2;
+    e.usableL2Bytes = usableL2Bytes(hardware);
     e.counting = countingBytes(shape);
     if (shape.method == TrafficMethod::Flash)
         flashEstimate(shape, hardware, e);

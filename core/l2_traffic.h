@@ -66,6 +66,10 @@ struct TrafficEstimate {
     std::vector<std::string> assumptions;
 };
 
+// The part of a GPU's L2 one working set can use: half, the two partitions each holding a line
+// that SMs on both sides read.
+double usableL2Bytes(const HardwareProfile& hardware);
+
 // Throws EngineError(InvalidArgument) for sizes below 1, a profile without L2 figures, or a
 // standard launch in another element size than fp32.
 TrafficEstimate estimateTraffic(const TrafficShape& shape, const HardwareProfile& hardware);

@@ -563,6 +563,10 @@ Counters StepEngine::stepDelta(const StepInfo& info) const {
     return c;
 }
 
+Counters StepEngine::countersOf(const StepInfo& info) const {
+    return stepDelta(info);
+}
+
 Counters StepEngine::countersThrough(int step) const {
     const int outer = outerOf(step);
     Counters c = outer >= 0 ? m_outer[outer].countersBefore : Counters{};

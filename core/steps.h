@@ -177,6 +177,7 @@ public:
     StepInfo info(int step) const; // cheap: index arithmetic only
     StepState state(int step) const; // recomputes the tile's query block up to this step
     Counters countersThrough(int step) const;
+    Counters countersOf(const StepInfo& info) const; // what this step alone counts
 
     // The first step of an outer block (query block for QueryOuter, key block for KeyValueOuter).
     int firstStepOfOuterBlock(int outerBlock) const;
