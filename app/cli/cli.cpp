@@ -668,7 +668,7 @@ int commandProfiles(std::ostream& out) {
         show("HBM bandwidth", h.hbmBandwidthBytesPerSecond, 1e12, "TB/s");
         char l2[400];
         std::snprintf(l2, sizeof l2, "  %-26s %10s %-8s (%s)\n", "L2",
-                      formatByteAmount(h.l2Bytes.value).c_str(), "", h.l2Bytes.source.c_str());
+                      formatMemoryCapacity(h.l2Bytes.value).c_str(), "", h.l2Bytes.source.c_str());
         out << l2;
         show("L2 read bandwidth", h.l2BandwidthBytesPerSecond, 1e12, "TB/s");
         show("on-chip bandwidth", h.sramBandwidthBytesPerSecond, 1e12, "TB/s");

@@ -32,7 +32,7 @@ void printTrafficModel(std::ostream& out, const HardwareProfile& hw, const Traff
                        const std::string& kernelName, const TrafficShape& standard) {
     const TrafficEstimate f = estimateTraffic(flash, hw);
     const TrafficEstimate s = estimateTraffic(standard, hw);
-    out << "Memory traffic on " << hw.name << ": L2 " << formatByteAmount(hw.l2Bytes.value) << " ("
+    out << "Memory traffic on " << hw.name << ": L2 " << formatMemoryCapacity(hw.l2Bytes.value) << " ("
         << hw.l2Bytes.source << ")\n";
     out << "Problem: n_q " << flash.queries << ", n_k " << flash.keys << ", d " << flash.headDim
         << ", batch " << flash.batch << " x " << flash.heads << " heads"

@@ -1,16 +1,17 @@
 # The window's folders depend one way (app/gui/CMakeLists.txt):
 #   shell → lecture, pages → views → present, widgets → session → style → core
-# and shell → export, which uses no other folder (Qt Gui and FFmpeg only).
+# and shell → export, which uses no other folder (Qt Gui and FFmpeg only). From session up a
+# folder may also read app/measured (the shipped hardware measurements, core's types only).
 # Run with -DGUI_DIR=<app/gui>: fails naming every #include that reaches a folder its own folder
 # may not use, so a dependency against the grain is found before it is linked around.
 cmake_minimum_required(VERSION 3.25)
 set(_allowed_style   core style)
-set(_allowed_session core kernels style session)
-set(_allowed_present core style session present)
-set(_allowed_views   core style session present views)
-set(_allowed_widgets core kernels style session widgets)
-set(_allowed_pages   core kernels style session pages)
-set(_allowed_lecture core style session present views widgets lecture)
+set(_allowed_session core kernels style session app)
+set(_allowed_present core style session present app)
+set(_allowed_views   core style session present views app)
+set(_allowed_widgets core kernels style session widgets app)
+set(_allowed_pages   core kernels style session pages app)
+set(_allowed_lecture core style session present views widgets lecture app)
 set(_allowed_export  export)
 set(_allowed_shell   core kernels style session present views widgets pages lecture export shell app)
 

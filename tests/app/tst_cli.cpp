@@ -154,7 +154,8 @@ void TestCli::trafficPrintsTheModelsFigures() {
             QVERIFY2(r.out.find(a) != std::string::npos, a.c_str());
     }
     QVERIFY(r.out.find(kernel.name) != std::string::npos);
-    QVERIFY(r.out.find("L2 60.0 MB") != std::string::npos);
+    QVERIFY(r.out.find("L2 " + flashviz::formatMemoryCapacity(60.0 * 1024 * 1024) + " (") != std::string::npos);
+    QCOMPARE(flashviz::formatMemoryCapacity(60.0 * 1024 * 1024), std::string("60 MiB"));
 }
 
 void TestCli::trafficChecksAGivenMeasurement() {

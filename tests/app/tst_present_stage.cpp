@@ -9,6 +9,9 @@
 #include "session/scene.h"
 #include "session/settings.h"
 #include "style/format.h"
+#include "style/theme.h"
+
+#include "core/units.h"
 
 #include <QtTest>
 
@@ -226,6 +229,11 @@ class TestPresentStage : public QObject {
     void backwardMatricesFadeWhatIsNotFinal_data();
     void backwardMatricesFadeWhatIsNotFinal();
     void backwardWrongRowsAreTheChecks();
+    void l2SplitsTheStepsTraffic();
+    void backwardReadsFromL2WhatThePrePassLeft();
+    void l2HasItsPlaceInTheBus_data();
+    void l2HasItsPlaceInTheBus();
+    void measuredLaunchIsTheShippedCounters();
     void windowSizesKeepEveryPieceInItsPanel_data();
     void windowSizesKeepEveryPieceInItsPanel();
 };
@@ -425,10 +433,21 @@ void TestPresentStage::countersAreTheEngines() {
         const Counters& now = frame->state.counters;
         QCOMPARE(stage.now, scene->engine->countersThrough(s));
         QCOMPARE(stage.before, s > 0 ? scene->engine->countersThrough(s - 1) : Counters{});
-        QCOMPARE(stage.counters(1.0).read.value, formatBytes(double(now.hbmReadBytes)));
-        QCOMPARE(stage.counters(1.0).written.value, formatBytes(double(now.hbmWriteBytes)));
+        // Two levels on a GPU with L2: what the chip moves to and from L2 · what reaches HBM.
+        QVERIFY(stage.l2 && scene->l2);
+        const DramTraffic hbm = scene->l2->through(s), hbmBefore = scene->l2->through(s - 1);
+        const auto pair = [](std::uint64_t a, std::uint64_t b) {
+            return formatBytes(double(a)) + QStringLiteral(" · ") + formatBytes(double(b));
+        };
+        QCOMPARE(stage.l2->now, hbm);
+        QCOMPARE(stage.l2->before, hbmBefore);
+        QCOMPARE(stage.counters(1.0).read.value, pair(now.hbmReadBytes, hbm.readBytes));
+        QCOMPARE(stage.counters(1.0).written.value, pair(now.hbmWriteBytes, hbm.writeBytes));
         QCOMPARE(stage.counters(1.0).flops.value, formatFlops(double(now.flops)));
-        QCOMPARE(stage.counters(0.0).read.value, formatBytes(double(frame->before.hbmReadBytes)));
+        QCOMPARE(stage.counters(0.0).read.value,
+                 pair(frame->before.hbmReadBytes, hbmBefore.readBytes));
+        QCOMPARE(stage.l2->bus.reading, hbm.readBytes > hbmBefore.readBytes);
+        QCOMPARE(stage.l2->bus.writing, hbm.writeBytes > hbmBefore.writeBytes);
         QCOMPARE(stage.bus.reading, now.hbmReadBytes > frame->before.hbmReadBytes);
         QCOMPARE(stage.bus.writing, now.hbmWriteBytes > frame->before.hbmWriteBytes);
         QCOMPARE(stage.counters(1.0).read.active, stage.bus.reading);
@@ -1075,6 +1094,117 @@ void TestPresentStage::backwardWrongRowsAreTheChecks() {
         makeMatricesModel(*makeFrame(sceneOf(QStringLiteral("backward")), 5));
     QVERIFY(fine.wrongRows.empty());
     QVERIFY(!fine.note.contains(QStringLiteral("Red marks")));
+}
+
+// The toy on an H100: query block 0 brings K_j, V_j from HBM through L2; query block 1 finds them
+// in L2, and its tiles travel from L2 only, with HBM's arrows idle. Q_1 is new: from HBM.
+void TestPresentStage::l2SplitsTheStepsTraffic() {
+    VizSettings settings = presetSettings(QStringLiteral("toy"));
+    settings.hardwareId = "h100-sxm";
+    const auto scene = buildScene(settings, nullptr);
+    QVERIFY(scene->l2 && scene->l2->fits());
+    int fromHbm = 0, fromL2 = 0;
+    for (int s = 0; s < scene->stepCount(); ++s) {
+        const StepInfo info = scene->engine->info(s);
+        if (info.kind != StepKind::LoadKeyValue && info.kind != StepKind::LoadQuery) continue;
+        const StageModel m = makeStageModel(*makeFrame(scene, s));
+        const bool again = info.kind == StepKind::LoadKeyValue && info.queryBlock > 0;
+        QVERIFY(!m.flights.empty());
+        for (const Flight& f : m.flights) QCOMPARE(f.viaL2Only, again);
+        QVERIFY(m.bus.reading);               // the chip always reads
+        QCOMPARE(m.l2->bus.reading, !again);  // HBM only the first time
+        (again ? fromL2 : fromHbm) += 1;
+        const StageLayout l = layOutStage(m, QRectF(0, 0, 1200, 500), Theme::desktop());
+        for (const FlightPath& path : l.flights)
+            QCOMPARE(inside(l.l2Box, path.hbm), again);
+    }
+    QCOMPARE(fromL2, scene->engine->keyBlockCount() * (scene->engine->queryBlockCount() - 1));
+    QVERIFY(fromHbm > 0);
+    // The whole run: HBM sent Q, K and V once, the chip read K and V once per query block.
+    const StageModel last = makeStageModel(*makeFrame(scene, scene->stepCount() - 1));
+    const auto& spec = settings.spec;
+    QCOMPARE(last.l2->total.readBytes,
+             std::uint64_t(spec.queries + 2 * spec.keys) * spec.headDim * kBytesPerElement);
+    QVERIFY(last.totals.hbmReadBytes > last.l2->total.readBytes);
+    QCOMPARE(last.l2->fillText, QStringLiteral("fits"));
+}
+
+// The backward's first read of a query block brings Q_i and L_i from HBM; dO_i and D_i the
+// pre-pass read and wrote, so they come from L2, as does dQ_i's round trip.
+void TestPresentStage::backwardReadsFromL2WhatThePrePassLeft() {
+    VizSettings settings = presetSettings(QStringLiteral("backward"));
+    settings.hardwareId = "h100-sxm";
+    const auto scene = buildScene(settings, nullptr);
+    QVERIFY(scene->l2 && scene->l2->fits());
+    int checked = 0;
+    for (int s = 0; s < scene->stepCount(); ++s) {
+        const StepInfo info = scene->engine->info(s);
+        const StageModel m = makeStageModel(*makeFrame(scene, s));
+        if (info.kind == StepKind::LoadQueryGradient) {
+            for (const Flight& f : m.flights) {
+                const bool left = f.matrix == MatrixId::dO || f.matrix == MatrixId::RowDot;
+                QCOMPARE(f.viaL2Only, info.keyBlock > 0 || left);
+            }
+            ++checked;
+        }
+        if (info.kind == StepKind::UpdateQueryGradient)
+            for (const Flight& f : m.flights) QVERIFY(f.viaL2Only);
+        if (info.kind == StepKind::StoreKeyValueGradient)
+            for (const Flight& f : m.flights) QVERIFY(!f.viaL2Only); // new bytes: HBM's
+    }
+    QVERIFY(checked > 0);
+}
+
+void TestPresentStage::l2HasItsPlaceInTheBus_data() {
+    QTest::addColumn<QString>("preset");
+    QTest::addColumn<QSize>("size");
+    for (const char* id : {"toy", "long-standard", "backward"})
+        for (const QSize size : {QSize(860, 420), QSize(660, 300), QSize(1170, 330)})
+            QTest::newRow(qPrintable(QStringLiteral("%1 %2x%3").arg(id).arg(size.width()).arg(size.height())))
+                << QString::fromLatin1(id) << size;
+}
+
+// L2 stands between the arrows to HBM and those to the chip, inside the bus; its name, size and
+// word are whole; each arrow keeps to its side.
+void TestPresentStage::l2HasItsPlaceInTheBus() {
+    QFETCH(QString, preset);
+    QFETCH(QSize, size);
+    const auto scene = sceneOf(preset); // the A100: every GPU profile has its L2
+    const Theme theme = Theme::desktop();
+    const StageModel m = makeStageModel(*makeFrame(scene, std::min(5, scene->stepCount() - 1)));
+    QVERIFY(m.l2);
+    const StageLayout l = layOutStage(m, QRectF(QPointF(0, 0), QSizeF(size)), theme);
+    QVERIFY(inside(l.bus, l.l2Box));
+    QVERIFY(inside(l.l2Box, l.l2Track) && inside(l.l2Box, l.l2Text));
+    QVERIFY(l.l2ReadLane.x0 >= l.bus.left() && l.l2ReadLane.x1 <= l.l2Box.left());
+    QVERIFY(l.readLane.x0 >= l.l2Box.right() && l.readLane.x1 <= l.bus.right());
+    QVERIFY(l.l2WriteLane.x1 <= l.l2Box.left() && l.writeLane.x0 >= l.l2Box.right());
+    QVERIFY(!fittedInk(l.l2Text, m.l2->fillText, theme.font(7.5, true), Qt::AlignHCenter).isNull());
+    QVERIFY(!fittedInk(l.l2Box, m.l2->size, theme.font(8), Qt::AlignHCenter).isNull());
+    QCOMPARE(m.l2->size, formatMemorySize(scene->hardware.l2Bytes.value));
+}
+
+// These sizes as one launch on the H100, whose counters FlashViz ships: the line under the panels
+// gives the measured bytes beside the model's; on the A100, none is measured and there is none.
+void TestPresentStage::measuredLaunchIsTheShippedCounters() {
+    VizSettings settings = presetSettings(QStringLiteral("long"));
+    QVERIFY(makeStageModel(*makeFrame(sceneOf(QStringLiteral("long")), 0)).measuredLine.isEmpty());
+    settings.hardwareId = "h100-sxm";
+    const auto scene = buildScene(settings, nullptr);
+    QVERIFY(scene->measuredLaunch);
+    const measured::ThroughL2Point& p = scene->measuredLaunch->points.front();
+    QVERIFY(p.flashMeasured && p.flashCheck);
+    const StageModel m = makeStageModel(*makeFrame(scene, 0));
+    const auto bytes = [](double b) { return QString::fromStdString(formatByteAmount(b)); };
+    for (const QString& figure :
+         {bytes(p.flashMeasured->dramReadBytes + p.flashMeasured->dramWriteBytes),
+          bytes(p.flash.dram.total()), bytes(p.flashMeasured->l2Bytes),
+          bytes(p.flash.counting.total())})
+        QVERIFY2(m.measuredLine.contains(figure), qPrintable(m.measuredLine + " / " + figure));
+    QVERIFY(m.measuredLine.contains(QStringLiteral("NVIDIA H100 80GB HBM3, 2026-12-06")));
+    QCOMPARE(m.measuredKernel, QString::fromStdString(scene->measuredLaunch->kernelName));
+    const StageLayout l = layOutStage(m, QRectF(0, 0, 1170, 330), Theme::desktop());
+    QVERIFY(l.measuredLine.bottom() <= l.counterStrip.top() && l.measuredLine.top() >= l.hbmBox.bottom());
 }
 
 void TestPresentStage::windowSizesKeepEveryPieceInItsPanel_data() {

@@ -304,17 +304,42 @@ void layOutChip(StageLayout& l, const StageModel& model, const Theme& theme) {
     l.sramText = QRectF(l.sramBar.left(), l.sramBar.top(), l.sramBar.width(), textH);
 }
 
-void layOutBus(StageLayout& l, qreal sc) {
-    l.busLeft = l.bus.left() + 8 * sc;
-    l.busRight = l.bus.right() - 8 * sc;
-    auto lane = [&](qreal y) {
-        return BusLane{y, QRectF(l.bus.left(), y - 30 * sc, l.bus.width(), 20 * sc),
-                       QRectF(l.bus.left(), y + 8 * sc, l.bus.width(), 20 * sc)};
-    };
-    // Far enough apart that the read's amount stays clear of the write's label when a step does
-    // both (the backward's dQ_i round trip: "+64 B" ran into "write").
-    l.readLane = lane(l.bus.center().y() - 32 * sc);
-    l.writeLane = lane(l.bus.center().y() + 32 * sc);
+// An arrow from x0 to x1 at height y, its label above and the step's amount below.
+BusLane busLane(qreal x0, qreal x1, qreal y, qreal sc) {
+    const QRectF above(x0 - 4 * sc, y - 30 * sc, x1 - x0 + 8 * sc, 20 * sc);
+    return {x0, x1, y, above, above.translated(0, 38 * sc)};
+}
+
+// L2's panel in the middle of the bus, when the GPU has one: its name and size at the top, the
+// run's share of it as a vertical bar, and a word under the bar.
+void layOutL2(StageLayout& l, const Theme& theme) {
+    const qreal sc = theme.scale;
+    const qreal width = std::max(l.bus.width() * 0.3, 28 * sc);
+    l.l2Box = QRectF(l.bus.center().x() - width / 2, l.bus.top(), width, l.bus.height());
+    const qreal titleH = lineHeight(theme.font(10, true)) + lineHeight(theme.font(8)) + 6 * sc;
+    const qreal textH = lineHeight(theme.font(7.5)) + 4 * sc;
+    const qreal trackW = std::min(14 * sc, width * 0.4);
+    l.l2Track = QRectF(l.l2Box.center().x() - trackW / 2, l.l2Box.top() + titleH + 4 * sc, trackW,
+                       std::max(8 * sc, l.l2Box.height() - titleH - textH - 12 * sc));
+    l.l2Text = QRectF(l.l2Box.left() + 2, l.l2Track.bottom() + 4 * sc, width - 4, textH);
+}
+
+// The bus's arrows: chip ↔ HBM across it, or with L2 chip ↔ L2 on its right and L2 ↔ HBM on its
+// left. Read and write lanes are far enough apart that the read's amount stays clear of the
+// write's label when a step does both (the backward's dQ_i round trip: "+64 B" ran into "write").
+void layOutBus(StageLayout& l, bool withL2, const Theme& theme) {
+    const qreal sc = theme.scale;
+    const qreal readY = l.bus.center().y() - 32 * sc, writeY = l.bus.center().y() + 32 * sc;
+    qreal left = l.bus.left() + 8 * sc;
+    if (withL2) {
+        layOutL2(l, theme);
+        l.l2ReadLane = busLane(l.bus.left() + 5 * sc, l.l2Box.left() - 5 * sc, readY, sc);
+        l.l2WriteLane = busLane(l.bus.left() + 5 * sc, l.l2Box.left() - 5 * sc, writeY, sc);
+        left = l.l2Box.right() + 5 * sc;
+    }
+    const qreal right = l.bus.right() - (withL2 ? 5 : 8) * sc;
+    l.readLane = busLane(left, right, readY, sc);
+    l.writeLane = busLane(left, right, writeY, sc);
 }
 
 QRectF chipEndRect(const StageLayout& l, const StageModel& model, const ChipEnd& end, qreal sc) {
@@ -335,9 +360,14 @@ void layOutFlights(StageLayout& l, const StageModel& model, qreal sc) {
     for (const Flight& f : model.flights) {
         const HbmMatrix& m = model.matrix(f.matrix)->hbm;
         const QRectF matrixRect = placeOf(l, model, f.matrix)->rect;
-        const QRectF hbmEnd = std::holds_alternative<StandardKernel>(f.chipEnd)
-                                  ? token(matrixRect, sc)
-                                  : elementRect(matrixRect, m.rows, m.cols, f.hbmPart);
+        QRectF hbmEnd = std::holds_alternative<StandardKernel>(f.chipEnd)
+                            ? token(matrixRect, sc)
+                            : elementRect(matrixRect, m.rows, m.cols, f.hbmPart);
+        if (f.viaL2Only && !l.l2Box.isNull()) { // from (or to) L2: its middle, no wider than it
+            const qreal w = std::min(hbmEnd.width(), l.l2Box.width() - 6 * sc);
+            const qreal h = hbmEnd.height() * (hbmEnd.width() > 0 ? w / hbmEnd.width() : 1);
+            hbmEnd = QRectF(l.l2Box.center().x() - w / 2, l.l2Box.center().y() - h / 2, w, h);
+        }
         l.flights.push_back({hbmEnd, chipEndRect(l, model, f.chipEnd, sc)});
     }
 }
@@ -363,18 +393,31 @@ StageLayout layOutStage(const StageModel& model, const QRectF& bounds, const The
     l.bounds = bounds;
     const QRectF area = bounds.adjusted(10 * sc, 8 * sc, -10 * sc, -8 * sc);
     const qreal stripH = 46 * sc;
-    const QRectF top(area.left(), area.top(), area.width(), area.height() - stripH - 6 * sc);
+    // The measured line, where there is one, sits between the panels and the counters.
+    const qreal measuredH =
+        model.measuredLine.isEmpty() ? 0 : lineHeight(theme.font(8)) + 4 * sc;
+    const QRectF top(area.left(), area.top(), area.width(),
+                     area.height() - stripH - 6 * sc - measuredH);
     l.counterStrip = QRectF(area.left(), area.bottom() - stripH, area.width(), stripH);
-    l.hbmBox = QRectF(top.left(), top.top(), top.width() * 0.53, top.height());
-    l.chipBox =
-        QRectF(top.left() + top.width() * 0.64, top.top(), top.width() * 0.36, top.height());
+    if (measuredH > 0)
+        l.measuredLine = QRectF(area.left() + 4 * sc, top.bottom() + 3 * sc, area.width() - 8 * sc,
+                                measuredH - 2 * sc);
+    // L2 takes its room from HBM's panel, which scales its matrices to what it has: the
+    // bus holds L2 and two pairs of arrows with their amounts (a 1366 px window leaves it 120 px).
+    // Below 600 px (the view's smallest sizes) L2 is left out of the picture and kept in the
+    // counters: eleven backward matrices need all of HBM's width there.
+    const bool showL2 = model.l2 && bounds.width() >= 600 * sc;
+    const qreal hbmShare = showL2 ? 0.47 : 0.53, chipShare = 0.36;
+    l.hbmBox = QRectF(top.left(), top.top(), top.width() * hbmShare, top.height());
+    l.chipBox = QRectF(top.right() - top.width() * chipShare, top.top(), top.width() * chipShare,
+                       top.height());
     l.bus = QRectF(l.hbmBox.right(), top.top(), l.chipBox.left() - l.hbmBox.right(), top.height());
     l.hbmContent = panelContentRect(l.hbmBox, theme, true);
     l.chipContent = panelContentRect(l.chipBox, theme, true);
     layOutHbmMatrices(l, model, theme);
     layOutHighlights(l, model);
     layOutChip(l, model, theme);
-    layOutBus(l, sc);
+    layOutBus(l, showL2, theme);
     layOutFlights(l, model, sc);
     layOutCounters(l, sc);
     return l;

@@ -4,6 +4,7 @@
 #include "style/heatmap.h"
 
 #include "core/hardware.h"
+#include "core/units.h"
 
 #include <QCoreApplication>
 
@@ -468,17 +469,84 @@ std::vector<Flight> standardFlights(const StageModel& model, const Scene& scene,
     return out;
 }
 
-BusTraffic busTraffic(const Counters& before, const Counters& now) {
+BusTraffic busTraffic(std::uint64_t read, std::uint64_t written) {
     BusTraffic bus;
-    bus.reading = now.hbmReadBytes > before.hbmReadBytes;
-    bus.writing = now.hbmWriteBytes > before.hbmWriteBytes;
+    bus.reading = read > 0;
+    bus.writing = written > 0;
     bus.readLabel = tr("read");
     bus.writeLabel = tr("write");
-    bus.readAmount =
-        QStringLiteral("+%1").arg(formatBytes(double(now.hbmReadBytes - before.hbmReadBytes)));
-    bus.writeAmount =
-        QStringLiteral("+%1").arg(formatBytes(double(now.hbmWriteBytes - before.hbmWriteBytes)));
+    bus.readAmount = QStringLiteral("+%1").arg(formatBytes(double(read)));
+    bus.writeAmount = QStringLiteral("+%1").arg(formatBytes(double(written)));
     return bus;
+}
+
+BusTraffic busTraffic(const Counters& before, const Counters& now) {
+    return busTraffic(now.hbmReadBytes - before.hbmReadBytes,
+                      now.hbmWriteBytes - before.hbmWriteBytes);
+}
+
+// L2's panel at this step: what the run's matrices take of it, and the step's HBM side.
+L2Panel l2Panel(const Scene& scene, int step) {
+    const StepL2Model& model = *scene.l2;
+    const HardwareProfile& hw = scene.hardware;
+    L2Panel l2;
+    l2.title = tr("L2");
+    l2.size = formatMemorySize(hw.l2Bytes.value);
+    l2.fits = model.fits();
+    l2.fraction = model.usableL2Bytes() > 0 ? model.footprintBytes() / model.usableL2Bytes() : 0;
+    l2.fillText = l2.fits ? tr("fits") : tr("full");
+    l2.summary = tr("L2 · %1 on the %2 (%3), half of it usable by one working set. This run's "
+                    "matrices take %4: %5")
+                     .arg(l2.size, QString::fromStdString(hw.name),
+                          QString::fromStdString(hw.l2Bytes.source),
+                          formatBytes(model.footprintBytes()),
+                          l2.fits ? tr("they stay in L2, and HBM sees each byte once.")
+                                  : tr("they do not fit, and HBM sees every byte the chip moves."));
+    for (const std::string& a : model.assumptions()) l2.assumptions.push_back(QString::fromStdString(a));
+    l2.before = model.through(step - 1);
+    l2.now = model.through(step);
+    l2.total = model.total();
+    l2.bus = busTraffic(l2.now.readBytes - l2.before.readBytes,
+                        l2.now.writeBytes - l2.before.writeBytes);
+    return l2;
+}
+
+// The flights whose bytes L2 holds already: every read of a step whose reads all hit, every
+// write of a step that sends HBM nothing. The backward's first read of a query block is the one
+// step that does both: dO_i and D_i were read and written by the pre-pass, Q_i and L_i are new.
+void markL2Flights(std::vector<Flight>& flights, const L2Panel& l2, const Counters& before,
+                   const Counters& now, StepKind kind) {
+    const std::uint64_t counted = now.hbmReadBytes - before.hbmReadBytes;
+    const std::uint64_t fromHbm = l2.now.readBytes - l2.before.readBytes;
+    const bool readsHit = counted > 0 && fromHbm == 0;
+    const bool rewrites = now.hbmWriteBytes > before.hbmWriteBytes &&
+                          l2.now.writeBytes == l2.before.writeBytes;
+    for (Flight& f : flights) {
+        if (f.direction == HbmTraffic::Write)
+            f.viaL2Only = rewrites;
+        else if (kind == StepKind::LoadQueryGradient && fromHbm > 0 && fromHbm < counted)
+            f.viaL2Only = f.matrix == MatrixId::dO || f.matrix == MatrixId::RowDot;
+        else
+            f.viaL2Only = readsHit;
+    }
+}
+
+// These sizes as one launch on this GPU, where FlashViz ships its counters.
+QString measuredLine(const Scene& scene) {
+    if (!scene.measuredLaunch) return {};
+    const measured::ThroughL2& t = *scene.measuredLaunch;
+    const measured::ThroughL2Point& p = t.points.front();
+    const bool flash = scene.isFlash();
+    const MeasuredTraffic& m = flash ? *p.flashMeasured : *p.standardMeasured;
+    const TrafficEstimate& model = flash ? p.flash : p.standard;
+    const auto bytes = [](double b) { return QString::fromStdString(formatByteAmount(b)); };
+    return tr("Measured on the %1 as one launch of %2 × %3 heads: HBM %4 (model %5) · "
+              "through L2 %6 (counted %7)")
+        .arg(QString::fromStdString(t.measuredOn))
+        .arg(p.batch)
+        .arg(p.heads)
+        .arg(bytes(m.dramReadBytes + m.dramWriteBytes), bytes(model.dram.total()),
+             bytes(m.l2Bytes), bytes(model.counting.total()));
 }
 
 SramFill sramFill(const Scene& scene, const StepState& st) {
@@ -553,12 +621,28 @@ CounterReadout StageModel::counters(double progress) const {
     const double written = tick(before.hbmWriteBytes, now.hbmWriteBytes);
     const double flops = tick(before.flops, now.flops);
     CounterReadout out;
-    out.read = {tr("HBM bytes read"), formatBytes(read),
-                tr("of %1 in the whole run").arg(formatBytes(double(totals.hbmReadBytes))),
-                bus.reading};
-    out.written = {tr("HBM bytes written"), formatBytes(written),
-                   tr("of %1 in the whole run").arg(formatBytes(double(totals.hbmWriteBytes))),
-                   bus.writing};
+    if (l2) { // two levels: what the chip moves to and from L2, and what of it reaches HBM
+        const double fromHbm = tick(l2->before.readBytes, l2->now.readBytes);
+        const double toHbm = tick(l2->before.writeBytes, l2->now.writeBytes);
+        const auto pair = [](double a, double b) {
+            return QStringLiteral("%1 · %2").arg(formatBytes(a), formatBytes(b));
+        };
+        out.read = {tr("read: L2 → SRAM · HBM → L2"), pair(read, fromHbm),
+                    tr("of %1 in the whole run")
+                        .arg(pair(double(totals.hbmReadBytes), double(l2->total.readBytes))),
+                    bus.reading};
+        out.written = {tr("written: SRAM → L2 · L2 → HBM"), pair(written, toHbm),
+                       tr("of %1 in the whole run")
+                           .arg(pair(double(totals.hbmWriteBytes), double(l2->total.writeBytes))),
+                       bus.writing};
+    } else {
+        out.read = {tr("HBM bytes read"), formatBytes(read),
+                    tr("of %1 in the whole run").arg(formatBytes(double(totals.hbmReadBytes))),
+                    bus.reading};
+        out.written = {tr("HBM bytes written"), formatBytes(written),
+                       tr("of %1 in the whole run").arg(formatBytes(double(totals.hbmWriteBytes))),
+                       bus.writing};
+    }
     // Short enough for its cell at 1280 px (it read "of 1.02 kFLOP (standard: 1.02 …"). The
     // backward's comparison is its own trade: the same pass with P stored, no recompute.
     const double whole = double(totals.flops);
@@ -614,6 +698,15 @@ StageModel makeStageModel(const Frame& frame) {
     m.before = frame.before;
     m.now = st.counters;
     m.bus = busTraffic(m.before, m.now);
+    if (scene.l2) {
+        m.l2 = l2Panel(scene, frame.step);
+        markL2Flights(m.flights, *m.l2, m.before, m.now, st.info.kind);
+    }
+    m.measuredLine = measuredLine(scene);
+    if (scene.measuredLaunch)
+        m.measuredKernel = scene.isFlash()
+                               ? QString::fromStdString(scene.measuredLaunch->kernelName)
+                               : tr("standard attention in fp32 (cuBLAS, softmax, cuBLAS)");
     m.sram = sramFill(scene, st);
     m.totals = scene.totals;
     m.standardTotals = scene.standardTotals;

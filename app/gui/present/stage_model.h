@@ -4,6 +4,8 @@
 // attention, the tiles in flight and their direction, the traffic on the bus, the counters),
 // and where each piece goes in a given rectangle. Plain values: the view paints them.
 #include "present/hbm_contents.h"
+
+#include "core/l2_steps.h"
 #include "style/theme.h"
 
 #include <QImage>
@@ -95,12 +97,28 @@ struct Flight {
     std::optional<qreal> position(qreal progress) const;
     // A round trip on its way back (carrying `returnImage`).
     bool returning(qreal progress) const;
+    // On a GPU with L2: the tile's bytes are in L2 already (a read that hits, a rewrite of a line
+    // still there), so it travels between L2 and the chip only and HBM is not touched.
+    bool viaL2Only = false;
 };
 
 // HBM traffic of this step, drawn as the bus's two arrows.
 struct BusTraffic {
     bool reading = false, writing = false;
     QString readLabel, writeLabel, readAmount, writeAmount;
+};
+
+// L2 between HBM and the chip, on a GPU profile with L2 figures (core/l2_steps.h): its size,
+// the run's matrices against the usable half, and the step's traffic on its HBM side.
+struct L2Panel {
+    QString title, size;   // "L2", "50 MB"
+    double fraction = 0;   // the run's matrices over the usable L2
+    bool fits = false;     // L2 keeps the run: re-reads hit
+    QString fillText;      // under the bar: "kept" / "too big"
+    QString summary;       // the tooltip's sentence, with the sizes
+    std::vector<QString> assumptions;
+    DramTraffic before, now, total; // L2 ↔ HBM through the previous step, this one, the whole run
+    BusTraffic bus;        // the step's bytes between HBM and L2
 };
 
 struct SramFill {
@@ -129,7 +147,10 @@ struct StageModel {
     std::vector<StageKernel> kernels;  // standard attention
     QString kernelNote;                // standard attention
     std::vector<Flight> flights;
-    BusTraffic bus;
+    BusTraffic bus; // between the chip and HBM, or with L2 between the chip and L2
+    std::optional<L2Panel> l2;
+    QString measuredLine; // these sizes as one launch on this GPU: the counters beside the model
+    QString measuredKernel; // which kernel that launch ran
     SramFill sram;
     Counters before, now; // the engine's counters through the previous step and this one
     Counters totals, standardTotals;
@@ -167,6 +188,7 @@ struct TilePlace {
     QRectF rect, labelRect;
 };
 struct BusLane {
+    qreal x0 = 0, x1 = 0; // the arrow's ends
     qreal y = 0;
     QRectF labelRect, amountRect;
 };
@@ -182,6 +204,10 @@ struct FlightPath {
 struct StageLayout {
     QRectF bounds;
     QRectF hbmBox, chipBox, bus;
+    // With L2: its panel in the bus, the fill's track and word (null below 600 px wide, where the
+    // counters alone show it).
+    QRectF l2Box, l2Track, l2Text;
+    QRectF measuredLine;           // above the counters, where the model has one
     QRectF hbmContent, chipContent;    // inside the panels' titles
     std::vector<MatrixPlace> matrices; // as StageModel::matrices
     std::vector<QRectF> highlights;    // as StageModel::highlights
@@ -189,8 +215,8 @@ struct StageLayout {
     std::vector<QRectF> kernels;       // as StageModel::kernels
     QRectF kernelNote;                 // empty when there is no room for it
     QRectF sramBar, sramTrack, sramText;
-    qreal busLeft = 0, busRight = 0;
-    BusLane readLane, writeLane;
+    BusLane readLane, writeLane;          // chip ↔ HBM, or chip ↔ L2
+    BusLane l2ReadLane, l2WriteLane;      // L2 ↔ HBM (with L2)
     std::vector<FlightPath> flights; // as StageModel::flights
     QRectF counterStrip;
     struct {

@@ -422,6 +422,24 @@ void layOutSteps(Scene& scene, const Problem& problem, BuildProgress* progress) 
             std::make_shared<StepEngine>(problem, s.algorithm, withoutBugs(s.options), poll);
 }
 
+// The run through L2 on a GPU with L2 figures, and the shipped measurement of these sizes as one
+// launch when there is one.
+void modelL2(Scene& scene) {
+    const HardwareProfile& hw = scene.hardware;
+    if (!(hw.l2Bytes.value > 0)) return;
+    scene.l2 = std::make_shared<const StepL2Model>(scene.engine, usableL2Bytes(hw));
+    const ProblemSpec& spec = scene.settings.spec;
+    if (scene.isBackward() || spec.causal || spec.queries != spec.keys ||
+        !measured::shippedTrafficFor(hw.id))
+        return;
+    measured::ThroughL2 launch = measured::throughL2(hw, spec.headDim, scene.settings.options.blockRows,
+                                                     scene.settings.options.blockCols, {spec.queries});
+    if (launch.headDim != spec.headDim || launch.points.empty()) return;
+    const measured::ThroughL2Point& point = launch.points.front();
+    if (scene.isFlash() ? point.flashMeasured : point.standardMeasured)
+        scene.measuredLaunch = std::move(launch);
+}
+
 QString refusedNote(const QString& backendName, const std::string& refusal) {
     return QStringLiteral("%1 refused (%2); the CPU computed instead")
         .arg(backendName, QString::fromStdString(refusal));
@@ -829,6 +847,7 @@ std::shared_ptr<const Scene> buildScene(const CheckedSettings& checked, BuildPro
     const Problem problem = makeProblem(settings.spec);
     if (paced) calibrate(*paced, problem);
     layOutSteps(*scene, problem, progress);
+    modelL2(*scene);
     std::unique_ptr<Backend> backend = chooseBackend(*scene);
     StoredMatrices stored = runOnBackend(*scene, problem, backend, paced ? &*paced : nullptr);
     if (scene->isBackward()) {

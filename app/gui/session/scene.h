@@ -10,7 +10,10 @@
 #include "core/check.h"
 #include "core/flash_versions.h"
 #include "core/hardware.h"
+#include "core/l2_steps.h"
 #include "core/steps.h"
+
+#include "app/measured/shipped_measurements.h"
 
 #include <QImage>
 #include <QRect>
@@ -99,6 +102,12 @@ struct Scene {
     // FlashViz would launch for these sizes on this GPU (the grid picture's).
     std::optional<VersionComparison> versions;
     KernelShape gridKernel;
+    // The run through this GPU's L2 (none where the profile has no L2 figures): the memory
+    // stage's third level and its split counters.
+    std::shared_ptr<const StepL2Model> l2;
+    // These sizes as one launch of FlashViz's kernel at the GPU benchmark's shape, the model beside
+    // the counters shipped for this GPU, when they hold this point (forward, n_q = n_k, no mask).
+    std::optional<measured::ThroughL2> measuredLaunch;
 
     int stepCount() const { return engine->stepCount(); }
     bool isFlash() const { return settings.algorithm == Algorithm::Flash; }

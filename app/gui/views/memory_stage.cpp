@@ -124,6 +124,21 @@ QString MemoryStageView::toolTipAt(const QPointF& pos) const {
         return tr("%1 (%2, %3 in HBM): drawn where it is written so far.")
             .arg(matrix.name, matrix.shape, matrix.bytes);
     }
+    if (m.l2 && !m_layout.l2Box.isNull() && m_layout.l2Box.contains(pos)) {
+        QStringList lines{m.l2->summary};
+        for (const QString& a : m.l2->assumptions) lines << QStringLiteral("• ") + a;
+        lines << tr("Through this step HBM sent %1 and received %2; the whole run %3 and %4.")
+                     .arg(formatBytes(double(m.l2->now.readBytes)),
+                          formatBytes(double(m.l2->now.writeBytes)),
+                          formatBytes(double(m.l2->total.readBytes)),
+                          formatBytes(double(m.l2->total.writeBytes)));
+        return lines.join(QLatin1Char('\n'));
+    }
+    if (!m.measuredLine.isEmpty() && m_layout.measuredLine.contains(pos))
+        return m.measuredLine + tr(", %1. Nsight Compute's counters (dram__bytes, lts__t_bytes) "
+                                   "for FlashViz's own kernel, each launch from an empty L2; the "
+                                   "analysis page's chart 12 has every measured size.")
+                                    .arg(m.measuredKernel);
     if (m_layout.hbmBox.contains(pos))
         return tr("%1: %2.").arg(m.hbmTitle, m.hbmSubtitle) + QLatin1Char('\n') + traffic;
     if (m_layout.chipBox.contains(pos))
@@ -163,6 +178,11 @@ void MemoryStageView::paintEvent(QPaintEvent*) {
     drawBus(p, t);
     if (moving) drawTilesInFlight(p, t);
     drawCounters(p, moving ? t : 1.0);
+    if (!m_model->measuredLine.isEmpty()) {
+        p.setPen(m_theme.text);
+        drawFittedText(p, m_layout.measuredLine, Qt::AlignLeft | Qt::AlignVCenter,
+                       m_model->measuredLine, m_theme.font(8));
+    }
 }
 
 void MemoryStageView::drawHbm(QPainter& p, qreal t, bool moving) const {
@@ -311,13 +331,50 @@ void MemoryStageView::drawBus(QPainter& p, qreal t) const {
     const BusTraffic& bus = m_model->bus;
     drawArrow(p, m_layout.readLane, true, bus.reading, bus.readLabel, bus.readAmount, t);
     drawArrow(p, m_layout.writeLane, false, bus.writing, bus.writeLabel, bus.writeAmount, t);
+    if (!m_model->l2 || m_layout.l2Box.isNull()) return; // too narrow a view: the counters say it
+    const BusTraffic& hbm = m_model->l2->bus;
+    drawArrow(p, m_layout.l2ReadLane, true, hbm.reading, hbm.readLabel, hbm.readAmount, t);
+    drawArrow(p, m_layout.l2WriteLane, false, hbm.writing, hbm.writeLabel, hbm.writeAmount, t);
+    drawL2(p);
+}
+
+// L2: its name and size, the run's matrices against its usable half, and whether they stay.
+void MemoryStageView::drawL2(QPainter& p) const {
+    const L2Panel& l2 = *m_model->l2;
+    const qreal sc = m_theme.scale;
+    // Between HBM's colour and SRAM's, as L2 sits between them.
+    const QColor colour((m_theme.hbm.red() + m_theme.sram.red()) / 2,
+                        (m_theme.hbm.green() + m_theme.sram.green()) / 2,
+                        (m_theme.hbm.blue() + m_theme.sram.blue()) / 2);
+    p.setPen(QPen(colour, 1.5 * sc));
+    p.setBrush(withAlpha(colour, m_theme.lecture ? 40 : 22));
+    p.drawRoundedRect(m_layout.l2Box, 6 * sc, 6 * sc);
+    const QFont title = m_theme.font(10, true), size = m_theme.font(8);
+    const qreal titleH = QFontMetricsF(title).height();
+    const QRectF box = m_layout.l2Box.adjusted(2, 4 * sc, -2, 0);
+    p.setPen(m_theme.text);
+    drawFittedText(p, QRectF(box.left(), box.top(), box.width(), titleH), Qt::AlignCenter,
+                   l2.title, title);
+    p.setPen(m_theme.muted);
+    drawFittedText(p, QRectF(box.left(), box.top() + titleH, box.width(), QFontMetricsF(size).height()),
+                   Qt::AlignCenter, l2.size, size);
+    const QRectF& track = m_layout.l2Track;
+    p.setPen(Qt::NoPen);
+    p.setBrush(withAlpha(m_theme.muted, 50));
+    p.drawRoundedRect(track, 3, 3);
+    QRectF fill = track;
+    fill.setTop(track.bottom() - std::max(2.0, track.height() * std::min(1.0, l2.fraction)));
+    p.setBrush(l2.fits ? colour : m_theme.bad);
+    p.drawRoundedRect(fill, 3, 3);
+    p.setPen(l2.fits ? m_theme.text : m_theme.bad);
+    drawFittedText(p, m_layout.l2Text, Qt::AlignCenter, l2.fillText, m_theme.font(7.5, !l2.fits));
 }
 
 // An arrow across the bus, dashes running in its direction while the step moves data its way.
 void MemoryStageView::drawArrow(QPainter& p, const BusLane& lane, bool rightwards, bool active,
                                 const QString& label, const QString& amount, qreal t) const {
     const qreal sc = m_theme.scale;
-    const qreal x0 = m_layout.busLeft, x1 = m_layout.busRight, y = lane.y;
+    const qreal x0 = lane.x0, x1 = lane.x1, y = lane.y;
     const QColor c = active ? m_theme.accent : withAlpha(m_theme.muted, 140);
     QPen pen(c, active ? 5 * sc : 2 * sc);
     if (active) {

@@ -40,6 +40,7 @@ class MemoryStageView : public FrameView {
     void drawKernels(QPainter& p) const;
     void drawSramFill(QPainter& p) const;
     void drawBus(QPainter& p, qreal t) const;
+    void drawL2(QPainter& p) const;
     void drawArrow(QPainter& p, const BusLane& lane, bool rightwards, bool active,
                    const QString& label, const QString& amount, qreal t) const;
     void drawTilesInFlight(QPainter& p, qreal t) const;

@@ -1512,7 +1512,7 @@ QString throughL2Caption(const AnalysisResults& r) {
             .arg(last.n)
             .arg(counted,
                  QString::fromStdString(formatByteAmount(last.flash.dram.total())),
-                 QString::fromStdString(formatByteAmount(r.inputs.hardware.l2Bytes.value)),
+                 QString::fromStdString(formatMemoryCapacity(r.inputs.hardware.l2Bytes.value)),
                  hardwareName(r));
     QString text =
         QStringLiteral("Measured on the %1: at n = %2 FlashAttention moved %3 through L2 (counted: "
