@@ -112,9 +112,21 @@ package)
     # The CPU build: the CUDA backend would need the toolkit's libraries (libcudart, cuBLAS),
     # which no Debian package provides, so a .deb made with them would not start elsewhere.
     install_missing "${build_packages[@]}" dpkg-dev file
-    configure_and_build "$root/build-package" -DCMAKE_BUILD_TYPE=Release -DFLASHVIZ_WERROR=ON \
-        -DFLASHVIZ_NATIVE_ARCH=OFF -DFLASHVIZ_WITH_CUDA=OFF -DFLASHVIZ_BUILD_TESTS=OFF
-    (cd "$root/build-package" && cpack -G DEB)
+    # After `test` on a machine without the CUDA toolkit (CI's fresh root) the release build is
+    # that build already (tests install nothing): it is packaged instead of built a second time.
+    from="$root/build-package"
+    cache="$root/build-release/CMakeCache.txt"
+    if [ -f "$cache" ] && grep -q '^CMAKE_BUILD_TYPE:STRING=Release$' "$cache" &&
+        ! grep -q '^CMAKE_CUDA_COMPILER:[A-Z]*=/' "$cache"; then
+        say "packaging the CUDA-less release build (build-release)"
+        from="$root/build-release"
+        cmake --build "$from" -j"$jobs"
+    else
+        configure_and_build "$from" -DCMAKE_BUILD_TYPE=Release -DFLASHVIZ_WERROR=ON \
+            -DFLASHVIZ_NATIVE_ARCH=OFF -DFLASHVIZ_WITH_CUDA=OFF -DFLASHVIZ_BUILD_TESTS=OFF
+    fi
+    mkdir -p "$root/build-package"
+    (cd "$from" && cpack -G DEB -B "$root/build-package")
     ls "$root"/build-package/flashviz_*.deb
     ;;
 *)
