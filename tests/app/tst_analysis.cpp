@@ -664,7 +664,9 @@ void TestAnalysis::throughL2ChartDrawsTheModel() {
     QXYSeries* standardDram = xy(dram, QStringLiteral("l2-standard-dram-model"));
     QXYSeries* counted = xy(dram, QStringLiteral("l2-flash-counted-model"));
     QXYSeries* flashL2 = xy(l2, QStringLiteral("l2-flash-l2-model"));
-    QVERIFY(flashDram && standardDram && counted && flashL2);
+    QXYSeries* standardL2 = xy(l2, QStringLiteral("l2-standard-l2-model"));
+    QXYSeries* standardCounted = xy(l2, QStringLiteral("l2-standard-counted-model"));
+    QVERIFY(flashDram && standardDram && counted && flashL2 && standardL2 && standardCounted);
     QVERIFY(!xy(dram, QStringLiteral("l2-flash-dram-measured")));
     QCOMPARE(flashDram->count(), int(plan.throughL2Ns.size()));
     for (int i = 0; i < flashDram->count(); ++i) {
@@ -679,6 +681,8 @@ void TestAnalysis::throughL2ChartDrawsTheModel() {
         COMPARE_NEAR(standardDram->at(i).y(), standard.dram.total() / kBytesPerGB);
         COMPARE_NEAR(counted->at(i).y(), flash.counting.total() / kBytesPerGB);
         COMPARE_NEAR(flashL2->at(i).y(), flash.counting.total() / kBytesPerGB);
+        COMPARE_NEAR(standardL2->at(i).y(), standard.l2.total() / kBytesPerGB);
+        COMPARE_NEAR(standardCounted->at(i).y(), standard.counting.total() / kBytesPerGB);
         // Through L2 every n re-reads K and V per query block; DRAM sees them about once.
         QVERIFY(flash.dram.total() < flash.counting.total());
     }
@@ -686,9 +690,13 @@ void TestAnalysis::throughL2ChartDrawsTheModel() {
     QVERIFY2(caption.contains(QStringLiteral("has no hardware-counter measurement of the %1")
                                   .arg(QString::fromStdString(hw.name))),
              qPrintable(caption));
-    QVERIFY(caption.contains(
-        QString::fromStdString(formatByteAmount(m_view->results()->throughL2.points.back()
-                                                    .flash.dram.total()))));
+    const auto& last = m_view->results()->throughL2.points.back();
+    QVERIFY(caption.contains(QString::fromStdString(formatByteAmount(last.flash.dram.total()))));
+    // The assumptions, both methods', are the caption's tooltip.
+    const QString notes = m_view->notes(ThroughL2Chart);
+    for (const auto* estimate : {&last.flash, &last.standard})
+        for (const std::string& a : estimate->assumptions)
+            QVERIFY2(notes.contains(QString::fromStdString(a)), a.c_str());
 }
 
 // On the H100, whose counters FlashViz ships (resources/measured/h100-traffic.json): each
@@ -709,7 +717,7 @@ void TestAnalysis::throughL2ChartSetsMeasuredBesideModel() {
     const ChartPage page = buildAnalysisChart(results, ThroughL2Chart);
     const std::unique_ptr<QChart> dram(page.chart), l2(page.second);
     QVERIFY(dram && l2);
-    QVERIFY(dram->title().contains(QStringLiteral("the settings' d = 48 was not")));
+    QVERIFY(page.caption.startsWith(QStringLiteral("Measured at d = 64, not the settings' d = 48.")));
     QXYSeries* flashDram = xy(dram.get(), QStringLiteral("l2-flash-dram-measured"));
     QXYSeries* standardDram = xy(dram.get(), QStringLiteral("l2-standard-dram-measured"));
     QXYSeries* flashL2 = xy(l2.get(), QStringLiteral("l2-flash-l2-measured"));

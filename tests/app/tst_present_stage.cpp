@@ -1182,6 +1182,13 @@ void TestPresentStage::l2HasItsPlaceInTheBus() {
     QVERIFY(!fittedInk(l.l2Text, m.l2->fillText, theme.font(7.5, true), Qt::AlignHCenter).isNull());
     QVERIFY(!fittedInk(l.l2Box, m.l2->size, theme.font(8), Qt::AlignHCenter).isNull());
     QCOMPARE(m.l2->size, formatMemorySize(scene->hardware.l2Bytes.value));
+    QCOMPARE(m.l2->rate, formatRate(scene->hardware.l2BandwidthBytesPerSecond.value));
+    // The rate under the size where it fits whole (from 860 px on it does); else only its tooltip.
+    QVERIFY(size.width() < 860 || !l.l2Rate.isNull());
+    if (!l.l2Rate.isNull()) {
+        QVERIFY(inside(l.l2Box, l.l2Rate) && l.l2Rate.bottom() <= l.l2Track.top());
+        QVERIFY(!fittedInk(l.l2Rate, m.l2->rate, theme.font(8), Qt::AlignHCenter).isNull());
+    }
 }
 
 // These sizes as one launch on the H100, whose counters FlashViz ships: the line under the panels
@@ -1201,7 +1208,9 @@ void TestPresentStage::measuredLaunchIsTheShippedCounters() {
           bytes(p.flash.dram.total()), bytes(p.flashMeasured->l2Bytes),
           bytes(p.flash.counting.total())})
         QVERIFY2(m.measuredLine.contains(figure), qPrintable(m.measuredLine + " / " + figure));
-    QVERIFY(m.measuredLine.contains(QStringLiteral("NVIDIA H100 80GB HBM3, 2026-12-06")));
+    QVERIFY(m.measuredLine.contains(QStringLiteral("NVIDIA H100 80GB HBM3")));
+    QVERIFY(m.measuredLine.contains(QStringLiteral("fp16 (Br %1)").arg(scene->measuredLaunch->blockRows)));
+    QCOMPARE(m.measuredOn, QStringLiteral("NVIDIA H100 80GB HBM3, 2026-12-06"));
     QCOMPARE(m.measuredKernel, QString::fromStdString(scene->measuredLaunch->kernelName));
     const StageLayout l = layOutStage(m, QRectF(0, 0, 1170, 330), Theme::desktop());
     QVERIFY(l.measuredLine.bottom() <= l.counterStrip.top() && l.measuredLine.top() >= l.hbmBox.bottom());

@@ -55,7 +55,8 @@ const QStringList& placeholderNames() {
     static const QStringList names{
         QStringLiteral("gpu"), QStringLiteral("hbm"), QStringLiteral("hbmBandwidth"),
         QStringLiteral("smCount"), QStringLiteral("sramPerSm"), QStringLiteral("sramTotal"),
-        QStringLiteral("sramBandwidth"), QStringLiteral("sramOverHbm"), QStringLiteral("n"),
+        QStringLiteral("sramBandwidth"), QStringLiteral("sramOverHbm"), QStringLiteral("l2"),
+        QStringLiteral("l2Bandwidth"), QStringLiteral("l2Keeps"), QStringLiteral("n"),
         QStringLiteral("d"), QStringLiteral("br"), QStringLiteral("bc"), QStringLiteral("scores"),
         QStringLiteral("standardTraffic"), QStringLiteral("flashTraffic"),
         QStringLiteral("trafficCut"), QStringLiteral("standardScratch"),
@@ -388,6 +389,20 @@ QString fillNarrative(const QString& narrative, const Scene& scene, const ViewOp
     put("sramOverHbm",
         QString::number(hw.sramBandwidthBytesPerSecond.value / hw.hbmBandwidthBytesPerSecond.value,
                         'f', 0));
+    put("l2", formatMemorySize(hw.l2Bytes.value));
+    put("l2Bandwidth", formatRate(hw.l2BandwidthBytesPerSecond.value));
+    // Whether L2 keeps this run's matrices (core/l2_steps.h), as the memory stage draws it.
+    if (scene.l2)
+        put("l2Keeps",
+            scene.l2->fits()
+                ? QObject::tr("Here they fit in the L2 cache, so HBM sees each byte once; past "
+                              "half of its %1 they cross the link every time.")
+                      .arg(formatMemorySize(hw.l2Bytes.value))
+                : QObject::tr("Here they do not fit in the L2 cache (%1), so every byte crosses "
+                              "the link.")
+                      .arg(formatMemorySize(hw.l2Bytes.value)));
+    else
+        put("l2Keeps", QString());
     put("n", QString::number(spec.queries));
     put("d", QString::number(spec.headDim));
     put("br", QString::number(scene.settings.options.blockRows));

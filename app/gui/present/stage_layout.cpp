@@ -312,11 +312,19 @@ BusLane busLane(qreal x0, qreal x1, qreal y, qreal sc) {
 
 // L2's panel in the middle of the bus, when the GPU has one: its name and size at the top, the
 // run's share of it as a vertical bar, and a word under the bar.
-void layOutL2(StageLayout& l, const Theme& theme) {
+void layOutL2(StageLayout& l, const L2Panel& l2, const Theme& theme) {
     const qreal sc = theme.scale;
     const qreal width = std::max(l.bus.width() * 0.3, 28 * sc);
     l.l2Box = QRectF(l.bus.center().x() - width / 2, l.bus.top(), width, l.bus.height());
-    const qreal titleH = lineHeight(theme.font(10, true)) + lineHeight(theme.font(8)) + 6 * sc;
+    // The read rate under the size where it fits at the smallest type (else the tooltip has it).
+    QFont smallest = theme.font(8);
+    smallest.setPointSizeF(6.0);
+    const qreal lineH = lineHeight(theme.font(8));
+    const qreal top = l.l2Box.top() + 4 * sc + lineHeight(theme.font(10, true)) + lineH;
+    l.l2Rate = QFontMetricsF(smallest).horizontalAdvance(l2.rate) <= width - 4
+                   ? QRectF(l.l2Box.left() + 2, top, width - 4, lineH)
+                   : QRectF();
+    const qreal titleH = top - l.l2Box.top() + (l.l2Rate.isNull() ? 0 : lineH) + 2 * sc;
     const qreal textH = lineHeight(theme.font(7.5)) + 4 * sc;
     const qreal trackW = std::min(14 * sc, width * 0.4);
     l.l2Track = QRectF(l.l2Box.center().x() - trackW / 2, l.l2Box.top() + titleH + 4 * sc, trackW,
@@ -327,12 +335,12 @@ void layOutL2(StageLayout& l, const Theme& theme) {
 // The bus's arrows: chip ↔ HBM across it, or with L2 chip ↔ L2 on its right and L2 ↔ HBM on its
 // left. Read and write lanes are far enough apart that the read's amount stays clear of the
 // write's label when a step does both (the backward's dQ_i round trip: "+64 B" ran into "write").
-void layOutBus(StageLayout& l, bool withL2, const Theme& theme) {
+void layOutBus(StageLayout& l, const StageModel& model, bool withL2, const Theme& theme) {
     const qreal sc = theme.scale;
     const qreal readY = l.bus.center().y() - 32 * sc, writeY = l.bus.center().y() + 32 * sc;
     qreal left = l.bus.left() + 8 * sc;
     if (withL2) {
-        layOutL2(l, theme);
+        layOutL2(l, *model.l2, theme);
         l.l2ReadLane = busLane(l.bus.left() + 5 * sc, l.l2Box.left() - 5 * sc, readY, sc);
         l.l2WriteLane = busLane(l.bus.left() + 5 * sc, l.l2Box.left() - 5 * sc, writeY, sc);
         left = l.l2Box.right() + 5 * sc;
@@ -357,16 +365,27 @@ QRectF chipEndRect(const StageLayout& l, const StageModel& model, const ChipEnd&
 }
 
 void layOutFlights(StageLayout& l, const StageModel& model, qreal sc) {
+    // Tiles leaving L2 together start one above the other (K_j over V_j), not on one spot.
+    const auto fromL2 = std::count_if(model.flights.begin(), model.flights.end(),
+                                      [](const Flight& f) { return f.viaL2Only; });
+    int nextFromL2 = 0;
     for (const Flight& f : model.flights) {
         const HbmMatrix& m = model.matrix(f.matrix)->hbm;
         const QRectF matrixRect = placeOf(l, model, f.matrix)->rect;
         QRectF hbmEnd = std::holds_alternative<StandardKernel>(f.chipEnd)
                             ? token(matrixRect, sc)
                             : elementRect(matrixRect, m.rows, m.cols, f.hbmPart);
-        if (f.viaL2Only && !l.l2Box.isNull()) { // from (or to) L2: its middle, no wider than it
-            const qreal w = std::min(hbmEnd.width(), l.l2Box.width() - 6 * sc);
+        if (f.viaL2Only) { // from (or to) L2, no wider than it; the bus's middle where L2 is not drawn
+            const QRectF cache =
+                !l.l2Box.isNull() ? l.l2Box
+                                  : QRectF(l.bus.center().x() - 12 * sc,
+                                           l.bus.top() + l.bus.height() / 6, 24 * sc,
+                                           l.bus.height() * 2 / 3);
+            const qreal w = std::max(4 * sc, std::min(hbmEnd.width(), cache.width() - 6 * sc));
             const qreal h = hbmEnd.height() * (hbmEnd.width() > 0 ? w / hbmEnd.width() : 1);
-            hbmEnd = QRectF(l.l2Box.center().x() - w / 2, l.l2Box.center().y() - h / 2, w, h);
+            const qreal y = cache.top() + cache.height() * (nextFromL2 + 1) / qreal(fromL2 + 1);
+            ++nextFromL2;
+            hbmEnd = QRectF(cache.center().x() - w / 2, y - h / 2, w, h);
         }
         l.flights.push_back({hbmEnd, chipEndRect(l, model, f.chipEnd, sc)});
     }
@@ -404,9 +423,9 @@ StageLayout layOutStage(const StageModel& model, const QRectF& bounds, const The
                                 measuredH - 2 * sc);
     // L2 takes its room from HBM's panel, which scales its matrices to what it has: the
     // bus holds L2 and two pairs of arrows with their amounts (a 1366 px window leaves it 120 px).
-    // Below 600 px (the view's smallest sizes) L2 is left out of the picture and kept in the
+    // Below 500 px (the view's smallest sizes) L2 is left out of the picture and kept in the
     // counters: eleven backward matrices need all of HBM's width there.
-    const bool showL2 = model.l2 && bounds.width() >= 600 * sc;
+    const bool showL2 = model.l2 && bounds.width() >= 500 * sc;
     const qreal hbmShare = showL2 ? 0.47 : 0.53, chipShare = 0.36;
     l.hbmBox = QRectF(top.left(), top.top(), top.width() * hbmShare, top.height());
     l.chipBox = QRectF(top.right() - top.width() * chipShare, top.top(), top.width() * chipShare,
@@ -417,7 +436,7 @@ StageLayout layOutStage(const StageModel& model, const QRectF& bounds, const The
     layOutHbmMatrices(l, model, theme);
     layOutHighlights(l, model);
     layOutChip(l, model, theme);
-    layOutBus(l, showL2, theme);
+    layOutBus(l, model, showL2, theme);
     layOutFlights(l, model, sc);
     layOutCounters(l, sc);
     return l;

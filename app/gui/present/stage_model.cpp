@@ -492,13 +492,15 @@ L2Panel l2Panel(const Scene& scene, int step) {
     L2Panel l2;
     l2.title = tr("L2");
     l2.size = formatMemorySize(hw.l2Bytes.value);
+    l2.rate = formatRate(hw.l2BandwidthBytesPerSecond.value);
     l2.fits = model.fits();
     l2.fraction = model.usableL2Bytes() > 0 ? model.footprintBytes() / model.usableL2Bytes() : 0;
     l2.fillText = l2.fits ? tr("fits") : tr("full");
-    l2.summary = tr("L2 · %1 on the %2 (%3), half of it usable by one working set. This run's "
-                    "matrices take %4: %5")
+    l2.summary = tr("L2 · %1 on the %2 (%3), read at %4 (%5); half of it usable by one working "
+                    "set. This run's matrices take %6: %7")
                      .arg(l2.size, QString::fromStdString(hw.name),
-                          QString::fromStdString(hw.l2Bytes.source),
+                          QString::fromStdString(hw.l2Bytes.source), l2.rate,
+                          QString::fromStdString(hw.l2BandwidthBytesPerSecond.source),
                           formatBytes(model.footprintBytes()),
                           l2.fits ? tr("they stay in L2, and HBM sees each byte once.")
                                   : tr("they do not fit, and HBM sees every byte the chip moves."));
@@ -540,9 +542,12 @@ QString measuredLine(const Scene& scene) {
     const MeasuredTraffic& m = flash ? *p.flashMeasured : *p.standardMeasured;
     const TrafficEstimate& model = flash ? p.flash : p.standard;
     const auto bytes = [](double b) { return QString::fromStdString(formatByteAmount(b)); };
-    return tr("Measured on the %1 as one launch of %2 × %3 heads: HBM %4 (model %5) · "
-              "through L2 %6 (counted %7)")
-        .arg(QString::fromStdString(t.measuredOn))
+    // The GPU as the file names it, without its date (the tooltip has the whole record).
+    const QString gpu = QString::fromStdString(t.measuredOn).section(QStringLiteral(", "), 0, 0);
+    return tr("Measured on the %1, this n and d as one %2 launch of %3 × %4 heads: HBM %5 (model "
+              "%6) · L2 %7 (counted %8)")
+        .arg(gpu,
+             flash ? tr("fp16 (Br %1)").arg(t.blockRows) : tr("fp32"))
         .arg(p.batch)
         .arg(p.heads)
         .arg(bytes(m.dramReadBytes + m.dramWriteBytes), bytes(model.dram.total()),
@@ -628,11 +633,11 @@ CounterReadout StageModel::counters(double progress) const {
             return QStringLiteral("%1 · %2").arg(formatBytes(a), formatBytes(b));
         };
         out.read = {tr("read: L2 → SRAM · HBM → L2"), pair(read, fromHbm),
-                    tr("of %1 in the whole run")
+                    tr("of %1 in the run")
                         .arg(pair(double(totals.hbmReadBytes), double(l2->total.readBytes))),
                     bus.reading};
         out.written = {tr("written: SRAM → L2 · L2 → HBM"), pair(written, toHbm),
-                       tr("of %1 in the whole run")
+                       tr("of %1 in the run")
                            .arg(pair(double(totals.hbmWriteBytes), double(l2->total.writeBytes))),
                        bus.writing};
     } else {
@@ -703,6 +708,7 @@ StageModel makeStageModel(const Frame& frame) {
         markL2Flights(m.flights, *m.l2, m.before, m.now, st.info.kind);
     }
     m.measuredLine = measuredLine(scene);
+    if (scene.measuredLaunch) m.measuredOn = QString::fromStdString(scene.measuredLaunch->measuredOn);
     if (scene.measuredLaunch)
         m.measuredKernel = scene.isFlash()
                                ? QString::fromStdString(scene.measuredLaunch->kernelName)

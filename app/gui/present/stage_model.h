@@ -111,7 +111,8 @@ struct BusTraffic {
 // L2 between HBM and the chip, on a GPU profile with L2 figures (core/l2_steps.h): its size,
 // the run's matrices against the usable half, and the step's traffic on its HBM side.
 struct L2Panel {
-    QString title, size;   // "L2", "50 MB"
+    QString title, size;   // "L2", "50 MiB"
+    QString rate;          // its read rate, "7.51 TB/s"
     double fraction = 0;   // the run's matrices over the usable L2
     bool fits = false;     // L2 keeps the run: re-reads hit
     QString fillText;      // under the bar: "kept" / "too big"
@@ -151,6 +152,7 @@ struct StageModel {
     std::optional<L2Panel> l2;
     QString measuredLine; // these sizes as one launch on this GPU: the counters beside the model
     QString measuredKernel; // which kernel that launch ran
+    QString measuredOn;     // the GPU and the date of the measurement
     SramFill sram;
     Counters before, now; // the engine's counters through the previous step and this one
     Counters totals, standardTotals;
@@ -207,6 +209,7 @@ struct StageLayout {
     // With L2: its panel in the bus, the fill's track and word (null below 600 px wide, where the
     // counters alone show it).
     QRectF l2Box, l2Track, l2Text;
+    QRectF l2Rate; // null where the read rate does not fit
     QRectF measuredLine;           // above the counters, where the model has one
     QRectF hbmContent, chipContent;    // inside the panels' titles
     std::vector<MatrixPlace> matrices; // as StageModel::matrices

@@ -135,10 +135,11 @@ QString MemoryStageView::toolTipAt(const QPointF& pos) const {
         return lines.join(QLatin1Char('\n'));
     }
     if (!m.measuredLine.isEmpty() && m_layout.measuredLine.contains(pos))
-        return m.measuredLine + tr(", %1. Nsight Compute's counters (dram__bytes, lts__t_bytes) "
-                                   "for FlashViz's own kernel, each launch from an empty L2; the "
-                                   "analysis page's chart 12 has every measured size.")
-                                    .arg(m.measuredKernel);
+        return m.measuredLine + tr(".\nKernel: %1. Nsight Compute's counters (dram__bytes, "
+                                   "lts__t_bytes) for FlashViz's own kernel, each launch from an "
+                                   "empty L2 (%2); the analysis page's chart 12 has every measured "
+                                   "size.")
+                                    .arg(m.measuredKernel, m.measuredOn);
     if (m_layout.hbmBox.contains(pos))
         return tr("%1: %2.").arg(m.hbmTitle, m.hbmSubtitle) + QLatin1Char('\n') + traffic;
     if (m_layout.chipBox.contains(pos))
@@ -356,8 +357,11 @@ void MemoryStageView::drawL2(QPainter& p) const {
     drawFittedText(p, QRectF(box.left(), box.top(), box.width(), titleH), Qt::AlignCenter,
                    l2.title, title);
     p.setPen(m_theme.muted);
-    drawFittedText(p, QRectF(box.left(), box.top() + titleH, box.width(), QFontMetricsF(size).height()),
-                   Qt::AlignCenter, l2.size, size);
+    const qreal sizeH = QFontMetricsF(size).height();
+    drawFittedText(p, QRectF(box.left(), box.top() + titleH, box.width(), sizeH), Qt::AlignCenter,
+                   l2.size, size);
+    if (!m_layout.l2Rate.isNull())
+        drawFittedText(p, m_layout.l2Rate, Qt::AlignCenter, l2.rate, size);
     const QRectF& track = m_layout.l2Track;
     p.setPen(Qt::NoPen);
     p.setBrush(withAlpha(m_theme.muted, 50));

@@ -1451,9 +1451,7 @@ QChart* throughL2Panel(const ThroughL2& t, const QString& headline, const QStrin
                 if (const auto m = l.measured(p)) widen(*m);
         }
     const auto [ylo, yhi] = paddedLogRange(lo, hi);
-    auto* x = sizeAxis(QStringLiteral("sequence length n (batch × n = %1 tokens, heads × d = %2)")
-                           .arg(t.tokens)
-                           .arg(t.width),
+    auto* x = sizeAxis(QStringLiteral("n (batch × n = %1)").arg(t.tokens),
                        t.points.front().n, t.points.back().n);
     auto* y = logAxis(yTitle, 10, QStringLiteral("%g"), ylo, yhi);
     chart->addAxis(x, Qt::AlignBottom);
@@ -1548,17 +1546,12 @@ ChartPage throughL2Chart(const AnalysisResults& r) {
                        QString::fromStdString(t.error)};
         return page;
     }
-    const QString settings =
-        QStringLiteral("d = %1 · flash fp16 Br %2 × Bc %3, standard fp32 · %4%5")
-            .arg(t.headDim)
-            .arg(t.blockRows)
-            .arg(t.blockCols)
-            .arg(hardwareName(r),
-                 t.headDim == r.headDim
-                     ? QString()
-                     : QStringLiteral(" (measured at d = %1; the settings' d = %2 was not)")
-                           .arg(t.headDim)
-                           .arg(r.headDim));
+    const QString settings = QStringLiteral("d = %1, heads × d = %2 · fp16 flash %3 × %4 · %5")
+                                 .arg(t.headDim)
+                                 .arg(t.width)
+                                 .arg(t.blockRows)
+                                 .arg(t.blockCols)
+                                 .arg(hardwareName(r));
     const bool measured = !t.measuredOn.empty();
     using P = const ThroughL2Point&;
     ChartPage page;
@@ -1573,18 +1566,38 @@ ChartPage throughL2Chart(const AnalysisResults& r) {
           Qt::SolidLine, [](P p) { return p.flash.dram.total(); },
           measured ? std::function([](P p) { return dramMeasured(p.flashMeasured); }) : nullptr},
          {QStringLiteral("l2-flash-counted"), QStringLiteral("flash"), QStringLiteral("flash, counting model's \"HBM\""),
-          kFlash.lighter(150), Qt::DashLine, [](P p) { return p.flash.counting.total(); },
+          kFlash.darker(160), Qt::DashLine, [](P p) { return p.flash.counting.total(); },
           nullptr}});
     page.second = throughL2Panel(
         t, QStringLiteral("What passes through L2"), settings,
         QStringLiteral("bytes between the SMs and L2 (GB, log)"),
-        {{QStringLiteral("l2-standard-l2"), QStringLiteral("standard"), QStringLiteral("standard, counting model"), kStandard,
-          Qt::SolidLine, [](P p) { return p.standard.counting.total(); },
+        {{QStringLiteral("l2-standard-l2"), QStringLiteral("standard"), QStringLiteral("standard, L2 model"), kStandard,
+          Qt::SolidLine, [](P p) { return p.standard.l2.total(); },
           measured ? std::function([](P p) { return l2Measured(p.standardMeasured); }) : nullptr},
-         {QStringLiteral("l2-flash-l2"), QStringLiteral("flash"), QStringLiteral("flash, counting model"), kFlash,
-          Qt::SolidLine, [](P p) { return p.flash.counting.total(); },
+         {QStringLiteral("l2-standard-counted"), QStringLiteral("standard"), QStringLiteral("standard, counting model"),
+          kStandard.darker(160), Qt::DashLine, [](P p) { return p.standard.counting.total(); },
+          nullptr},
+         {QStringLiteral("l2-flash-l2"), QStringLiteral("flash"), QStringLiteral("flash, counting model"), kFlash.darker(160),
+          Qt::DashLine, [](P p) { return p.flash.counting.total(); },
           measured ? std::function([](P p) { return l2Measured(p.flashMeasured); }) : nullptr}});
     page.caption = throughL2Caption(r);
+    if (t.headDim != r.headDim)
+        page.caption = QStringLiteral("Measured at d = %1, not the settings' d = %2. ")
+                           .arg(t.headDim)
+                           .arg(r.headDim) +
+                       page.caption;
+    // What the model assumes, in its own words, at the largest n (the caption's tooltip).
+    const ThroughL2Point& last = t.points.back();
+    QStringList notes{QStringLiteral("The L2-aware model's assumptions (core/l2_traffic.h), at n = %1:")
+                          .arg(last.n)};
+    for (const auto& [name, estimate] :
+         {std::pair{QStringLiteral("FlashAttention"), &last.flash},
+          std::pair{QStringLiteral("standard attention"), &last.standard}}) {
+        notes << name + QLatin1Char(':');
+        for (const std::string& a : estimate->assumptions)
+            notes << QStringLiteral("• ") + QString::fromStdString(a);
+    }
+    page.notes = notes.join(QLatin1Char('\n'));
     return page;
 }
 

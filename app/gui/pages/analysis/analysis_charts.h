@@ -20,6 +20,7 @@ struct ChartPage {
     QChart* chart = nullptr;  // owned by the caller
     QString caption;          // one line: what to notice
     QChart* second = nullptr; // a right-hand panel where two quantities need two axes
+    QString notes = {};       // the caption's tooltip: what the model assumes, where a page has it
 };
 
 // Short names, in the order of the explainer's demonstrations, then the roofline.

@@ -80,6 +80,7 @@ void AnalysisView::makeChartPages() {
         m_secondViews.back()->hide();
         m_stack->addWidget(page);
         m_captions.append(QString());
+        m_notes.append(QString());
         m_stale.append(false);
     }
 }
@@ -217,12 +218,19 @@ void AnalysisView::ensurePage(int index) const {
     setChart(m_secondViews[index], page.second ? page.second : new QChart);
     m_secondViews[index]->setVisible(page.second != nullptr);
     m_captions[index] = page.caption;
+    m_notes[index] = page.notes;
 }
 
 void AnalysisView::updateCaption() {
     const int index = currentChart();
-    m_caption->setText(index >= 0 && index < m_captions.size() ? unbroken(m_captions[index])
-                                                               : QString());
+    const bool known = index >= 0 && index < m_captions.size();
+    m_caption->setText(known ? unbroken(m_captions[index]) : QString());
+    m_caption->setToolTip(known ? m_notes[index] : QString());
+}
+
+QString AnalysisView::notes(int index) const {
+    ensurePage(index);
+    return index >= 0 && index < m_notes.size() ? m_notes[index] : QString();
 }
 
 QStringList AnalysisView::chartTitles() const {

@@ -51,6 +51,7 @@ class AnalysisView : public Page {
     QChart* chart(int index, int panel = 0) const;
     int panelCount(int index) const;
     QString caption(int index) const;
+    QString notes(int index) const; // the caption's tooltip (the model's assumptions)
     const AnalysisResults* results() const; // what the charts on screen were drawn from
 
   public slots:
@@ -81,6 +82,7 @@ class AnalysisView : public Page {
     QList<QChartView*> m_views;       // one per page
     QList<QChartView*> m_secondViews; // the right-hand panels, hidden where a page has none
     mutable QStringList m_captions;
+    mutable QStringList m_notes;
     mutable QList<bool> m_stale; // pages still showing older results than m_shown
 
     QTimer* m_startTimer = nullptr; // coalesces settings changes made in one event-loop turn
