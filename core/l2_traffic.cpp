@@ -200,6 +200,15 @@ MeasuredTraffic parsePoint(const Json& p, std::size_t index) {
     m.dramWriteBytes = numberAt(p, "dramWriteBytes", where);
     m.l2Bytes = numberAt(p, "l2Bytes", where);
     m.durationNs = numberAt(p, "durationNs", where);
+    // The breakdown is optional (older files, GPUs without the metrics) but checked when there.
+    const auto optional = [&](const char* key) {
+        return p.contains(key) ? numberAt(p, key, where) : -1.0;
+    };
+    m.l2FromSmBytes = optional("l2FromSmBytes");
+    m.l2FabricBytes = optional("l2FabricBytes");
+    if (p.contains("localLoadBytes") || p.contains("localStoreBytes"))
+        m.localBytes = std::max(0.0, optional("localLoadBytes")) +
+                       std::max(0.0, optional("localStoreBytes"));
     return m;
 }
 
@@ -280,6 +289,36 @@ TrafficShape standardLaunchShape(int queries, int keys, int headDim, int batch, 
     return sizedShape(TrafficMethod::Standard, queries, keys, headDim, batch, heads, causal);
 }
 
+namespace {
+
+// Why the counting model misses the L2 counter of a flash kernel: what the counter holds besides
+// the SMs' requests (lines crossing between L2's two partitions, spills), and how far the count
+// is from those requests alone, where the measurement has the breakdown.
+std::string countingMissReason(const TrafficCheck& c, const MeasuredTraffic& m) {
+    std::string reason = "the counting model is " + percent(c.countingL2Error) + " off the L2 counter";
+    if (m.l2FromSmBytes < 0 || m.l2FabricBytes < 0)
+        return reason + ", which also counts the kernel's other requests";
+    std::vector<std::string> parts;
+    if (m.l2FabricBytes > 0.05 * m.l2Bytes)
+        parts.push_back(formatPercent(m.l2FabricBytes / m.l2Bytes) +
+                        " of it is lines crossing between L2's two halves");
+    if (m.localBytes > 0.05 * m.l2Bytes)
+        parts.push_back("the kernel's local memory (register spills) moves " +
+                        formatByteAmount(m.localBytes) + " through L1");
+    const double fromSm = relativeError(c.model.counting.total(), m.l2FromSmBytes);
+    parts.push_back(std::abs(fromSm) <= kTrafficTolerance
+                        ? "against the SMs' own requests it is within " +
+                              formatPercent(kTrafficTolerance) + " (" + percent(fromSm) + ")"
+                        : "against the SMs' own requests it is " + percent(fromSm) +
+                              (fromSm > 0 ? " off (the SMs asked L2 for fewer bytes than counted)"
+                                          : " off (the SMs asked L2 for more bytes than counted)"));
+    for (std::size_t i = 0; i < parts.size(); ++i)
+        reason += (i == 0 ? ": " : i + 1 == parts.size() ? "; and " : "; ") + parts[i];
+    return reason;
+}
+
+} // namespace
+
 TrafficCheck checkTraffic(const MeasuredTraffic& m, const HardwareProfile& hardware) {
     TrafficCheck c;
     c.model = estimateTraffic(m.shape, hardware);
@@ -306,8 +345,7 @@ TrafficCheck checkTraffic(const MeasuredTraffic& m, const HardwareProfile& hardw
         why.push_back("the counting model moves each matrix once, but cuBLAS's GEMMs read their "
                       "operands once per output tile and the softmax reads S twice");
     else if (!c.countingWithin)
-        why.push_back("the counting model is " + percent(c.countingL2Error) +
-                      " off the L2 counter, which also counts the kernel's other requests");
+        why.push_back(countingMissReason(c, m));
     if (!c.l2Within && m.shape.method == TrafficMethod::Standard)
         why.push_back("the L2 model is " + percent(c.l2Error) +
                       " off: cuBLAS's real tiles differ from the assumed " +

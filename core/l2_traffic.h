@@ -87,6 +87,10 @@ struct MeasuredTraffic {
     TrafficShape shape;
     std::string method, variant; // "tc-fp16-tc_d64_br128_bc64_w4_qreg", its kernel's name
     double dramReadBytes = 0, dramWriteBytes = 0, l2Bytes = 0, durationNs = 0;
+    // What the L2 counter is made of, where the file has it (negative: not measured): the SMs'
+    // requests, transfers between L2's two partitions, and local memory (register spills) as the
+    // SMs' L1 sees it.
+    double l2FromSmBytes = -1, l2FabricBytes = -1, localBytes = -1;
 };
 
 // A file of measurements (kernels/bench/ncu_traffic.py's JSON): which GPU, when, with what, the

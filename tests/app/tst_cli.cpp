@@ -201,6 +201,9 @@ void TestCli::trafficRefusesBadOptions() {
 void TestCli::trafficReadsTheShippedMeasurement() {
     const auto& shipped = flashviz::measured::shippedTrafficFor("h100-sxm");
     QVERIFY2(shipped, "resources/measured/h100-traffic.json is not built in");
+    // The H100 profile's L2 read rate is the one this file measured.
+    QCOMPARE(flashviz::findHardwareProfile("h100-sxm").l2BandwidthBytesPerSecond.value,
+             shipped->l2ReadBytesPerSecond);
     auto r = runCli({"traffic", "--gpu", "h100-sxm", "--n", "4096", "--d", "64"});
     QVERIFY2(r.code == 0 || r.code == 1, r.err.c_str()); // 1: some point misses the 10 %
     QVERIFY(r.out.find("batch " + std::to_string(flashviz::kDefaultGridBatch) + " x " +

@@ -59,6 +59,7 @@ class TestL2Traffic : public QObject {
     void badShapesAreRefused();
     void everyProfileHasL2FiguresWithSources();
     void measuredFileIsRead();
+    void missesAreExplainedByTheCountersParts();
     void brokenMeasuredFilesAreRefused_data();
     void brokenMeasuredFilesAreRefused();
     void gpuNamesMapToProfiles();
@@ -240,6 +241,36 @@ void TestL2Traffic::measuredFileIsRead() {
     QCOMPARE(f.points[2].shape.method, TrafficMethod::Standard);
 }
 
+// The H100's n = 512 point of the fp16 kernel (2026-12-06): the counter holds 25 % of lines
+// crossing L2's halves, so the count misses it by -14 %, but is +15 % off the SMs' requests
+// alone; and a file without the breakdown falls back to the general sentence.
+void TestL2Traffic::missesAreExplainedByTheCountersParts() {
+    const std::string parts =
+        R"(, "l2FromSmBytes": 5.86e8, "l2FabricBytes": 1.93e8, "localLoadBytes": 0,
+            "localStoreBytes": 0)";
+    std::string point = pointJson("tc-fp16-tc_d64_br128_bc64_w4_qreg", 64, 512, parts);
+    point.replace(point.find("4.36e9"), 6, "7.81e8");
+    point.replace(point.find(R"("batch": 4, "heads": 32)"), 23, R"("batch": 32, "heads": 32)");
+    const MeasuredTrafficFile f = parseMeasuredTraffic(fileJson(point));
+    const MeasuredTraffic& m = f.points.front();
+    QCOMPARE(m.l2FromSmBytes, 5.86e8);
+    QCOMPARE(m.l2FabricBytes, 1.93e8);
+    QCOMPARE(m.localBytes, 0.0);
+    const TrafficCheck c = checkTraffic(m, findHardwareProfile("h100-sxm"));
+    QVERIFY(!c.countingWithin);
+    QVERIFY2(c.why.find("25 % of it is lines crossing between L2's two halves") != std::string::npos,
+             c.why.c_str());
+    QVERIFY2(c.why.find("against the SMs' own requests it is +") != std::string::npos, c.why.c_str());
+    QVERIFY(c.why.find("fewer bytes than counted") != std::string::npos);
+    // Without the parts: the general reason, and no figure it cannot know.
+    const MeasuredTrafficFile plain = parseMeasuredTraffic(
+        fileJson(pointJson("tc-fp16-tc_d64_br128_bc64_w4_qreg", 64, 512)));
+    QCOMPARE(plain.points.front().l2FromSmBytes, -1.0);
+    QCOMPARE(plain.points.front().localBytes, -1.0);
+    const TrafficCheck general = checkTraffic(plain.points.front(), findHardwareProfile("h100-sxm"));
+    QVERIFY(general.why.find("crossing") == std::string::npos);
+}
+
 void TestL2Traffic::brokenMeasuredFilesAreRefused_data() {
     QTest::addColumn<QString>("json");
     QTest::addColumn<QString>("message");
@@ -254,6 +285,9 @@ void TestL2Traffic::brokenMeasuredFilesAreRefused_data() {
                "batch": 1, "heads": 1, "dramReadBytes": -1, "dramWriteBytes": 0, "l2Bytes": 0,
                "durationNs": 0})"))
         << "entry 1 needs a number 'dramReadBytes'";
+    QTest::newRow("negative breakdown")
+        << QString::fromStdString(fileJson(pointJson("cublas-3step", 64, 512, R"(, "l2FabricBytes": -3)")))
+        << "entry 1 needs a number 'l2FabricBytes'";
     QTest::newRow("fractional n")
         << QString::fromStdString(fileJson(pointJson("cublas-3step", 64, 512).replace(
                pointJson("cublas-3step", 64, 512).find("512"), 3, "512.5")))
