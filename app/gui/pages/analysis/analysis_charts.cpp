@@ -1565,7 +1565,7 @@ ChartPage throughL2Chart(const AnalysisResults& r) {
          {QStringLiteral("l2-flash-dram"), QStringLiteral("flash"), QStringLiteral("flash, L2-aware model"), kFlash,
           Qt::SolidLine, [](P p) { return p.flash.dram.total(); },
           measured ? std::function([](P p) { return dramMeasured(p.flashMeasured); }) : nullptr},
-         {QStringLiteral("l2-flash-counted"), QStringLiteral("flash"), QStringLiteral("flash, counting model's \"HBM\""),
+         {QStringLiteral("l2-flash-counted"), QStringLiteral("flash"), QStringLiteral("flash, counting model"),
           kFlash.darker(160), Qt::DashLine, [](P p) { return p.flash.counting.total(); },
           nullptr}});
     page.second = throughL2Panel(
