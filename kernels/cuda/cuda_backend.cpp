@@ -70,7 +70,7 @@ struct DeviceProblem {
         params.headDim = int(hq.cols());
         params.scale = float(scale);
         params.causal = causal;
-        cuda::setContiguousStrides(params);
+        cuda::setDenseStrides(params);
     }
 };
 

@@ -104,10 +104,6 @@ const std::vector<FastVariant>& variants() {
     return all;
 }
 
-bool aligned16(const void* pointer) {
-    return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0;
-}
-
 // Three TF32 products beat one fp32 FMA where the tensor cores' TF32 rate is several times the
 // FMA rate: the A100 (sm_80, 8x) and Hopper (sm_90, 7.4x; mma.sync measured 4.7x on the H200).
 // On sm_86 / sm_89 cards TF32 runs at about the FMA rate, so there the FMA kernel stays first.
@@ -153,14 +149,7 @@ bool fastKernelAccepts(const AttentionParams& p) {
     bool compiled = false;
     for (const auto& v : variants()) compiled = compiled || v.info.headDim == p.headDim;
     if (!compiled) return false;
-    const std::int64_t strides[] = {p.qRowStride, p.qHeadStride, p.qBatchStride,
-                                    p.kRowStride, p.kHeadStride, p.kBatchStride,
-                                    p.vRowStride, p.vHeadStride, p.vBatchStride,
-                                    p.oRowStride, p.oHeadStride, p.oBatchStride};
-    for (const std::int64_t s : strides)
-        if (s % 4 != 0) return false;
-    return aligned16(p.q) && aligned16(p.k) && aligned16(p.v) && aligned16(p.o) &&
-           p.scale > 0.0f;
+    return rowsAligned16(p, int(sizeof(float))) && p.scale > 0.0f;
 }
 
 void launchFlashFast(const AttentionParams& p, int kernelId) {

@@ -30,15 +30,6 @@ void checkBlas(cublasStatus_t status, const char* what) {
     throw EngineError(ErrorKind::BackendFailure, message);
 }
 
-bool densePacked(const AttentionParams& p) {
-    const std::int64_t d = p.headDim, nq = p.queries, nk = p.keys;
-    return p.qRowStride == d && p.kRowStride == d && p.vRowStride == d && p.oRowStride == d &&
-           p.qHeadStride == nq * d && p.oHeadStride == nq * d && p.kHeadStride == nk * d &&
-           p.vHeadStride == nk * d && p.qBatchStride == nq * d * p.heads &&
-           p.oBatchStride == nq * d * p.heads && p.kBatchStride == nk * d * p.heads &&
-           p.vBatchStride == nk * d * p.heads;
-}
-
 } // namespace
 
 struct BlasHandle::Impl {
@@ -58,7 +49,7 @@ BlasHandle::~BlasHandle() {
 void* BlasHandle::raw() const { return m_impl->handle; }
 
 void launchStandardAttention(BlasHandle& blas, const AttentionParams& p, float* scores) {
-    if (!densePacked(p))
+    if (!hasDenseStrides(p))
         throw EngineError(ErrorKind::Unsupported,
                           "Standard attention on the GPU takes densely packed Q, K, V and O.");
     if (p.queries <= 0 || p.keys <= 0 || p.batch <= 0 || p.heads <= 0) return;

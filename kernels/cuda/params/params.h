@@ -2,14 +2,13 @@
 // Plain parameter structs handed to the kernels by value, in the manner of flash-attention's
 // flash.h: device pointers, sizes and element strides, nothing else. No CUDA types, so the
 // launch layer's callers (the backend, the benchmark) are ordinary C++.
-#include <cmath>
-#include <cstdint>
+#include "kernels/cuda/params/qkv_params.h"
 
 namespace flashviz::cuda {
 
-// Q is [batch][heads][queries][d], K and V [batch][heads][keys][d], O like Q, m and l
-// [batch][heads][queries]; every stride is in elements.
-struct AttentionParams {
+// Q is [batch][heads][queries][d], K and V [batch][heads][keys][d], O like Q (the strides in
+// QkvParams), m and l [batch][heads][queries]; every stride is in elements.
+struct AttentionParams : QkvParams {
     const float* q = nullptr;
     const float* k = nullptr;
     const float* v = nullptr;
@@ -17,37 +16,12 @@ struct AttentionParams {
     float* m = nullptr; // final running maximum per query row; may be null
     float* l = nullptr; // final running sum per query row; may be null
 
-    int batch = 1;
-    int heads = 1;
-    int queries = 0;
-    int keys = 0;
-    int headDim = 0;
-
-    std::int64_t qRowStride = 0, qHeadStride = 0, qBatchStride = 0;
-    std::int64_t kRowStride = 0, kHeadStride = 0, kBatchStride = 0;
-    std::int64_t vRowStride = 0, vHeadStride = 0, vBatchStride = 0;
-    std::int64_t oRowStride = 0, oHeadStride = 0, oBatchStride = 0;
     std::int64_t statHeadStride = 0, statBatchStride = 0; // for m and l
-
-    float scale = 1.0f; // softmax scale, > 0
-    bool causal = false; // bottom-right aligned: row i sees keys j <= i + (keys - queries)
 };
 
-// Fills the strides for densely packed [batch][heads][rows][d] tensors.
-inline void setContiguousStrides(AttentionParams& p) {
-    const std::int64_t d = p.headDim;
-    p.qRowStride = d;
-    p.qHeadStride = d * p.queries;
-    p.qBatchStride = p.qHeadStride * p.heads;
-    p.kRowStride = d;
-    p.kHeadStride = d * p.keys;
-    p.kBatchStride = p.kHeadStride * p.heads;
-    p.vRowStride = d;
-    p.vHeadStride = p.kHeadStride;
-    p.vBatchStride = p.kBatchStride;
-    p.oRowStride = d;
-    p.oHeadStride = p.qHeadStride;
-    p.oBatchStride = p.qBatchStride;
+// QkvParams' dense strides, and m and l's for [batch][heads][queries].
+inline void setDenseStrides(AttentionParams& p, DenseLayout layout = DenseLayout::HeadMajor) {
+    setDenseStrides(static_cast<QkvParams&>(p), layout);
     p.statHeadStride = p.queries;
     p.statBatchStride = std::int64_t(p.queries) * p.heads;
 }
@@ -57,19 +31,12 @@ inline void setContiguousStrides(AttentionParams& p) {
 inline AttentionParams denseSelfAttentionParams(const float* q, const float* k, const float* v,
                                                 float* o, int batch, int heads, int n,
                                                 int headDim, bool causal) {
-    AttentionParams p;
+    AttentionParams p = denseSelfAttention<AttentionParams>(batch, heads, n, headDim,
+                                                            defaultSoftmaxScale(headDim), causal);
     p.q = q;
     p.k = k;
     p.v = v;
     p.o = o;
-    p.batch = batch;
-    p.heads = heads;
-    p.queries = n;
-    p.keys = n;
-    p.headDim = headDim;
-    p.scale = float(1.0 / std::sqrt(double(headDim)));
-    p.causal = causal;
-    setContiguousStrides(p);
     return p;
 }
 

@@ -26,7 +26,9 @@ cuda::TcParams paramsFor(const HalfAttentionProblem& problem) {
     p.scale = float(problem.scale > 0 ? problem.scale : 1.0 / std::sqrt(double(problem.headDim)));
     p.causal = problem.causal;
     p.element = problem.type == HalfType::Fp16 ? cuda::TcElement::Fp16 : cuda::TcElement::Bf16;
-    cuda::setTcDenseStrides(p, problem.layout == HalfLayout::BatchSeqHeadDim);
+    cuda::setDenseStrides(p, problem.layout == HalfLayout::BatchSeqHeadDim
+                                 ? cuda::DenseLayout::SequenceMajor
+                                 : cuda::DenseLayout::HeadMajor);
     return p;
 }
 

@@ -10,7 +10,6 @@
 #include "core/errors.h"
 #include "core/tiling.h"
 
-#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -79,8 +78,6 @@ const std::vector<TcVariant>& variants() {
         allVariants(std::make_integer_sequence<int, kernels::kTensorCoreConfigCount>());
     return all;
 }
-
-bool aligned16(const void* pointer) { return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0; }
 
 template <TcElement E>
 struct Convert;
@@ -151,51 +148,13 @@ void checkTcParams(const TcParams& p) {
                           "The tensor-core flash kernel takes at most 65535 batches and heads.");
     if (!(p.scale > 0.f))
         throw EngineError(ErrorKind::InvalidArgument, "The softmax scale must be positive.");
-    const std::int64_t strides[] = {p.qRowStride, p.qHeadStride, p.qBatchStride,
-                                    p.kRowStride, p.kHeadStride, p.kBatchStride,
-                                    p.vRowStride, p.vHeadStride, p.vBatchStride,
-                                    p.oRowStride, p.oHeadStride, p.oBatchStride};
-    for (const std::int64_t s : strides)
-        if (s % 8 != 0)
-            throw EngineError(ErrorKind::Unsupported,
-                              "The tensor-core flash kernel needs every row to start on a 16-byte "
-                              "boundary (strides in multiples of 8 elements).");
-    if (!aligned16(p.q) || !aligned16(p.k) || !aligned16(p.v) || !aligned16(p.o))
+    if (!stridesAreMultiplesOf(p, 8))
+        throw EngineError(ErrorKind::Unsupported,
+                          "The tensor-core flash kernel needs every row to start on a 16-byte "
+                          "boundary (strides in multiples of 8 elements).");
+    if (!pointersAligned16(p))
         throw EngineError(ErrorKind::Unsupported,
                           "The tensor-core flash kernel needs 16-byte aligned Q, K, V and O.");
-}
-
-void setTcDenseStrides(TcParams& p, bool sequenceMajor) {
-    const std::int64_t d = p.headDim, h = p.heads;
-    auto set = [&](std::int64_t rows, std::int64_t& row, std::int64_t& head, std::int64_t& batch) {
-        row = sequenceMajor ? h * d : d;
-        head = sequenceMajor ? d : rows * d;
-        batch = rows * h * d;
-    };
-    set(p.queries, p.qRowStride, p.qHeadStride, p.qBatchStride);
-    set(p.keys, p.kRowStride, p.kHeadStride, p.kBatchStride);
-    set(p.keys, p.vRowStride, p.vHeadStride, p.vBatchStride);
-    set(p.queries, p.oRowStride, p.oHeadStride, p.oBatchStride);
-}
-
-TcParams denseSelfAttentionParams(const void* q, const void* k, const void* v, void* o, int batch,
-                                  int heads, int n, int headDim, float scale, bool causal,
-                                  TcElement element) {
-    TcParams p;
-    p.q = q;
-    p.k = k;
-    p.v = v;
-    p.o = o;
-    p.batch = batch;
-    p.heads = heads;
-    p.queries = n;
-    p.keys = n;
-    p.headDim = headDim;
-    p.scale = scale;
-    p.causal = causal;
-    p.element = element;
-    setTcDenseStrides(p, false);
-    return p;
 }
 
 void launchTcFlash(const TcParams& p, int kernelId) {

@@ -33,15 +33,9 @@ const TcKernelInfo* chooseTcKernel(int headDim, std::size_t perBlock, std::size_
 // chooseTcKernel with this device's limits.
 const TcKernelInfo* defaultTcKernel(int headDim);
 // Throws EngineError (Unsupported for a head dimension other than 64 and 128 or misaligned rows,
-// InvalidArgument for empty or negative sizes). Needs no GPU.
+// InvalidArgument for empty or negative sizes). Needs no GPU. Dense strides and the dense
+// self-attention shape: setDenseStrides and denseSelfAttentionParams (params/).
 void checkTcParams(const TcParams& params);
-// Strides for densely packed tensors: [batch][heads][n][d], or [batch][n][heads][d] when
-// `sequenceMajor`.
-void setTcDenseStrides(TcParams& params, bool sequenceMajor);
-// Self-attention (n queries, n keys) over dense [batch][heads][n][d] tensors: the benchmarks' shape.
-TcParams denseSelfAttentionParams(const void* q, const void* k, const void* v, void* o, int batch,
-                                  int heads, int n, int headDim, float scale, bool causal,
-                                  TcElement element);
 // Launches variant `kernelId` (-1: the default for d) after checkTcParams.
 void launchTcFlash(const TcParams& params, int kernelId = -1);
 
