@@ -1,8 +1,10 @@
 #pragma once
-// The launch configurations of FlashViz's CUDA kernels as plain data, free of CUDA and Eigen: the
-// one table the tensor-core launchers instantiate (kernels/cuda/sm80/tc_launch.cu builds variant i from
-// row i) and the window's warp and grid pictures read (kernel_shapes.h), in builds without CUDA
-// too, so that what the window draws is what the GPU runs.
+// The launch configurations of FlashViz's CUDA kernels as plain data, free of CUDA and Eigen: one
+// table per kernel family, which its launcher instantiates row by row (kernels/cuda/sm80/tc_launch.cu
+// and kernels/cuda/fp32/flash_launch.cu build variant i from row i, so a variant's id is its row's
+// index), and one selection policy for every table (chooseConfig). The window's warp and grid
+// pictures (kernel_shapes.h) read them in builds without CUDA too, so that what the window draws
+// is what the GPU runs.
 #include <cstddef>
 #include <string>
 
@@ -28,8 +30,8 @@ struct TensorCoreConfig {
     }
 };
 
-// In order of preference per d (the first that fits is the default: kernel_shapes.h's
-// chooseTensorCoreConfig); the id of a variant is its index. H200 figures: kernels/bench/TC_NOTES.md.
+// In order of preference per d (the default: chooseTensorCoreConfig, below); the id of a
+// variant is its index. H200 figures: kernels/bench/TC_NOTES.md.
 inline constexpr TensorCoreConfig kTensorCoreConfigs[] = {
     {64, 4, 2, 64, true, 2, false},   // BR 128, 48 KiB
     {64, 4, 1, 128, true, 2, false},  // BR 64, 72 KiB
@@ -47,20 +49,115 @@ inline std::string tensorCoreConfigName(const TensorCoreConfig& c) {
            (c.qInRegisters ? "_qreg" : "_qsmem") + (c.skipRescale ? "_skip" : "");
 }
 
-// The selection policy: the index of the variant for d on a GPU with these shared-memory limits,
-// the first in order of preference that fits a block and as many blocks per SM as it is built for
-// (on an A100 the H200's d = 128 default would run one block per SM where it was built for two),
-// else the first that fits a block at all; -1 when none does.
-constexpr int chooseTensorCoreConfig(int headDim, std::size_t perBlock, std::size_t perSm,
-                                     std::size_t reservedPerBlock) {
+// ---- the fast fp32 kernels ----
+// How a variant multiplies: fp32 FMAs on the CUDA cores (kernels/cuda/fp32/flash_fast.cuh,
+// FastTile), or tensor cores with every fp32 operand split into two TF32 parts and three products
+// (flash_tf32x3.cuh, tf32x3::Tile).
+enum class FastArithmetic { Fp32, Tf32x3 };
+
+// One variant of the fast fp32 kernel. In both arithmetics each warp owns 16 query rows of the
+// tile: the FMA kernel's two 8-row groups, 3xTF32's one m16 tile.
+struct FastConfig {
+    FastArithmetic arithmetic;
+    int headDim;
+    int warps;
+    int blockCols;      // Bc: keys per tile
+    int minBlocksPerSm; // __launch_bounds__' promise
+    // fp32 FMA only (3xTF32 rows hold false, 0, 0): Q, K and P rows swizzled rather than padded,
+    // and the 4-wide steps of the Q K^T and P V loops unrolled.
+    bool swizzle;
+    int unrollS;
+    int unrollPV;
+    constexpr int threads() const { return warps * 32; }
+    constexpr int blockRows() const { return 16 * warps; }
+    // fp32 FMA: Q, K, V and P once (rows of Q and K d + 4 floats apart and of P Bc + 16 when
+    // padded); 3xTF32: Q, and K and V double-buffered, rows d + 16 (Q, K) and d + 4 (V) apart.
+    constexpr std::size_t sharedBytes() const {
+        const std::size_t br = std::size_t(blockRows()), bc = std::size_t(blockCols),
+                          d = std::size_t(headDim);
+        if (arithmetic == FastArithmetic::Tf32x3)
+            return (br * (d + 16) + 2 * (bc * (d + 16) + bc * (d + 4))) * 4;
+        const std::size_t qk = swizzle ? d : d + 4, p = swizzle ? bc : bc + 16;
+        return (br * qk + bc * qk + bc * d + br * p) * 4;
+    }
+};
+
+// A 3xTF32 row, and an fp32 FMA row (as FastTile's template: d, Br, Bc, blocks, swizzle, unrolls).
+constexpr FastConfig tf32x3Config(int headDim, int warps, int blockCols, int minBlocksPerSm) {
+    return {FastArithmetic::Tf32x3, headDim, warps, blockCols, minBlocksPerSm, false, 0, 0};
+}
+constexpr FastConfig fmaConfig(int headDim, int blockRows, int blockCols, int minBlocksPerSm,
+                               bool swizzle, int unrollS, int unrollPV) {
+    return {FastArithmetic::Fp32, headDim, blockRows / 16, blockCols, minBlocksPerSm, swizzle,
+            unrollS, unrollPV};
+}
+
+// In order of preference per d, as measured on an H200 (kernels/bench/NOTES.md); the id of a
+// variant is its index. 3xTF32 first: tensor cores with fp32's accuracy, 1.38-1.45x the FMA
+// kernels on the H200 (NOTES.md, v7), where the GPU's tensor cores outrun its FMAs
+// (chooseFastConfig's flag). The A100 allows 163 KiB per block, so there d = 128 takes the
+// 141 KiB 3xTF32 variant; GPUs with about 100 KiB (sm_86, sm_89) have d = 64 variants and run
+// d = 128 on the mirror kernel.
+inline constexpr FastConfig kFastConfigs[] = {
+    tf32x3Config(64, 8, 64, 1),                // 0: 114 KiB, 57.4-59.9 TFLOP/s
+    tf32x3Config(64, 4, 64, 2),                // 1:  94 KiB, 57.0-59.9
+    fmaConfig(64, 64, 128, 2, true, 8, 4),     // 2: 112 KiB, 40.0-41.3 (fp32 FMA)
+    tf32x3Config(64, 4, 32, 3),                // 3:  57 KiB, 56.3-59.8
+    fmaConfig(64, 64, 64, 3, true, 4, 2),      // 4:  64 KiB, 37.8-38.6 (fp32 FMA)
+    tf32x3Config(128, 8, 64, 1),               // 5: 210 KiB, 58.0-61.2
+    tf32x3Config(128, 8, 32, 1),               // 6: 141 KiB, 54.0-58.0
+    // Q K^T unrolled over all of d = 128: nvcc then starts each step's loads during the
+    // previous step's FFMAs, with no loop boundary in between (NOTES.md, v6).
+    fmaConfig(128, 128, 64, 1, false, 32, 4),  // 7: 171 KiB, 42.6-43.6 (fp32 FMA)
+    fmaConfig(128, 64, 64, 2, true, 8, 4),     // 8: 112 KiB, 41.1-41.9 (fp32 FMA)
+};
+inline constexpr int kFastConfigCount = int(sizeof(kFastConfigs) / sizeof(kFastConfigs[0]));
+
+// "tf32x3_d128_br128_bc64_m1" (d, query rows and keys per tile, blocks per SM), or for fp32 FMA
+// "d128_br128_bc64_m1_pad_u32x4" (and padded or swizzled, the unrolls).
+inline std::string fastConfigName(const FastConfig& c) {
+    const std::string tile = "d" + std::to_string(c.headDim) + "_br" + std::to_string(c.blockRows()) +
+                             "_bc" + std::to_string(c.blockCols) + "_m" +
+                             std::to_string(c.minBlocksPerSm);
+    if (c.arithmetic == FastArithmetic::Tf32x3) return "tf32x3_" + tile;
+    return tile + (c.swizzle ? "_sw" : "_pad") + "_u" + std::to_string(c.unrollS) + "x" +
+           std::to_string(c.unrollPV);
+}
+
+// ---- the selection policy, for every family ----
+// The index of the row of `table` for d on a GPU with these shared-memory limits, among the rows
+// the GPU runs well (`runsWell(row)`): the first in order of preference that fits a block and as
+// many blocks per SM as it is built for (on an A100 the H200's tensor-core d = 128 default would
+// run one block per SM where it was built for two), else the first that fits a block at all;
+// -1 when none does.
+template <class Config, std::size_t N, class RunsWell>
+constexpr int chooseConfig(const Config (&table)[N], int headDim, std::size_t perBlock,
+                           std::size_t perSm, std::size_t reservedPerBlock, RunsWell runsWell) {
     int fitsABlock = -1;
-    for (int i = 0; i < kTensorCoreConfigCount; ++i) {
-        const TensorCoreConfig& c = kTensorCoreConfigs[i];
-        if (c.headDim != headDim || c.sharedBytes() > perBlock) continue;
+    for (int i = 0; i < int(N); ++i) {
+        const Config& c = table[i];
+        if (c.headDim != headDim || !runsWell(c) || c.sharedBytes() > perBlock) continue;
         if ((c.sharedBytes() + reservedPerBlock) * std::size_t(c.minBlocksPerSm) <= perSm) return i;
         if (fitsABlock < 0) fitsABlock = i;
     }
     return fitsABlock;
+}
+
+// The tensor-core variant for d: every row runs well where it fits.
+constexpr int chooseTensorCoreConfig(int headDim, std::size_t perBlock, std::size_t perSm,
+                                     std::size_t reservedPerBlock) {
+    return chooseConfig(kTensorCoreConfigs, headDim, perBlock, perSm, reservedPerBlock,
+                        [](const TensorCoreConfig&) { return true; });
+}
+
+// The fast fp32 variant for d: 3xTF32 rows only where `tf32x3OutrunsFma` (the tensor cores' TF32
+// rate several times the FMA rate: sm_80 and sm_90; on sm_86 / sm_89 the FMA kernel).
+constexpr int chooseFastConfig(int headDim, std::size_t perBlock, std::size_t perSm,
+                               std::size_t reservedPerBlock, bool tf32x3OutrunsFma) {
+    return chooseConfig(kFastConfigs, headDim, perBlock, perSm, reservedPerBlock,
+                        [tf32x3OutrunsFma](const FastConfig& c) {
+                            return tf32x3OutrunsFma || c.arithmetic != FastArithmetic::Tf32x3;
+                        });
 }
 
 // The mirror kernel (kernels/cuda/mirror/flash_mirror.cuh): any Br, Bc and d, one thread block per query

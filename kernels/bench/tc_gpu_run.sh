@@ -32,10 +32,12 @@ status=0
 timeout "$cap" "$bin/tst_cuda_tensor_core" >"$out/tst_cuda_tensor_core.log" 2>&1 || status=1
 grep -E '^(Totals|FAIL!)' -A2 "$out/tst_cuda_tensor_core.log" | head -30
 
-# fp32: only the default fast kernel for each d (ids 0 and 2); every tensor-core variant.
+# fp32: only the fp32 FMA kernels d64_br64_bc128_m2_sw_u8x4 and d128_br128_bc64_m1_pad_u32x4
+# (ids 2 and 7: rows of kernels/kernel_configs.h; the defaults when latest/tc-* was measured,
+# then ids 0 and 2); every tensor-core variant.
 for causal in "" "--causal"; do
   tag=${causal:+-causal}
-  timeout "$cap" "$bin/flashviz-gpu-bench" --variants --only 0,2 --tc fp16,bf16 --repeats 10 \
+  timeout "$cap" "$bin/flashviz-gpu-bench" --variants --only 2,7 --tc fp16,bf16 --repeats 10 \
     $causal --csv "$out/tc-flash$tag.csv" >"$out/tc-bench$tag.log" 2>&1 || status=1
   timeout "$cap" python3 "$root/kernels/bench/sdpa_bench.py" --dtypes fp16,bf16 --repeats 10 \
     $causal --csv "$out/tc-torch$tag.csv" --flash-csv "$out/tc-flash$tag.csv" \

@@ -4,6 +4,7 @@
 // calls it. Every failure is an EngineError with a readable message. Launches go to the
 // default stream and return without waiting; call synchronize() (check.h) to wait.
 #include "kernels/cuda/params/params.h"
+#include "kernels/kernel_configs.h"
 
 #include <cstddef>
 #include <memory>
@@ -15,10 +16,10 @@ namespace flashviz::cuda {
 // ---- the fast FlashAttention kernel: compiled tile configurations ----
 // How a variant multiplies: fp32 FMAs on the CUDA cores, or tensor cores with every fp32
 // operand split into two TF32 parts and three products (flash_tf32x3.cuh).
-enum class FastArithmetic { Fp32, Tf32x3 };
+using FastArithmetic = kernels::FastArithmetic;
 
 struct FastKernelInfo {
-    int id = 0;
+    int id = 0; // its row of kernels::kFastConfigs (kernels/kernel_configs.h)
     std::string name; // "tf32x3_d128_br128_bc64_m1", "d128_br128_bc64_m1_pad_u32x4"
     int headDim = 0;
     int blockRows = 0;
@@ -29,10 +30,16 @@ struct FastKernelInfo {
     FastArithmetic arithmetic = FastArithmetic::Fp32;
 };
 
-// Every compiled variant, in order of preference for each head dimension.
+// Every compiled variant, in order of preference for each head dimension (a variant's id is
+// its index).
 const std::vector<FastKernelInfo>& fastKernels();
-// The variant used for d on this device: the first that fits its shared memory, 3xTF32 only
-// where its tensor cores outrun its FMAs (sm_80, sm_90); null when none fits.
+// The variant for d on a GPU with these shared-memory limits, 3xTF32 only where `tf32x3Runs`
+// (kernels::chooseFastConfig, kernels/kernel_configs.h: the tensor-core family's policy); null
+// when none fits.
+const FastKernelInfo* chooseFastKernel(int headDim, std::size_t perBlock, std::size_t perSm,
+                                       std::size_t reservedPerBlock, bool tf32x3Runs);
+// chooseFastKernel with this device's limits, 3xTF32 where its tensor cores outrun its FMAs
+// (sm_80, sm_90).
 const FastKernelInfo* defaultFastKernel(int headDim);
 // The name of variant `kernelId` (-1: the default for d), "" when there is none.
 std::string fastKernelName(int headDim, int kernelId);

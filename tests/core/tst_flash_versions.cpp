@@ -331,6 +331,78 @@ class TestFlashVersions : public QObject {
         QCOMPARE(resolveWarps(3, mirror), 3);
     }
 
+    // Both families' defaults from the one selection policy (kernels/kernel_configs.h), for three
+    // GPUs' shared memory with the driver's 1 KiB per block: pinned to what the launchers picked
+    // before the fp32 variants became rows of that file (fp32 then took the first row that fit a
+    // block, 3xTF32 only on sm_80 / sm_90; ids then 4, 7, 8 and 1 where these are 0, 5, 6 and 4).
+    void defaultVariantsPerGpu_data() {
+        QTest::addColumn<int>("perBlockKiB");
+        QTest::addColumn<int>("perSmKiB");
+        QTest::addColumn<bool>("tf32x3");
+        QTest::addColumn<int>("headDim");
+        QTest::addColumn<int>("fastId"); // -1: none, the mirror kernel runs
+        QTest::addColumn<QString>("fastName");
+        QTest::addColumn<int>("tcId");
+        QTest::addColumn<QString>("tcName");
+        const QString none;
+        QTest::newRow("H100/H200 d=64") << 227 << 228 << true << 64 << 0 << "tf32x3_d64_br128_bc64_m1"
+                                        << 0 << "tc_d64_br128_bc64_w4_qreg";
+        QTest::newRow("H100/H200 d=128") << 227 << 228 << true << 128 << 5 << "tf32x3_d128_br128_bc64_m1"
+                                         << 2 << "tc_d128_br128_bc64_w4_qsmem_skip";
+        QTest::newRow("A100 d=64") << 163 << 164 << true << 64 << 0 << "tf32x3_d64_br128_bc64_m1" << 0
+                                   << "tc_d64_br128_bc64_w4_qreg";
+        QTest::newRow("A100 d=128") << 163 << 164 << true << 128 << 6 << "tf32x3_d128_br128_bc32_m1"
+                                    << 3 << "tc_d128_br256_bc64_w8_qsmem";
+        QTest::newRow("sm_86 d=64") << 99 << 100 << false << 64 << 4 << "d64_br64_bc64_m3_sw_u4x2" << 0
+                                    << "tc_d64_br128_bc64_w4_qreg";
+        QTest::newRow("sm_86 d=128") << 99 << 100 << false << 128 << -1 << none << 2
+                                     << "tc_d128_br128_bc64_w4_qsmem_skip";
+    }
+    void defaultVariantsPerGpu() {
+        QFETCH(int, perBlockKiB);
+        QFETCH(int, perSmKiB);
+        QFETCH(bool, tf32x3);
+        QFETCH(int, headDim);
+        QFETCH(int, fastId);
+        QFETCH(QString, fastName);
+        QFETCH(int, tcId);
+        QFETCH(QString, tcName);
+        constexpr std::size_t KiB = 1024;
+        const std::size_t perBlock = std::size_t(perBlockKiB) * KiB, perSm = std::size_t(perSmKiB) * KiB;
+        const int fast = kernels::chooseFastConfig(headDim, perBlock, perSm, KiB, tf32x3);
+        QCOMPARE(fast, fastId);
+        if (fast >= 0)
+            QCOMPARE(QString::fromStdString(kernels::fastConfigName(kernels::kFastConfigs[fast])), fastName);
+        const int tc = kernels::chooseTensorCoreConfig(headDim, perBlock, perSm, KiB);
+        QCOMPARE(tc, tcId);
+        QCOMPARE(QString::fromStdString(kernels::tensorCoreConfigName(kernels::kTensorCoreConfigs[tc])), tcName);
+        // Without the 3xTF32 flag no 3xTF32 row is ever chosen.
+        const int fma = kernels::chooseFastConfig(headDim, perBlock, perSm, KiB, false);
+        if (fma >= 0)
+            QVERIFY(kernels::kFastConfigs[fma].arithmetic == kernels::FastArithmetic::Fp32);
+    }
+
+    // The fp32 rows: today's kernels' names and shared memory (flash_launch.cu checks the sizes
+    // against the kernels' own at compile time), in order of preference.
+    void fastConfigsAreTheKernels() {
+        static_assert(kernels::chooseFastConfig(128, 227 * 1024, 228 * 1024, 1024, true) == 5,
+                      "the policy is constexpr");
+        const char* names[] = {"tf32x3_d64_br128_bc64_m1",    "tf32x3_d64_br64_bc64_m2",
+                               "d64_br64_bc128_m2_sw_u8x4",   "tf32x3_d64_br64_bc32_m3",
+                               "d64_br64_bc64_m3_sw_u4x2",    "tf32x3_d128_br128_bc64_m1",
+                               "tf32x3_d128_br128_bc32_m1",   "d128_br128_bc64_m1_pad_u32x4",
+                               "d128_br64_bc64_m2_sw_u8x4"};
+        const std::size_t bytes[] = {116736, 96256, 114688, 58368, 65536, 215040, 144384, 175104, 114688};
+        const int threads[] = {256, 128, 128, 128, 128, 256, 256, 256, 128};
+        QCOMPARE(kernels::kFastConfigCount, 9);
+        for (int i = 0; i < kernels::kFastConfigCount; ++i) {
+            const kernels::FastConfig& c = kernels::kFastConfigs[i];
+            QCOMPARE(QString::fromStdString(kernels::fastConfigName(c)), QString(names[i]));
+            QCOMPARE(c.sharedBytes(), bytes[i]);
+            QCOMPARE(c.threads(), threads[i]);
+        }
+    }
+
     void occupancyAndGrid() {
         const KernelShape k = *kernels::defaultTensorCoreShape(64, a100());
         const Occupancy o = occupancy(k, a100());
