@@ -1,0 +1,29 @@
+#pragma once
+// The copy engine (TMA, sm_90): one thread asks for a whole tile of a tensor described by a
+// tensor map (built on the host, kernels/cuda/sm90/tensor_map.h); the bytes land in shared
+// memory, swizzled as the map says, and are counted on an mbarrier. Rows and columns outside the
+// tensor arrive as zeros, so ragged tiles need no special loads.
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace flashviz::cuda::primitives {
+
+// Loads the box of a 4-d tensor map whose first element is at coordinates (c0, c1, c2, c3),
+// innermost first, into shared memory at `target`, completing `bytes` on `barrier`.
+__device__ __forceinline__ void tmaLoad4d(std::uint32_t target, const CUtensorMap* map,
+                                          std::uint32_t barrier, int c0, int c1, int c2, int c3) {
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%3, %4, %5, %6}], [%2];\n" ::"r"(target),
+        "l"(reinterpret_cast<std::uint64_t>(map)), "r"(barrier), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+        : "memory");
+}
+
+// Brings a tensor map into the cache before its first use (it lives in kernel parameters).
+__device__ __forceinline__ void tmaPrefetchMap(const CUtensorMap* map) {
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<std::uint64_t>(map)) : "memory");
+}
+
+} // namespace flashviz::cuda::primitives
