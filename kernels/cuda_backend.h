@@ -160,13 +160,15 @@ struct HalfAttentionProblem {
     bool causal = false; // bottom-right aligned, as causallyVisible in core/attention.h
 };
 
-// The tensor-core kernel's compiled tile configurations, in order of preference per d.
+// The tensor-core kernels' compiled tile configurations: the mma.sync kernel's (every GPU from
+// sm_80), then the Hopper kernel's (wgmma and TMA, compute capability 9.0 only), each in order of
+// preference per d. On a Hopper GPU the default is the Hopper kernel's first that fits.
 struct CudaTensorCoreKernel {
     int id = 0;
-    std::string name; // "tc_d64_br128_bc64_w4_qreg"
+    std::string name; // "tc_d64_br128_bc64_w4_qreg", "wgmma_d128_br128_bc128_wg2_s2_overlap_pingpong"
     int headDim = 0;
     std::size_t sharedBytes = 0;
-    bool fitsDevice = false;
+    bool fitsDevice = false; // device 0 runs it (its shared memory; a Hopper GPU for wgmma ones)
 };
 std::vector<CudaTensorCoreKernel> cudaTensorCoreKernels();
 

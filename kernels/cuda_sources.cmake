@@ -1,5 +1,5 @@
 # The CUDA library (included by kernels/CMakeLists.txt when a CUDA toolkit is found), in folders
-# by role (kernels/cuda/README.md): runtime/, params/, primitives/, fp32/, sm80/, mirror/,
+# by role (kernels/cuda/README.md): runtime/, params/, primitives/, fp32/, sm80/, sm90/, mirror/,
 # bench/, and the backend. kernels/cuda_backend.h is the public header.
 add_library(flashviz_cuda STATIC
   cuda/cuda_backend.cpp
@@ -15,6 +15,27 @@ add_library(flashviz_cuda STATIC
   cuda/bench/bench_util.cpp
   cuda/bench/benchmark_run.cpp)
 target_include_directories(flashviz_cuda PUBLIC ${PROJECT_SOURCE_DIR})
+
+# The Hopper kernel (sm90/: wgmma, setmaxnreg) is sm_90a code, which runs on compute capability
+# 9.0 alone, so it is built for that target only, beside the library's sm_80 / sm_90 code; a
+# toolkit older than 12.0 does not know sm_90a and builds without it.
+if(CMAKE_CUDA_COMPILER_VERSION VERSION_GREATER_EQUAL 12.0)
+  add_library(flashviz_cuda_sm90 OBJECT cuda/sm90/hopper_launch.cu)
+  target_include_directories(flashviz_cuda_sm90 PRIVATE ${PROJECT_SOURCE_DIR})
+  target_link_libraries(flashviz_cuda_sm90 PRIVATE CUDA::cudart flashviz_warnings)
+  set_target_properties(flashviz_cuda_sm90 PROPERTIES
+    CUDA_ARCHITECTURES 90a
+    CUDA_STANDARD 17
+    CUDA_STANDARD_REQUIRED ON
+    POSITION_INDEPENDENT_CODE ON)
+  target_compile_options(flashviz_cuda_sm90 PRIVATE
+    $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo -Xcompiler=-Wall,-Wextra>
+    $<$<AND:$<COMPILE_LANGUAGE:CUDA>,$<BOOL:${FLASHVIZ_WERROR}>>:-Werror=all-warnings>)
+  target_sources(flashviz_cuda PRIVATE $<TARGET_OBJECTS:flashviz_cuda_sm90>)
+  target_compile_definitions(flashviz_cuda PRIVATE FLASHVIZ_HAS_SM90A=1)
+else()
+  target_compile_definitions(flashviz_cuda PRIVATE FLASHVIZ_HAS_SM90A=0)
+endif()
 target_link_libraries(flashviz_cuda
   PUBLIC flashviz_core flashviz_gpu_benchmark_api
   PRIVATE CUDA::cudart CUDA::cublas flashviz_warnings)

@@ -49,6 +49,59 @@ inline std::string tensorCoreConfigName(const TensorCoreConfig& c) {
            (c.qInRegisters ? "_qreg" : "_qsmem") + (c.skipRescale ? "_skip" : "");
 }
 
+// ---- the Hopper fp16 / bf16 kernel (sm_90a) ----
+// One variant of kernels/cuda/sm90/hopper_flash.cuh (HopperTile): a producer warpgroup streams K
+// and V with the copy engine (TMA) through `stages` shared-memory buffers while `consumers`
+// warpgroups of 64 query rows each multiply with wgmma; `overlap` issues S_{j+1} = Q K_{j+1}
+// beside O += P_j V_j and runs the softmax under the latter; `pingPong` makes two consumers take
+// turns at the tensor cores (FlashAttention-3's schedules). One block per SM. `masks`: the
+// problems a row is preferred for, where the schedules measured differently with and without
+// the causal mask.
+enum class MaskPreference { Any, Full, Causal };
+struct HopperConfig {
+    MaskPreference masks;
+    int headDim;
+    int blockCols; // Bc: keys per tile
+    int consumers;
+    int stages;
+    bool overlap;
+    bool pingPong;
+    static constexpr int minBlocksPerSm = 1;
+    constexpr int threads() const { return 128 * (consumers + 1); }
+    constexpr int blockRows() const { return 64 * consumers; }
+    // Q, `stages` K and V buffers of 2-byte elements, the mbarriers (Q; K and V full, K and V
+    // free per stage) and 1024 bytes of slack to align the start to the swizzle's period.
+    constexpr std::size_t sharedBytes() const {
+        return std::size_t(blockRows()) * headDim * 2 +
+               2 * std::size_t(stages) * std::size_t(blockCols) * headDim * 2 +
+               8 * std::size_t(1 + 4 * stages) + 1024;
+    }
+};
+
+// In order of preference per d, as measured on an H100 SXM (kernels/bench/HOPPER_NOTES.md); the
+// id of a variant is kTensorCoreConfigCount + its index (kernels/cuda/sm80/tc_launch.h).
+// At d = 64 three consumers lead without the mask (522-543 TFLOP/s at n >= 8192 against 435-469
+// for two in ping-pong), two in ping-pong with it (469-496 against 456-497, and 423-426 against
+// 392-394 at n = 4096): HOPPER_NOTES.md, v5.
+inline constexpr HopperConfig kHopperConfigs[] = {
+    {MaskPreference::Full, 64, 128, 3, 2, true, false},   // BR 192,  89 KiB
+    {MaskPreference::Causal, 64, 128, 2, 4, true, true},  // BR 128, 145 KiB
+    {MaskPreference::Any, 64, 128, 3, 3, true, false},    // BR 192, 121 KiB
+    {MaskPreference::Any, 64, 64, 3, 4, true, false},     // BR 192,  89 KiB: finer key tiles
+    {MaskPreference::Any, 128, 128, 2, 2, true, true},    // BR 128, 161 KiB
+    {MaskPreference::Any, 128, 128, 2, 2, true, false},   // BR 128, 161 KiB
+    {MaskPreference::Any, 128, 128, 2, 2, false, false},  // BR 128, 161 KiB: S, softmax, P V in turn
+};
+inline constexpr int kHopperConfigCount = int(sizeof(kHopperConfigs) / sizeof(kHopperConfigs[0]));
+
+// "wgmma_d128_br128_bc128_wg2_s2_overlap_pingpong": d, query rows and keys per tile, consumer
+// warpgroups, buffers, and the schedule.
+inline std::string hopperConfigName(const HopperConfig& c) {
+    return "wgmma_d" + std::to_string(c.headDim) + "_br" + std::to_string(c.blockRows()) + "_bc" +
+           std::to_string(c.blockCols) + "_wg" + std::to_string(c.consumers) + "_s" +
+           std::to_string(c.stages) + (c.overlap ? "_overlap" : "") + (c.pingPong ? "_pingpong" : "");
+}
+
 // ---- the fast fp32 kernels ----
 // How a variant multiplies: fp32 FMAs on the CUDA cores (kernels/cuda/fp32/flash_fast.cuh,
 // FastTile), or tensor cores with every fp32 operand split into two TF32 parts and three products
@@ -148,6 +201,17 @@ constexpr int chooseTensorCoreConfig(int headDim, std::size_t perBlock, std::siz
                                      std::size_t reservedPerBlock) {
     return chooseConfig(kTensorCoreConfigs, headDim, perBlock, perSm, reservedPerBlock,
                         [](const TensorCoreConfig&) { return true; });
+}
+
+// The Hopper variant for d, with or without the causal mask (on a GPU that runs sm_90a code:
+// the caller's to know).
+constexpr int chooseHopperConfig(int headDim, bool causal, std::size_t perBlock, std::size_t perSm,
+                                 std::size_t reservedPerBlock) {
+    return chooseConfig(kHopperConfigs, headDim, perBlock, perSm, reservedPerBlock,
+                        [causal](const HopperConfig& c) {
+                            return c.masks == MaskPreference::Any ||
+                                   c.masks == (causal ? MaskPreference::Causal : MaskPreference::Full);
+                        });
 }
 
 // The fast fp32 variant for d: 3xTF32 rows only where `tf32x3OutrunsFma` (the tensor cores' TF32

@@ -2,6 +2,10 @@
 // FlashViz's CUDA kernels as the engine's KernelShape (core/flash_versions.h), read from their
 // configuration table (kernel_configs.h): what the window's warp and grid pictures and
 // `flashviz-cli versions` draw. Plain C++, built with or without CUDA.
+// These are the FlashAttention-2 (mma.sync) kernels, which run on every GPU from sm_80 and whose
+// split the pictures explain. On a Hopper GPU the backend's fp16 / bf16 default is the Hopper
+// kernel (kHopperConfigs: a producer warpgroup and wgmma consumers), which the pictures do not
+// draw yet.
 #include "core/flash_versions.h"
 #include "core/hardware.h"
 

@@ -180,11 +180,12 @@ int main(int argc, char** argv) {
                         k.arithmetic == FastArithmetic::Tf32x3 ? "3xTF32 tensor cores" : "fp32 FMA",
                         k.threads, formatBytes(double(k.sharedBytes)).c_str());
         for (const auto& k : tcKernels())
-            std::printf("tensor-core kernel %d: %s, %d threads, %d rows per warp, Q in %s, %s "
-                        "shared\n",
-                        k.id, k.name.c_str(), k.threads, k.rowsPerWarp,
-                        k.qInRegisters ? "registers" : "shared memory",
-                        formatBytes(double(k.sharedBytes)).c_str());
+            std::printf("tensor-core kernel %d: %s, %s, %d threads, %d rows per warp, Q in %s, %s "
+                        "shared%s\n",
+                        k.id, k.name.c_str(), k.wgmma ? "wgmma + TMA (Hopper)" : "mma.sync",
+                        k.threads, k.rowsPerWarp, k.qInRegisters ? "registers" : "shared memory",
+                        formatBytes(double(k.sharedBytes)).c_str(),
+                        tcKernelRunsHere(k) ? "" : " (not on this GPU)");
 
         const std::size_t elements = std::size_t(opt.tokens) * std::size_t(opt.width);
         std::vector<float> hq(elements), hk(elements), hv(elements);
@@ -296,11 +297,11 @@ int main(int argc, char** argv) {
                     rows.push_back(r);
                 }
                 // Tensor-core rows: same inputs rounded to fp16 / bf16, same check.
-                const TcKernelInfo* tcDefault = defaultTcKernel(d);
+                const TcKernelInfo* tcDefault = defaultTcKernel(d, opt.causal);
                 for (auto& b : tcBuffers) {
                     const char* typeName = b.type == TcElement::Fp16 ? "fp16" : "bf16";
                     for (const auto& info : tcKernels()) {
-                        if (info.headDim != d || info.sharedBytes > maxSharedBytesPerBlock()) continue;
+                        if (info.headDim != d || !tcKernelRunsHere(info)) continue;
                         if (!opt.allVariants && !(tcDefault && info.id == tcDefault->id)) continue;
                         const TcParams tp =
                             denseSelfAttentionParams(b.q.get(), b.k.get(), b.v.get(), b.o.get(),

@@ -9,6 +9,8 @@
 #include "core/errors.h"
 #include "kernels/cuda_backend.h"
 #include "kernels/cuda/sm80/tc_launch.h"
+#include "kernels/cuda/sm90/hopper_launch.h"
+#include "kernels/kernel_configs.h"
 
 #include <Eigen/Dense>
 
@@ -218,6 +220,63 @@ private slots:
         QVERIFY(!cuda::chooseTcKernel(128, 16 * KiB, 16 * KiB, KiB)); // nothing fits
     }
 
+    // The Hopper kernel's variants follow the mma.sync ones, one per row of kHopperConfigs, and
+    // its own selection policy picks one for both d on an H100's / H200's shared memory (no GPU
+    // needed). Without sm_90a in the build there are none.
+    void hopperVariantsFollowTheMmaSyncOnes() {
+        constexpr std::size_t KiB = 1024;
+        const auto& all = cuda::tcKernels();
+        int wgmma = 0;
+        for (const auto& k : all) {
+            if (!k.wgmma) {
+                QVERIFY2(k.id < kernels::kTensorCoreConfigCount, k.name.c_str());
+                continue;
+            }
+            const int row = k.id - kernels::kTensorCoreConfigCount;
+            QCOMPARE(row, wgmma++);
+            QCOMPARE(k.name, kernels::hopperConfigName(kernels::kHopperConfigs[row]));
+            QVERIFY(k.name.rfind("wgmma_", 0) == 0);
+            QCOMPARE(k.sharedBytes, kernels::kHopperConfigs[row].sharedBytes());
+            QCOMPARE(k.blocksPerSm, 1);
+        }
+        if (wgmma == 0) QSKIP("this build has no sm_90a code (CUDA toolkit older than 12.0)");
+        QCOMPARE(wgmma, kernels::kHopperConfigCount);
+        for (int d : {64, 128})
+            for (bool causal : {false, true}) {
+                const cuda::TcKernelInfo* hopper =
+                    cuda::chooseHopperTcKernel(d, causal, 227 * KiB, 228 * KiB, KiB);
+                QVERIFY(hopper && hopper->wgmma);
+                QCOMPARE(hopper->headDim, d);
+                QVERIFY(hopper->sharedBytes + KiB <= 228 * KiB);
+                // A row preferred for the other mask is never chosen.
+                const auto& row = kernels::kHopperConfigs[hopper->id - kernels::kTensorCoreConfigCount];
+                QVERIFY(row.masks != (causal ? kernels::MaskPreference::Full : kernels::MaskPreference::Causal));
+            }
+        // At d = 64 the measured schedules differ with the mask: three consumers without it, two
+        // in ping-pong with it.
+        QCOMPARE(cuda::chooseHopperTcKernel(64, false, 227 * KiB, 228 * KiB, KiB)->name,
+                 std::string("wgmma_d64_br192_bc128_wg3_s2_overlap"));
+        QCOMPARE(cuda::chooseHopperTcKernel(64, true, 227 * KiB, 228 * KiB, KiB)->name,
+                 std::string("wgmma_d64_br128_bc128_wg2_s4_overlap_pingpong"));
+        // Every row needs more than 64 KiB: none fits there.
+        for (int d : {64, 128}) QVERIFY(!cuda::chooseHopperTcKernel(d, false, 64 * KiB, 64 * KiB, KiB));
+    }
+
+    // On a Hopper GPU the default is the Hopper kernel; elsewhere the mma.sync one.
+    void defaultIsTheHopperKernelExactlyOnHopper() {
+        FLASHVIZ_REQUIRE_GPU();
+        const bool hopper = cuda::hopperKernelsRunHere();
+        bool built = false;
+        for (const auto& k : cuda::tcKernels()) built = built || k.wgmma;
+        for (int d : {64, 128})
+            for (bool causal : {false, true}) {
+                const cuda::TcKernelInfo* chosen = cuda::defaultTcKernel(d, causal);
+                QVERIFY(chosen);
+                QCOMPARE(chosen->wgmma, hopper && built);
+                qInfo("d = %d%s: %s", d, causal ? " causal" : "", chosen->name.c_str());
+            }
+    }
+
     void refusesWhatItCannotRun() {
         // No GPU needed: the checks come first.
         for (int d : {32, 96, 256}) {
@@ -285,6 +344,9 @@ private slots:
                     << int(t) << d << 129 << 77 << false << 2 << 3 << false;
                 QTest::addRow("%s d%d B2 H3 113x203 causal [b,n,h,d]", typeName(t), d)
                     << int(t) << d << 113 << 203 << true << 2 << 3 << true;
+                // Many key tiles, a ragged last one, rows heads x d apart.
+                QTest::addRow("%s d%d H2 555x4097 [b,n,h,d]", typeName(t), d)
+                    << int(t) << d << 555 << 4097 << false << 1 << 2 << true;
             }
     }
 
@@ -330,7 +392,7 @@ private slots:
         QFETCH(bool, causal);
         const auto kernels = cudaTensorCoreKernels();
         const auto& info = kernels[std::size_t(kernel)];
-        if (!info.fitsDevice) QSKIP("this variant's shared memory does not fit this GPU");
+        if (!info.fitsDevice) QSKIP("this variant does not run on this GPU (its shared memory, or a wgmma variant off Hopper)");
         runAndJudge(problem(HalfType(type), info.headDim, nq, nk, causal, 1, 2), kernel, 99);
     }
 };

@@ -111,7 +111,7 @@ std::vector<GpuBenchPoint> runBenchmark(const GpuBenchRequest& request,
                 }
             } else {
                 HalfBuffers& b = variant == kGpuBenchFlashFp16 ? *fp16 : *bf16;
-                const TcKernelInfo* kernel = defaultTcKernel(d);
+                const TcKernelInfo* kernel = defaultTcKernel(d, request.causal);
                 if (!kernel) {
                     point.note =
                         "no tensor-core kernel for d = " + std::to_string(d) + " fits this GPU";

@@ -36,14 +36,15 @@ cuda::TcParams paramsFor(const HalfAttentionProblem& problem) {
 
 std::vector<CudaTensorCoreKernel> cudaTensorCoreKernels() {
     std::vector<CudaTensorCoreKernel> out;
-    std::size_t limit = 0;
-    try {
-        limit = cuda::maxSharedBytesPerBlock();
-    } catch (const EngineError&) {
-        limit = 0; // no device: nothing fits
+    for (const auto& info : cuda::tcKernels()) {
+        bool fits = false;
+        try {
+            fits = cuda::tcKernelRunsHere(info);
+        } catch (const EngineError&) {
+            fits = false; // no device: nothing fits
+        }
+        out.push_back({info.id, info.name, info.headDim, info.sharedBytes, fits});
     }
-    for (const auto& info : cuda::tcKernels())
-        out.push_back({info.id, info.name, info.headDim, info.sharedBytes, info.sharedBytes <= limit});
     return out;
 }
 

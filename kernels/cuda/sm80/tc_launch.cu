@@ -2,9 +2,11 @@
 // parameter checks, shared-memory opt-in and the grid. Variants and their measured figures:
 // kernels/bench/TC_NOTES.md.
 #include "kernels/cuda/runtime/check.h"
+#include "kernels/cuda/runtime/device_attributes.h"
 #include "kernels/cuda/launch.h"
 #include "kernels/cuda/sm80/tc_flash.cuh"
 #include "kernels/cuda/sm80/tc_launch.h"
+#include "kernels/cuda/sm90/hopper_launch.h"
 #include "kernels/kernel_configs.h"
 
 #include "core/errors.h"
@@ -112,13 +114,53 @@ __global__ void fromTcKernel(const void* source, float* target, std::size_t coun
 
 } // namespace
 
+namespace {
+
+#if FLASHVIZ_HAS_SM90A
+// Row I of kernels::kHopperConfigs as a tensor-core variant, id kTensorCoreConfigCount + I.
+TcKernelInfo hopperInfo(int row) {
+    const kernels::HopperConfig& c = kernels::kHopperConfigs[row];
+    TcKernelInfo info;
+    info.id = kernels::kTensorCoreConfigCount + row;
+    info.name = kernels::hopperConfigName(c);
+    info.headDim = c.headDim;
+    info.blockRows = c.blockRows();
+    info.blockCols = c.blockCols;
+    info.threads = c.threads();
+    info.rowsPerWarp = 16; // each consumer warp's; the producer's warps own none
+    info.qInRegisters = false;
+    info.sharedBytes = c.sharedBytes();
+    info.blocksPerSm = c.minBlocksPerSm;
+    info.wgmma = true;
+    return info;
+}
+
+bool isHopperId(int id) { return id >= kernels::kTensorCoreConfigCount; }
+#endif
+
+} // namespace
+
+bool hopperKernelsRunHere() {
+    if (!FLASHVIZ_HAS_SM90A) return false;
+    const char* what = "Reading the GPU's compute capability";
+    return deviceAttribute(cudaDevAttrComputeCapabilityMajor, what) == 9 &&
+           deviceAttribute(cudaDevAttrComputeCapabilityMinor, what) == 0;
+}
+
 const std::vector<TcKernelInfo>& tcKernels() {
     static const std::vector<TcKernelInfo> infos = [] {
         std::vector<TcKernelInfo> out;
         for (const auto& v : variants()) out.push_back(v.info);
+#if FLASHVIZ_HAS_SM90A
+        for (int row = 0; row < kernels::kHopperConfigCount; ++row) out.push_back(hopperInfo(row));
+#endif
         return out;
     }();
     return infos;
+}
+
+bool tcKernelRunsHere(const TcKernelInfo& info) {
+    return info.sharedBytes <= maxSharedBytesPerBlock() && (!info.wgmma || hopperKernelsRunHere());
 }
 
 const TcKernelInfo* chooseTcKernel(int headDim, std::size_t perBlock, std::size_t perSm,
@@ -127,9 +169,24 @@ const TcKernelInfo* chooseTcKernel(int headDim, std::size_t perBlock, std::size_
     return i < 0 ? nullptr : &tcKernels()[std::size_t(i)];
 }
 
-const TcKernelInfo* defaultTcKernel(int headDim) {
-    return chooseTcKernel(headDim, maxSharedBytesPerBlock(), sharedBytesPerSm(),
-                          reservedSharedBytesPerBlock());
+const TcKernelInfo* chooseHopperTcKernel(int headDim, bool causal, std::size_t perBlock,
+                                         std::size_t perSm, std::size_t reservedPerBlock) {
+#if FLASHVIZ_HAS_SM90A
+    const int row = kernels::chooseHopperConfig(headDim, causal, perBlock, perSm, reservedPerBlock);
+    if (row >= 0) return &tcKernels()[std::size_t(kernels::kTensorCoreConfigCount + row)];
+#else
+    (void)headDim, (void)causal, (void)perBlock, (void)perSm, (void)reservedPerBlock;
+#endif
+    return nullptr;
+}
+
+const TcKernelInfo* defaultTcKernel(int headDim, bool causal) {
+    const std::size_t perBlock = maxSharedBytesPerBlock(), perSm = sharedBytesPerSm(),
+                      reserved = reservedSharedBytesPerBlock();
+    if (hopperKernelsRunHere())
+        if (const TcKernelInfo* hopper = chooseHopperTcKernel(headDim, causal, perBlock, perSm, reserved))
+            return hopper;
+    return chooseTcKernel(headDim, perBlock, perSm, reserved);
 }
 
 void checkTcParams(const TcParams& p) {
@@ -159,28 +216,34 @@ void checkTcParams(const TcParams& p) {
 
 void launchTcFlash(const TcParams& p, int kernelId) {
     checkTcParams(p);
-    const TcVariant* chosen = nullptr;
+    const TcKernelInfo* chosen = nullptr;
     if (kernelId < 0) {
-        const TcKernelInfo* info = defaultTcKernel(p.headDim);
-        if (!info)
+        chosen = defaultTcKernel(p.headDim, p.causal);
+        if (!chosen)
             throw EngineError(ErrorKind::Unsupported,
                               "No tensor-core flash variant for d = " + std::to_string(p.headDim) +
                                   " fits this GPU's shared memory.");
-        chosen = &variants()[std::size_t(info->id)];
     } else {
-        if (std::size_t(kernelId) >= variants().size() ||
-            variants()[std::size_t(kernelId)].info.headDim != p.headDim)
+        if (std::size_t(kernelId) >= tcKernels().size() ||
+            tcKernels()[std::size_t(kernelId)].headDim != p.headDim)
             throw EngineError(ErrorKind::Unsupported,
                               "The tensor-core flash kernel has no variant " +
                                   std::to_string(kernelId) + " for d = " +
                                   std::to_string(p.headDim) + ".");
-        chosen = &variants()[std::size_t(kernelId)];
-        if (chosen->info.sharedBytes > maxSharedBytesPerBlock())
+        chosen = &tcKernels()[std::size_t(kernelId)];
+        if (chosen->wgmma && !hopperKernelsRunHere())
             throw EngineError(ErrorKind::Unsupported,
-                              "The tensor-core flash variant " + chosen->info.name +
+                              "The tensor-core flash variant " + chosen->name +
+                                  " runs on Hopper GPUs only (compute capability 9.0).");
+        if (chosen->sharedBytes > maxSharedBytesPerBlock())
+            throw EngineError(ErrorKind::Unsupported,
+                              "The tensor-core flash variant " + chosen->name +
                                   " needs more shared memory than this GPU gives a block.");
     }
-    chosen->launch(p);
+#if FLASHVIZ_HAS_SM90A
+    if (isHopperId(chosen->id)) return launchHopperFlash(p, chosen->id - kernels::kTensorCoreConfigCount);
+#endif
+    variants()[std::size_t(chosen->id)].launch(p);
 }
 
 void convertFloatToTc(const float* source, void* target, std::size_t count, TcElement element) {

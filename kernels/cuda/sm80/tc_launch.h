@@ -22,16 +22,25 @@ struct TcKernelInfo {
     bool qInRegisters = true;
     std::size_t sharedBytes = 0;
     int blocksPerSm = 1; // resident blocks per SM it is built for (__launch_bounds__)
+    bool wgmma = false;  // the Hopper kernel (sm90/, "wgmma_..."): compute capability 9.0 only
 };
 
-// Every compiled variant, in order of preference for each head dimension.
+// Every compiled variant: the mma.sync ones (ids 0 .. kTensorCoreConfigCount - 1, rows of
+// kernels::kTensorCoreConfigs), then, where the toolkit builds sm_90a, the Hopper ones (rows of
+// kernels::kHopperConfigs), each family in order of preference for each head dimension.
 const std::vector<TcKernelInfo>& tcKernels();
-// The variant for d on a GPU with these shared-memory limits (kernels::chooseTensorCoreConfig,
-// kernels/kernel_configs.h); null when none fits.
+// Whether device 0 can run this variant (its shared memory; Hopper for the wgmma ones).
+bool tcKernelRunsHere(const TcKernelInfo& info);
+// The mma.sync variant for d on a GPU with these shared-memory limits
+// (kernels::chooseTensorCoreConfig, kernels/kernel_configs.h); null when none fits.
 const TcKernelInfo* chooseTcKernel(int headDim, std::size_t perBlock, std::size_t perSm,
                                    std::size_t reservedPerBlock);
-// chooseTcKernel with this device's limits.
-const TcKernelInfo* defaultTcKernel(int headDim);
+// The Hopper variant likewise, with or without the causal mask (kernels::chooseHopperConfig);
+// null when none fits or none is built.
+const TcKernelInfo* chooseHopperTcKernel(int headDim, bool causal, std::size_t perBlock,
+                                         std::size_t perSm, std::size_t reservedPerBlock);
+// What runs by default on device 0: the Hopper variant on a Hopper GPU, else the mma.sync one.
+const TcKernelInfo* defaultTcKernel(int headDim, bool causal);
 // Throws EngineError (Unsupported for a head dimension other than 64 and 128 or misaligned rows,
 // InvalidArgument for empty or negative sizes). Needs no GPU. Dense strides and the dense
 // self-attention shape: setDenseStrides and denseSelfAttentionParams (params/).

@@ -1,0 +1,373 @@
+#pragma once
+// The Hopper FlashAttention forward kernel (issue 17): fp16 or bf16 Q, K, V and O, fp32
+// accumulation, built for sm_90a only. Each block owns BM = 64 x Consumers query rows of one
+// (batch, head) and is warp-specialised:
+// - warpgroup 0, the producer, gives its registers back (setmaxnreg) and one of its threads
+//   streams Q once and K_j, V_j through Stages shared-memory buffers with the copy engine (TMA),
+//   each buffer announced on an mbarrier and handed back by the consumers on another;
+// - warpgroups 1 .. Consumers each own 64 query rows: S = Q K_j^T with wgmma from shared memory,
+//   the online softmax on the accumulators in registers (sm80/mma_softmax.cuh: the wgmma
+//   accumulators have mma.sync's fragment layout), then O += P V_j with P straight from registers.
+// With Overlap, a consumer issues S_{j+1} = Q K_{j+1} and O += P_j V_j together and runs the
+// softmax of S_{j+1} while the tensor cores work on P_j V_j (FlashAttention-3's intra-warpgroup
+// pipelining); two consumer warpgroups on one SM also fill each other's softmax gaps.
+// Tiles are 128-byte swizzled (primitives/wgmma.cuh): d = 128 is two 64-column blocks. Rows and
+// keys past the end arrive from the copy engine as zeros; keys past the end and, under the causal
+// mask (bottom-right aligned), past the diagonal get -inf.
+#include "kernels/cuda/params/tc_params.h"
+#include "kernels/cuda/primitives/async_copy.cuh"
+#include "kernels/cuda/primitives/math.cuh"
+#include "kernels/cuda/primitives/mbarrier.cuh"
+#include "kernels/cuda/primitives/tma.cuh"
+#include "kernels/cuda/primitives/wgmma.cuh"
+#include "kernels/cuda/sm80/mma_softmax.cuh"
+#include "kernels/cuda/sm80/tc_flash.cuh"
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace flashviz::cuda::sm90 {
+
+namespace prim = primitives;
+
+template <int D_, int BN_, int Consumers_, int Stages_, bool Overlap_, bool PingPong_>
+struct HopperTile {
+    static constexpr int D = D_;
+    static constexpr int BN = BN_;               // keys per tile
+    static constexpr int kConsumers = Consumers_; // warpgroups of 64 query rows
+    static constexpr int kStages = Stages_;       // K / V buffers in flight
+    static constexpr bool kOverlap = Overlap_;
+    static constexpr bool kPingPong = PingPong_;
+    static_assert(!PingPong_ || (Overlap_ && Consumers_ == 2), "ping-pong: two overlapping consumers");
+    static constexpr int BM = 64 * kConsumers;
+    static constexpr int kThreads = 128 * (kConsumers + 1);
+    // What softmaxScores (mma_softmax.cuh) reads: one 16-row tile per warp, BC keys.
+    static constexpr int MT = 1;
+    static constexpr int BC = BN;
+    static constexpr int kQBytes = BM * D * 2;
+    static constexpr int kKVBytes = BN * D * 2;
+    static constexpr int kBarriers = 1 + 4 * kStages; // Q; K and V full, K and V free per stage
+    static constexpr int kSharedBytes = kQBytes + 2 * kStages * kKVBytes + 8 * kBarriers + 1024;
+    // Registers per thread after setmaxnreg: the producer keeps few, the consumers take the rest
+    // of the 64 K (multiples of 8; at most 65536 over the block).
+    static constexpr int kProducerRegisters = 24;
+    static constexpr int kConsumerRegisters = kConsumers == 2 ? 240 : 160;
+    static_assert(D == 64 || D == 128, "d");
+    static_assert(BN == 64 || BN == 128 || BN == 176 || BN == 192, "keys per tile: wgmma N of S");
+    static_assert(128 * (kProducerRegisters + kConsumers * kConsumerRegisters) <= 65536, "registers");
+};
+
+template <TcElement E>
+inline constexpr prim::WgmmaType kWgmmaType = E == TcElement::Fp16 ? prim::WgmmaType::Fp16 : prim::WgmmaType::Bf16;
+
+// Where things live in the block's shared memory (1024-byte aligned: the swizzle's period).
+template <class Tile>
+struct SharedLayout {
+    std::uint32_t q;
+    __device__ explicit SharedLayout(std::uint32_t base) : q(base) {}
+    __device__ std::uint32_t k(int stage) const { return q + Tile::kQBytes + stage * Tile::kKVBytes; }
+    __device__ std::uint32_t v(int stage) const {
+        return q + Tile::kQBytes + (Tile::kStages + stage) * Tile::kKVBytes;
+    }
+    __device__ std::uint32_t barrier(int i) const {
+        return q + Tile::kQBytes + 2 * Tile::kStages * Tile::kKVBytes + 8 * i;
+    }
+    __device__ std::uint32_t qFull() const { return barrier(0); }
+    __device__ std::uint32_t kFull(int stage) const { return barrier(1 + stage); }
+    __device__ std::uint32_t vFull(int stage) const { return barrier(1 + Tile::kStages + stage); }
+    // K_j's buffer is handed back once S_j is done, V_j's once P_j V_j is: K runs ahead.
+    __device__ std::uint32_t kFreed(int stage) const { return barrier(1 + 2 * Tile::kStages + stage); }
+    __device__ std::uint32_t vFreed(int stage) const { return barrier(1 + 3 * Tile::kStages + stage); }
+};
+
+// Key tiles the block must visit: all of them, or under the causal mask those up to its last
+// row's diagonal (bottom-right aligned: row i sees keys j <= i + keys - queries).
+template <class Tile, bool Causal>
+__device__ __forceinline__ int keyTiles(const TcParams& prm, int row0) {
+    int tiles = (prm.keys + Tile::BN - 1) / Tile::BN;
+    if constexpr (Causal) {
+        const int lastKey = min(row0 + Tile::BM, prm.queries) - 1 + prm.keys - prm.queries;
+        tiles = lastKey < 0 ? 0 : min(tiles, lastKey / Tile::BN + 1);
+    }
+    return tiles;
+}
+
+// The producer's one thread: Q, then K_j and V_j into buffer j % Stages once the consumers have
+// handed that buffer back. A d = 128 tile is two boxes of 64 columns.
+template <class Tile>
+__device__ __forceinline__ void produce(const SharedLayout<Tile>& smem, const CUtensorMap* tmQ,
+                                        const CUtensorMap* tmK, const CUtensorMap* tmV, int row0,
+                                        int head, int batch, int tiles) {
+    constexpr int kBlocks = Tile::D / 64;
+    prim::barrierArriveExpectBytes(smem.qFull(), Tile::kQBytes);
+#pragma unroll
+    for (int cb = 0; cb < kBlocks; ++cb)
+        prim::tmaLoad4d(smem.q + cb * Tile::BM * 128, tmQ, smem.qFull(), cb * 64, row0, head, batch);
+    for (int j = 0; j < tiles; ++j) {
+        const int stage = j % Tile::kStages;
+        const std::uint32_t reuse = ((j / Tile::kStages) - 1) & 1; // phase of tile j - Stages' release
+        if (j >= Tile::kStages) prim::barrierWait(smem.kFreed(stage), reuse);
+        prim::barrierArriveExpectBytes(smem.kFull(stage), Tile::kKVBytes);
+#pragma unroll
+        for (int cb = 0; cb < kBlocks; ++cb)
+            prim::tmaLoad4d(smem.k(stage) + cb * Tile::BN * 128, tmK, smem.kFull(stage), cb * 64,
+                         j * Tile::BN, head, batch);
+        if (j >= Tile::kStages) prim::barrierWait(smem.vFreed(stage), reuse);
+        prim::barrierArriveExpectBytes(smem.vFull(stage), Tile::kKVBytes);
+#pragma unroll
+        for (int cb = 0; cb < kBlocks; ++cb)
+            prim::tmaLoad4d(smem.v(stage) + cb * Tile::BN * 128, tmV, smem.vFull(stage), cb * 64,
+                         j * Tile::BN, head, batch);
+    }
+}
+
+// S = Q K^T for the warpgroup's 64 rows and the tile's BN keys, issued (not waited for).
+template <class Tile, TcElement E>
+__device__ __forceinline__ void issueScores(float (&s)[Tile::BN / 2], std::uint32_t q, std::uint32_t k) {
+#pragma unroll
+    for (int kk = 0; kk < Tile::D / 16; ++kk) {
+        // k-step kk: column block kk / 4, 32 bytes per step inside the 128-byte swizzled row.
+        const std::uint32_t a = q + (kk / 4) * Tile::BM * 128 + (kk % 4) * 32;
+        const std::uint32_t b = k + (kk / 4) * Tile::BN * 128 + (kk % 4) * 32;
+        prim::wgmmaSS<Tile::BN, kWgmmaType<E>>(s, prim::swizzled128Descriptor(a, 16, 1024),
+                                               prim::swizzled128Descriptor(b, 16, 1024), kk > 0);
+    }
+}
+
+// O += P V for the tile's keys, P from registers, issued (not waited for).
+template <class Tile, TcElement E>
+__device__ __forceinline__ void issueValues(float (&acc)[Tile::D / 2],
+                                            const std::uint32_t (&pa)[Tile::BN / 16][4], std::uint32_t v) {
+#pragma unroll
+    for (int kj = 0; kj < Tile::BN / 16; ++kj)
+        prim::wgmmaRSTransB<Tile::D, kWgmmaType<E>>(
+            acc, pa[kj], prim::swizzled128Descriptor(v + kj * 16 * 128, Tile::BN * 128, 1024));
+}
+
+// Keys past the end, and under the causal mask keys past the diagonal, get -inf (in place).
+template <class Tile, bool Causal>
+__device__ __forceinline__ void maskScores(float (&s)[Tile::BN / 2], int key0, int rowBase, int nk,
+                                           int shift, int lane) {
+    const int group = lane / 4, quad = lane % 4;
+#pragma unroll
+    for (int nt = 0; nt < Tile::BN / 8; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            const int row = rowBase + group + (e >> 1) * 8;
+            const int key = key0 + nt * 8 + quad * 2 + (e & 1);
+            if (key >= nk || (Causal && key > row + shift)) s[nt * 4 + e] = -INFINITY;
+        }
+}
+
+// The online softmax of one S tile (sm80/mma_softmax.cuh's softmaxScores), P over S in place.
+// Returns, per row half, the correction exp(m_old - m_new) that O still has to be multiplied by.
+template <class Tile>
+__device__ __forceinline__ void softmax(float (&s)[Tile::BN / 2], float (&rowMax)[1][2],
+                                        float (&rowSum)[1][2], float (&correction)[2], float scaleLog2) {
+    detail::softmaxScores<Tile>(reinterpret_cast<float(&)[1][Tile::BN / 8][4]>(s), rowMax, rowSum,
+                                reinterpret_cast<float(&)[1][2]>(correction), scaleLog2);
+}
+
+// P rounded into wgmma's A fragments: the accumulators of keys 16kj .. 16kj + 15 are k-step kj's A.
+template <class Tile, TcElement E>
+__device__ __forceinline__ void packP(const float (&s)[Tile::BN / 2], std::uint32_t (&pa)[Tile::BN / 16][4]) {
+    using El = tc::Element<E>;
+#pragma unroll
+    for (int kj = 0; kj < Tile::BN / 16; ++kj)
+#pragma unroll
+        for (int r = 0; r < 4; ++r) pa[kj][r] = El::pack(s[8 * kj + 2 * r], s[8 * kj + 2 * r + 1]);
+}
+
+template <int Count>
+__device__ __forceinline__ void rescale(float (&acc)[Count], const float (&correction)[2]) {
+#pragma unroll
+    for (int i = 0; i < Count; ++i) acc[i] *= correction[(i >> 1) & 1];
+}
+
+// Ping-pong between two consumer warpgroups (FlashAttention-3): each issues its products only
+// in its turn, so one's softmax runs while the other's products have the tensor cores. Named
+// barriers 1 and 2 (0 is __syncthreads), each completed by both warpgroups' 256 threads.
+template <class Tile>
+struct Turns {
+    int consumer;
+    __device__ void begin() const {
+        if constexpr (Tile::kPingPong)
+            asm volatile("bar.sync %0, 256;\n" ::"r"(1 + consumer) : "memory");
+    }
+    // Hands the tensor cores to the other warpgroup; the second one's last turn has no successor.
+    __device__ void end(bool last) const {
+        if constexpr (Tile::kPingPong)
+            if (!(last && consumer == 1)) asm volatile("bar.arrive %0, 256;\n" ::"r"(2 - consumer) : "memory");
+    }
+    // The first turn is the first warpgroup's.
+    __device__ void start() const {
+        if constexpr (Tile::kPingPong)
+            if (consumer == 1) asm volatile("bar.arrive 1, 256;\n" ::: "memory");
+    }
+};
+
+// One consumer warpgroup: its 64 rows against every key tile, then O = acc / l written out.
+template <class Tile, TcElement E, bool Causal>
+__device__ __forceinline__ void consume(const SharedLayout<Tile>& smem, const TcParams& prm,
+                                        int consumer, int row0, int head, int batch, int tiles) {
+    const int tid = int(threadIdx.x) % 128, warp = tid / 32, lane = tid % 32;
+    const int nq = prm.queries, nk = prm.keys, shift = nk - nq;
+    const int wgRow0 = row0 + consumer * 64;
+    const int rowBase = wgRow0 + warp * 16; // + group (+ 8): this thread's rows
+    const float scaleLog2 = prm.scale * prim::kLog2e;
+    const std::uint32_t q = smem.q + consumer * 64 * 128;
+    const Turns<Tile> turns{consumer};
+    float rowMax[1][2] = {{-INFINITY, -INFINITY}}, rowSum[1][2] = {{0.f, 0.f}};
+    // P_j from S_j; tiles that cross the end of the keys or this warpgroup's first row's
+    // diagonal are masked.
+    auto softmaxOf = [&](float (&s)[Tile::BN / 2], int j, float (&correction)[2]) {
+        const int key0 = j * Tile::BN;
+        if (key0 + Tile::BN > nk || (Causal && key0 + Tile::BN - 1 > wgRow0 + shift))
+            maskScores<Tile, Causal>(s, key0, rowBase, nk, shift, lane);
+        softmax<Tile>(s, rowMax, rowSum, correction, scaleLog2);
+    };
+    float acc[Tile::D / 2];
+#pragma unroll
+    for (int i = 0; i < Tile::D / 2; ++i) acc[i] = 0.f;
+
+    if (tiles > 0) {
+        float s[Tile::BN / 2];
+        std::uint32_t pa[Tile::BN / 16][4];
+        float correction[2];
+        prim::barrierWait(smem.qFull(), 0);
+        prim::barrierWait(smem.kFull(0), 0);
+        turns.start();
+        turns.begin();
+        prim::wgmmaFence();
+        issueScores<Tile, E>(s, q, smem.k(0));
+        prim::wgmmaCommit();
+        turns.end(false);
+        prim::wgmmaWait<0>();
+        prim::fenceAccumulators(s);
+        prim::barrierArrive(smem.kFreed(0));
+        softmaxOf(s, 0, correction);
+        packP<Tile, E>(s, pa);
+
+        // O += P_j V_j, waited for, and buffer j handed back.
+        auto values = [&](int j) {
+            rescale(acc, correction);
+            prim::barrierWait(smem.vFull(j % Tile::kStages), (j / Tile::kStages) & 1);
+            prim::wgmmaFence();
+            issueValues<Tile, E>(acc, pa, smem.v(j % Tile::kStages));
+            prim::wgmmaCommit();
+        };
+        // Every tile but the last: S_{j+1} is issued beside P_j V_j (with Overlap, and its
+        // softmax runs while P_j V_j still has the tensor cores), then P_{j+1} replaces P_j.
+        // No product is issued conditionally inside the loop, so ptxas can tell which group
+        // each wait retires (else it serialises the products: C7514, C7515).
+        for (int j = 0; j + 1 < tiles; ++j) {
+            const int next = j + 1, nextStage = next % Tile::kStages;
+            if constexpr (Tile::kOverlap) {
+                turns.begin();
+                prim::barrierWait(smem.kFull(nextStage), (next / Tile::kStages) & 1);
+                prim::wgmmaFence();
+                issueScores<Tile, E>(s, q, smem.k(nextStage));
+                prim::wgmmaCommit();
+                values(j);
+                turns.end(false);
+                float correctionNext[2];
+                prim::wgmmaWait<1>();
+                prim::fenceAccumulators(s);
+                prim::barrierArrive(smem.kFreed(nextStage));
+                softmaxOf(s, next, correctionNext);
+                prim::wgmmaWait<0>();
+                prim::fenceAccumulators(acc);
+                prim::barrierArrive(smem.vFreed(j % Tile::kStages));
+                packP<Tile, E>(s, pa); // pa was P_j V_j's operand until now
+                correction[0] = correctionNext[0];
+                correction[1] = correctionNext[1];
+            } else {
+                values(j);
+                prim::wgmmaWait<0>();
+                prim::fenceAccumulators(acc);
+                prim::barrierArrive(smem.vFreed(j % Tile::kStages));
+                prim::barrierWait(smem.kFull(nextStage), (next / Tile::kStages) & 1);
+                prim::wgmmaFence();
+                issueScores<Tile, E>(s, q, smem.k(nextStage));
+                prim::wgmmaCommit();
+                prim::wgmmaWait<0>();
+                prim::fenceAccumulators(s);
+                prim::barrierArrive(smem.kFreed(nextStage));
+                softmaxOf(s, next, correction);
+                packP<Tile, E>(s, pa);
+            }
+        }
+        turns.begin();
+        values(tiles - 1);
+        turns.end(true);
+        prim::wgmmaWait<0>();
+        prim::fenceAccumulators(acc);
+        prim::barrierArrive(smem.vFreed((tiles - 1) % Tile::kStages));
+    }
+
+    // O = acc / l; a row that saw no key (l = 0) is written as 0.
+    using El = tc::Element<E>;
+    const int group = lane / 4, quad = lane % 4;
+    char* oGlobal = static_cast<char*>(prm.o) + 2 * (batch * prm.oBatchStride + head * prm.oHeadStride);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        float l = rowSum[0][h];
+        l += __shfl_xor_sync(0xffffffffu, l, 1);
+        l += __shfl_xor_sync(0xffffffffu, l, 2);
+        const float inverse = l > 0.f ? 1.f / l : 0.f;
+        const int row = rowBase + group + h * 8;
+        if (row >= nq) continue;
+        char* out = oGlobal + std::int64_t(row) * (2 * prm.oRowStride) + quad * 4;
+#pragma unroll
+        for (int dt = 0; dt < Tile::D / 8; ++dt)
+            *reinterpret_cast<std::uint32_t*>(out + dt * 16) =
+                El::pack(acc[4 * dt + 2 * h] * inverse, acc[4 * dt + 2 * h + 1] * inverse);
+    }
+}
+
+template <class Tile, TcElement E, bool Causal>
+__global__ void __launch_bounds__(Tile::kThreads, 1)
+    hopperFlashKernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
+                      const __grid_constant__ CUtensorMap tmV, const TcParams prm) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    extern __shared__ __align__(1024) unsigned char shared[];
+    const SharedLayout<Tile> smem((prim::sharedAddress(shared) + 1023u) & ~1023u);
+    // Blocks of the last query rows start first: under a causal mask they see the most keys.
+    const int queryBlock = int(gridDim.x) - 1 - int(blockIdx.x);
+    const int head = int(blockIdx.y), batch = int(blockIdx.z);
+    const int row0 = queryBlock * Tile::BM;
+    const int tiles = keyTiles<Tile, Causal>(prm, row0);
+    const int warpgroup = int(threadIdx.x) / 128;
+
+    if (threadIdx.x == 0) {
+        prim::barrierInit(smem.qFull(), 1);
+        for (int s = 0; s < Tile::kStages; ++s) {
+            prim::barrierInit(smem.kFull(s), 1);
+            prim::barrierInit(smem.vFull(s), 1);
+            prim::barrierInit(smem.kFreed(s), 128 * Tile::kConsumers);
+            prim::barrierInit(smem.vFreed(s), 128 * Tile::kConsumers);
+        }
+        prim::fenceBarrierInit();
+    }
+    __syncthreads();
+
+    if (warpgroup == 0) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(Tile::kProducerRegisters));
+        if (threadIdx.x == 0 && tiles > 0) {
+            prim::tmaPrefetchMap(&tmQ);
+            prim::tmaPrefetchMap(&tmK);
+            prim::tmaPrefetchMap(&tmV);
+            produce<Tile>(smem, &tmQ, &tmK, &tmV, row0, head, batch, tiles);
+        }
+    } else {
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(Tile::kConsumerRegisters));
+        consume<Tile, E, Causal>(smem, prm, warpgroup - 1, row0, head, batch, tiles);
+    }
+#else
+    __trap(); // built without sm_90a code: the launcher never picks this kernel
+#endif
+}
+
+} // namespace flashviz::cuda::sm90

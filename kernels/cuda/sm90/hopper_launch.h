@@ -1,0 +1,17 @@
+#pragma once
+// Launch layer of the Hopper (sm_90a: wgmma, TMA, warp specialisation) FlashAttention forward
+// kernel, sm90/hopper_flash.cuh; its variants are the rows of kernels::kHopperConfigs
+// (kernels/kernel_configs.h). Built only with a CUDA toolkit that knows sm_90a (12.0 and later:
+// FLASHVIZ_HAS_SM90A); sm80/tc_launch.cu lists and picks these variants beside the mma.sync ones.
+// No CUDA types; failures are EngineErrors. Launches go to the default stream without waiting.
+#include "kernels/cuda/params/tc_params.h"
+
+namespace flashviz::cuda {
+
+// Whether device 0 runs these kernels: this build has them and the device is compute capability
+// 9.0 exactly (sm_90a code runs on no other). Defined in sm80/tc_launch.cu, built always.
+bool hopperKernelsRunHere();
+// Launches row `row` of kHopperConfigs on a problem checkTcParams accepted.
+void launchHopperFlash(const TcParams& params, int row);
+
+} // namespace flashviz::cuda
