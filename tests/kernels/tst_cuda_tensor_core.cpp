@@ -1,9 +1,10 @@
-// The tensor-core (fp16 / bf16) flash kernel against an fp64 reference, the way the
-// flash-attention test suite judges it: its largest error must be at most twice the largest
-// error of the same attention computed plainly in the low precision (scores and P rounded to
-// fp16 / bf16, fp32 accumulation). Ragged and mismatched shapes, causal (bottom-right aligned)
-// and not, d = 64 and 128, both layouts, batch and heads, and every compiled variant. The
-// refusals and the conversions need no GPU; the rest skips without one.
+// The tensor-core (fp16 / bf16) flash kernels, mma.sync and (on Hopper) wgmma, against an fp64
+// reference, the way the flash-attention test suite judges it: its largest error must be at
+// most twice the largest error of the same attention computed plainly in the low precision
+// (scores and P rounded to fp16 / bf16, fp32 accumulation). Ragged and mismatched shapes, causal
+// (bottom-right aligned) and not, d = 64 and 128, both layouts, batch and heads, and every
+// compiled variant. The refusals, the conversions and the selection policies need no GPU; the
+// rest skips without one.
 #include "gpu_test_support.h"
 
 #include "core/errors.h"
