@@ -5,7 +5,8 @@
 // poisoned first; then TFLOP/s (median of events) beside the sm_80 (mma.sync) kernel's default
 // tile, on the benchmark's shapes (batch x n = 16k tokens, heads x d = 2048).
 //
-//   hopper_check [--check-only] [--time-only] [--repeats N] [--n LIST] [--sanitize]
+//   hopper_check [--check-only] [--time-only] [--repeats N] [--n LIST] [--d LIST]
+//                [--full-only | --causal-only] [--sanitize]
 //
 // Built by kernels/bench/hopper/build.sh. Exit status 1 when any check fails.
 #include "kernels/cuda/runtime/check.h"
@@ -288,13 +289,19 @@ float timeMs(const std::function<void()>& run, int repeats) {
 int main(int argc, char** argv) {
     bool checks = true, timing = true, sanitize = false;
     int repeats = 10;
-    std::vector<int> ns = {1024, 2048, 4096, 8192, 16384};
+    std::vector<int> ns = {1024, 2048, 4096, 8192, 16384}, ds = {64, 128};
+    std::vector<bool> masks = {false, true};
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--check-only") timing = false;
         else if (a == "--time-only") checks = false;
         else if (a == "--sanitize") sanitize = true, timing = false;
         else if (a == "--repeats" && i + 1 < argc) repeats = std::atoi(argv[++i]);
+        else if (a == "--d" && i + 1 < argc) {
+            ds.clear();
+            for (char* t = std::strtok(argv[++i], ","); t; t = std::strtok(nullptr, ",")) ds.push_back(std::atoi(t));
+        } else if (a == "--full-only") masks = {false};
+        else if (a == "--causal-only") masks = {true};
         else if (a == "--n" && i + 1 < argc) {
             ns.clear();
             for (char* t = std::strtok(argv[++i], ","); t; t = std::strtok(nullptr, ",")) ns.push_back(std::atoi(t));
@@ -345,8 +352,8 @@ int main(int argc, char** argv) {
         std::printf("%-5s %-6s %-4s %6s %-34s %9s %8s %9s\n", "type", "causal", "d", "n", "kernel", "ms",
                     "TFLOP/s", "x sm80");
         for (TcElement e : {TcElement::Fp16, TcElement::Bf16})
-            for (bool causal : {false, true})
-                for (int d : {64, 128})
+            for (bool causal : masks)
+                for (int d : ds)
                     for (int n : ns) {
                         std::mt19937 rng(1);
                         Buffers b;
