@@ -4,13 +4,17 @@
 // (batch, head) and is warp-specialised:
 // - warpgroup 0, the producer, gives its registers back (setmaxnreg) and one of its threads
 //   streams Q once and K_j, V_j through Stages shared-memory buffers with the copy engine (TMA),
-//   each buffer announced on an mbarrier and handed back by the consumers on another;
+//   each arrival counted on an mbarrier; the consumers hand K_j's buffer back once S_j is done
+//   and V_j's once P_j V_j is, so K runs ahead (HOPPER_NOTES.md, v4);
 // - warpgroups 1 .. Consumers each own 64 query rows: S = Q K_j^T with wgmma from shared memory,
 //   the online softmax on the accumulators in registers (sm80/mma_softmax.cuh: the wgmma
 //   accumulators have mma.sync's fragment layout), then O += P V_j with P straight from registers.
 // With Overlap, a consumer issues S_{j+1} = Q K_{j+1} and O += P_j V_j together and runs the
 // softmax of S_{j+1} while the tensor cores work on P_j V_j (FlashAttention-3's intra-warpgroup
-// pipelining); two consumer warpgroups on one SM also fill each other's softmax gaps.
+// pipelining); with PingPong two consumers take turns at the tensor cores, so one's softmax runs
+// under the other's products. The last tile is peeled out of the loop: a product issued under a
+// condition inside it would keep ptxas from telling which group a wait retires (it then
+// serialises every wgmma, warnings C7513-C7515).
 // Tiles are 128-byte swizzled (primitives/wgmma.cuh): d = 128 is two 64-column blocks. Rows and
 // keys past the end arrive from the copy engine as zeros; keys past the end and, under the causal
 // mask (bottom-right aligned), past the diagonal get -inf.
