@@ -12,6 +12,11 @@
 #include "core/errors.h"
 #include "core/tiling.h"
 
+// Set by kernels/cuda_sources.cmake: 1 where the toolkit builds the sm_90a kernel (sm90/).
+#ifndef FLASHVIZ_HAS_SM90A
+#define FLASHVIZ_HAS_SM90A 0
+#endif
+
 #include <string>
 #include <utility>
 
