@@ -1,6 +1,19 @@
 # The CUDA library (included by kernels/CMakeLists.txt when a CUDA toolkit is found), in folders
 # by role (kernels/cuda/README.md): runtime/, params/, primitives/, fp32/, sm80/, sm90/, mirror/,
 # bench/, and the backend. kernels/cuda_backend.h is the public header.
+# What every CUDA target of the library shares: C++17, position-independent code, and for nvcc
+# line info (compute-sanitizer's reports) and the host compiler's warnings, errors under
+# FLASHVIZ_WERROR.
+function(flashviz_cuda_target_options target)
+  set_target_properties(${target} PROPERTIES
+    CUDA_STANDARD 17
+    CUDA_STANDARD_REQUIRED ON
+    POSITION_INDEPENDENT_CODE ON)
+  target_compile_options(${target} PRIVATE
+    $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo -Xcompiler=-Wall,-Wextra>
+    $<$<AND:$<COMPILE_LANGUAGE:CUDA>,$<BOOL:${FLASHVIZ_WERROR}>>:-Werror=all-warnings>)
+endfunction()
+
 add_library(flashviz_cuda STATIC
   cuda/cuda_backend.cpp
   cuda/runtime/check.cpp
@@ -23,14 +36,8 @@ if(CMAKE_CUDA_COMPILER_VERSION VERSION_GREATER_EQUAL 12.0)
   add_library(flashviz_cuda_sm90 OBJECT cuda/sm90/hopper_launch.cu)
   target_include_directories(flashviz_cuda_sm90 PRIVATE ${PROJECT_SOURCE_DIR})
   target_link_libraries(flashviz_cuda_sm90 PRIVATE CUDA::cudart flashviz_warnings)
-  set_target_properties(flashviz_cuda_sm90 PROPERTIES
-    CUDA_ARCHITECTURES 90a
-    CUDA_STANDARD 17
-    CUDA_STANDARD_REQUIRED ON
-    POSITION_INDEPENDENT_CODE ON)
-  target_compile_options(flashviz_cuda_sm90 PRIVATE
-    $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo -Xcompiler=-Wall,-Wextra>
-    $<$<AND:$<COMPILE_LANGUAGE:CUDA>,$<BOOL:${FLASHVIZ_WERROR}>>:-Werror=all-warnings>)
+  set_target_properties(flashviz_cuda_sm90 PROPERTIES CUDA_ARCHITECTURES 90a)
+  flashviz_cuda_target_options(flashviz_cuda_sm90)
   target_sources(flashviz_cuda PRIVATE $<TARGET_OBJECTS:flashviz_cuda_sm90>)
   target_compile_definitions(flashviz_cuda PRIVATE FLASHVIZ_HAS_SM90A=1)
 else()
@@ -39,14 +46,7 @@ endif()
 target_link_libraries(flashviz_cuda
   PUBLIC flashviz_core flashviz_gpu_benchmark_api
   PRIVATE CUDA::cudart CUDA::cublas flashviz_warnings)
-set_target_properties(flashviz_cuda PROPERTIES
-  CUDA_STANDARD 17
-  CUDA_STANDARD_REQUIRED ON
-  POSITION_INDEPENDENT_CODE ON)
-# nvcc: line info for compute-sanitizer reports; host-side warnings on, as for the C++ sources.
-target_compile_options(flashviz_cuda PRIVATE
-  $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo -Xcompiler=-Wall,-Wextra>
-  $<$<AND:$<COMPILE_LANGUAGE:CUDA>,$<BOOL:${FLASHVIZ_WERROR}>>:-Werror=all-warnings>)
+flashviz_cuda_target_options(flashviz_cuda)
 
 # The benchmark: fp32 flash against the cuBLAS three-step baseline (no Qt, no core sources).
 add_executable(flashviz-gpu-bench bench/gpu_bench.cpp)
