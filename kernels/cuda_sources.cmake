@@ -30,9 +30,10 @@ add_library(flashviz_cuda STATIC
 target_include_directories(flashviz_cuda PUBLIC ${PROJECT_SOURCE_DIR})
 
 # The Hopper kernel (sm90/: wgmma, setmaxnreg) is sm_90a code, which runs on compute capability
-# 9.0 alone, so it is built for that target only, beside the library's sm_80 / sm_90 code; a
-# toolkit older than 12.0 does not know sm_90a and builds without it.
-if(CMAKE_CUDA_COMPILER_VERSION VERSION_GREATER_EQUAL 12.0)
+# 9.0 alone, so it is built for that target only, beside the library's sm_80 / sm_90 code. It
+# needs CUDA 12.5 (sm_90a since 12.0; cudaGetDriverEntryPointByVersion, which finds the tensor-map
+# encoder, since 12.5); an older toolkit builds without it.
+if(CMAKE_CUDA_COMPILER_VERSION VERSION_GREATER_EQUAL 12.5)
   add_library(flashviz_cuda_sm90 OBJECT cuda/sm90/hopper_launch.cu)
   target_include_directories(flashviz_cuda_sm90 PRIVATE ${PROJECT_SOURCE_DIR})
   target_link_libraries(flashviz_cuda_sm90 PRIVATE CUDA::cudart flashviz_warnings)

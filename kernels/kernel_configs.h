@@ -1,10 +1,12 @@
 #pragma once
 // The launch configurations of FlashViz's CUDA kernels as plain data, free of CUDA and Eigen: one
-// table per kernel family, which its launcher instantiates row by row (kernels/cuda/sm80/tc_launch.cu
-// and kernels/cuda/fp32/flash_launch.cu build variant i from row i, so a variant's id is its row's
-// index), and one selection policy for every table (chooseConfig). The window's warp and grid
-// pictures (kernel_shapes.h) read them in builds without CUDA too, so that what the window draws
-// is what the GPU runs.
+// table per kernel family, which its launcher instantiates row by row (kernels/cuda/sm80/tc_launch.cu,
+// kernels/cuda/sm90/hopper_launch.cu and kernels/cuda/fp32/flash_launch.cu build variant i from
+// row i, so a variant's id is its row's index; the fp16 / bf16 list puts the Hopper rows after the
+// mma.sync ones, at kTensorCoreConfigCount + row), and one selection policy for every table
+// (chooseConfig). The window's warp and grid pictures (kernel_shapes.h) read the mma.sync table in
+// builds without CUDA too, so that they draw the FlashAttention-2 kernel the GPU runs (on Hopper
+// the backend's default is the wgmma kernel, which they do not draw yet).
 #include <cstddef>
 #include <string>
 
@@ -80,9 +82,10 @@ struct HopperConfig {
 
 // In order of preference per d, as measured on an H100 SXM (kernels/bench/HOPPER_NOTES.md); the
 // id of a variant is kTensorCoreConfigCount + its index (kernels/cuda/sm80/tc_launch.h).
-// At d = 64 three consumers lead without the mask (522-543 TFLOP/s at n >= 8192 against 435-469
+// At d = 64 three consumers lead without the mask (522-543 TFLOP/s at n >= 8192 against 429-469
 // for two in ping-pong), two in ping-pong with it (469-496 against 456-497, and 423-426 against
-// 392-394 at n = 4096): HOPPER_NOTES.md, v5.
+// 392-394 at n = 4096): HOPPER_NOTES.md, v5. At d = 128 ping-pong and plain overlap trade places
+// from run to run by more than their gap; ping-pong stays first.
 inline constexpr HopperConfig kHopperConfigs[] = {
     {MaskPreference::Full, 64, 128, 3, 2, true, false},   // BR 192,  89 KiB
     {MaskPreference::Causal, 64, 128, 2, 4, true, true},  // BR 128, 145 KiB

@@ -16,13 +16,15 @@ namespace flashviz::kernels {
 
 // Every tensor-core variant, in the table's order (a variant's id is its index).
 std::vector<KernelShape> tensorCoreKernelShapes();
-// The tensor-core variant the launcher picks for d on this GPU (chooseTensorCoreConfig with the
-// profile's shared-memory limits); none for a d it is not built for.
+// The mma.sync variant the launcher picks for d on this GPU (chooseTensorCoreConfig with the
+// profile's shared-memory limits; on Hopper the wgmma kernel runs instead); none for a d it is
+// not built for.
 std::optional<KernelShape> defaultTensorCoreShape(int headDim, const HardwareProfile& hardware);
 // The mirror kernel with the user's Br and Bc: it runs any d.
 KernelShape mirrorKernelShape(int blockRows, int blockCols, int headDim);
-// What FlashViz would launch for this forward pass in fp16 / bf16: the tensor-core default for
-// d, else the mirror kernel on the user's tiles.
+// FlashViz's FlashAttention-2 kernel for this forward pass in fp16 / bf16: the mma.sync default
+// for d, else the mirror kernel on the user's tiles (on a Hopper GPU the backend runs the wgmma
+// kernel instead; the pictures do not draw it yet).
 KernelShape kernelShapeFor(int headDim, int blockRows, int blockCols, const HardwareProfile& hardware);
 
 } // namespace flashviz::kernels

@@ -381,6 +381,9 @@ private slots:
                     << k.id << int(t) << 1023 << 1024 << false;
                 QTest::addRow("%s %s 300x129 causal", k.name.c_str(), typeName(t))
                     << k.id << int(t) << 300 << 129 << true;
+                // The first 400 rows see no key: whole blocks of 192 rows have no key tile.
+                QTest::addRow("%s %s 500x100 causal", k.name.c_str(), typeName(t))
+                    << k.id << int(t) << 500 << 100 << true;
             }
     }
 

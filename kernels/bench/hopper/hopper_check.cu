@@ -336,6 +336,7 @@ int main(int argc, char** argv) {
             {1, 1, 7, 300, 0, true, false}, {2, 3, 129, 77, 0, false, false},
             {2, 3, 113, 203, 0, true, true}, {1, 1, 300, 129, 0, true, false},
             {1, 1, 4096, 4096, 0, true, false}, {1, 1, 555, 4097, 0, false, true},
+            {1, 1, 500, 100, 0, true, false}, // whole 192-row blocks without a key tile
         };
         for (const auto& k : kernels)
             for (TcElement e : {TcElement::Fp16, TcElement::Bf16})

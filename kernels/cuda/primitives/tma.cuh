@@ -1,6 +1,6 @@
 #pragma once
 // The copy engine (TMA, sm_90): one thread asks for a whole tile of a tensor described by a
-// tensor map (built on the host, kernels/cuda/sm90/tensor_map.h); the bytes land in shared
+// tensor map (built on the host: kernels/cuda/sm90/hopper_launch.cu); the bytes land in shared
 // memory, swizzled as the map says, and are counted on an mbarrier. Rows and columns outside the
 // tensor arrive as zeros, so ragged tiles need no special loads.
 #include <cuda.h>

@@ -47,6 +47,7 @@ struct HopperTile {
     static_assert(!PingPong_ || (Overlap_ && Consumers_ == 2), "ping-pong: two overlapping consumers");
     static constexpr int BM = 64 * kConsumers;
     static constexpr int kThreads = 128 * (kConsumers + 1);
+    static constexpr int kMinBlocks = 1; // __launch_bounds__: one block per SM, setmaxnreg's cap
     // What softmaxScores (mma_softmax.cuh) reads: one 16-row tile per warp, BC keys.
     static constexpr int MT = 1;
     static constexpr int BC = BN;
@@ -59,7 +60,7 @@ struct HopperTile {
     static constexpr int kProducerRegisters = 24;
     static constexpr int kConsumerRegisters = kConsumers == 2 ? 240 : 160;
     static_assert(D == 64 || D == 128, "d");
-    static_assert(BN == 64 || BN == 128 || BN == 176 || BN == 192, "keys per tile: wgmma N of S");
+    static_assert(BN == 64 || BN == 128, "keys per tile: wgmma N of S (primitives/wgmma.cuh)");
     static_assert(128 * (kProducerRegisters + kConsumers * kConsumerRegisters) <= 65536, "registers");
 };
 
@@ -332,7 +333,7 @@ __device__ __forceinline__ void consume(const SharedLayout<Tile>& smem, const Tc
 }
 
 template <class Tile, TcElement E, bool Causal>
-__global__ void __launch_bounds__(Tile::kThreads, 1)
+__global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks)
     hopperFlashKernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
                       const __grid_constant__ CUtensorMap tmV, const TcParams prm) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)

@@ -55,10 +55,14 @@ CUtensorMap tensorMap(const void* base, TcElement element, int headDim, int rows
         &map, element == TcElement::Fp16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
         4, const_cast<void*>(base), dims, strides, box, elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
         CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (result != CUDA_SUCCESS)
+    if (result != CUDA_SUCCESS) // checkTcParams has checked the alignment: sizes or strides
         throw EngineError(ErrorKind::Unsupported,
-                          "The copy engine cannot describe this tensor (cuTensorMapEncodeTiled error " +
-                              std::to_string(int(result)) + "): rows must start on 16-byte boundaries.");
+                          "The copy engine cannot describe a " + std::to_string(batch) + " x " +
+                              std::to_string(heads) + " x " + std::to_string(rows) + " x " +
+                              std::to_string(headDim) + " tensor with element strides " +
+                              std::to_string(rowStride) + ", " + std::to_string(headStride) + ", " +
+                              std::to_string(batchStride) + " (cuTensorMapEncodeTiled error " +
+                              std::to_string(int(result)) + ").");
     return map;
 }
 
@@ -92,7 +96,8 @@ HopperLaunch variant() {
     constexpr kernels::HopperConfig c = kernels::kHopperConfigs[I];
     using Tile = sm90::HopperTile<c.headDim, c.blockCols, c.consumers, c.stages, c.overlap, c.pingPong>;
     static_assert(Tile::BM == c.blockRows() && Tile::kThreads == c.threads() &&
-                      std::size_t(Tile::kSharedBytes) == c.sharedBytes(),
+                      std::size_t(Tile::kSharedBytes) == c.sharedBytes() &&
+                      c.minBlocksPerSm == Tile::kMinBlocks,
                   "the table's derived sizes are the kernel's");
     return &launchTile<Tile>;
 }

@@ -1,8 +1,8 @@
 #pragma once
 // Launch layer of the Hopper (sm_90a: wgmma, TMA, warp specialisation) FlashAttention forward
 // kernel, sm90/hopper_flash.cuh; its variants are the rows of kernels::kHopperConfigs
-// (kernels/kernel_configs.h). Built only with a CUDA toolkit that knows sm_90a (12.0 and later:
-// FLASHVIZ_HAS_SM90A); sm80/tc_launch.cu lists and picks these variants beside the mma.sync ones.
+// (kernels/kernel_configs.h). Built only with CUDA 12.5 or later (sm_90a, and the runtime's
+// versioned driver entry points: FLASHVIZ_HAS_SM90A); sm80/tc_launch.cu lists and picks these variants beside the mma.sync ones.
 // No CUDA types; failures are EngineErrors. Launches go to the default stream without waiting.
 #include "kernels/cuda/params/tc_params.h"
 
