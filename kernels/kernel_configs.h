@@ -206,6 +206,9 @@ constexpr int chooseTensorCoreConfig(int headDim, std::size_t perBlock, std::siz
                         [](const TensorCoreConfig&) { return true; });
 }
 
+// Whether a GPU of this compute capability runs sm_90a code (the Hopper rows): 9.0 exactly.
+constexpr bool runsSm90a(int major, int minor) { return major == 9 && minor == 0; }
+
 // The Hopper variant for d, with or without the causal mask (on a GPU that runs sm_90a code:
 // the caller's to know).
 constexpr int chooseHopperConfig(int headDim, bool causal, std::size_t perBlock, std::size_t perSm,

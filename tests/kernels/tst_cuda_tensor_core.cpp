@@ -259,6 +259,10 @@ private slots:
                  std::string("wgmma_d64_br192_bc128_wg3_s2_overlap"));
         QCOMPARE(cuda::chooseHopperTcKernel(64, true, 227 * KiB, 228 * KiB, KiB)->name,
                  std::string("wgmma_d64_br128_bc128_wg2_s4_overlap_pingpong"));
+        // sm_90a code runs on compute capability 9.0 alone (not on 8.0, 8.9, 10.0 or 12.0).
+        QVERIFY(kernels::runsSm90a(9, 0));
+        for (const auto& [major, minor] : {std::pair{8, 0}, {8, 9}, {10, 0}, {12, 0}})
+            QVERIFY(!kernels::runsSm90a(major, minor));
         // Every row needs more than 64 KiB: none fits there.
         for (int d : {64, 128}) QVERIFY(!cuda::chooseHopperTcKernel(d, false, 64 * KiB, 64 * KiB, KiB));
     }

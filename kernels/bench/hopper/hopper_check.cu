@@ -182,10 +182,14 @@ TcParams makeParams(const Shape& s, TcElement e, Buffers& b, std::mt19937& rng) 
     return p;
 }
 
-// The sm_80 kernel's H200 default tile per d (kernels/kernel_configs.h rows 0 and 2).
+// The sm_80 kernel's default tile per d on Hopper's shared memory (the mma.sync policy's choice).
 template <int D>
-using Sm80Tile = std::conditional_t<D == 64, tc::TcTile<64, 4, 2, 64, true, 2, false>,
-                                    tc::TcTile<128, 4, 2, 64, false, 2, true>>;
+struct Sm80Default {
+    static constexpr flashviz::kernels::TensorCoreConfig c = flashviz::kernels::kTensorCoreConfigs
+        [flashviz::kernels::chooseTensorCoreConfig(D, 227 * 1024, 228 * 1024, 1024)];
+    using Tile = tc::TcTile<c.headDim, c.warps, c.rowTilesPerWarp, c.blockCols, c.qInRegisters,
+                            c.minBlocksPerSm, c.skipRescale>;
+};
 
 template <class Tile, TcElement E, bool Causal>
 void launchSm80Typed(const TcParams& p) {
@@ -198,7 +202,7 @@ void launchSm80Typed(const TcParams& p) {
 
 template <int D>
 void launchSm80D(const TcParams& p) {
-    using T = Sm80Tile<D>;
+    using T = typename Sm80Default<D>::Tile;
     if (p.element == TcElement::Fp16)
         p.causal ? launchSm80Typed<T, TcElement::Fp16, true>(p) : launchSm80Typed<T, TcElement::Fp16, false>(p);
     else
@@ -310,7 +314,7 @@ int main(int argc, char** argv) {
     cudaDeviceProp prop{};
     CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
     std::printf("%s, sm_%d%d, %d SMs; Hopper kernels run here: %s\n", prop.name, prop.major, prop.minor,
-                prop.multiProcessorCount, prop.major == 9 && prop.minor == 0 ? "yes" : "no");
+                prop.multiProcessorCount, flashviz::kernels::runsSm90a(prop.major, prop.minor) ? "yes" : "no");
     struct Kernel {
         int id, headDim;
         std::string name;

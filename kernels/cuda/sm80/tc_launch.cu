@@ -148,8 +148,8 @@ bool isHopperId(int id) { return id >= kernels::kTensorCoreConfigCount; }
 bool hopperKernelsRunHere() {
     if (!FLASHVIZ_HAS_SM90A) return false;
     const char* what = "Reading the GPU's compute capability";
-    return deviceAttribute(cudaDevAttrComputeCapabilityMajor, what) == 9 &&
-           deviceAttribute(cudaDevAttrComputeCapabilityMinor, what) == 0;
+    return kernels::runsSm90a(int(deviceAttribute(cudaDevAttrComputeCapabilityMajor, what)),
+                              int(deviceAttribute(cudaDevAttrComputeCapabilityMinor, what)));
 }
 
 const std::vector<TcKernelInfo>& tcKernels() {
