@@ -240,7 +240,7 @@ private slots:
             QCOMPARE(k.sharedBytes, kernels::kHopperConfigs[row].sharedBytes());
             QCOMPARE(k.blocksPerSm, 1);
         }
-        if (wgmma == 0) QSKIP("this build has no sm_90a code (CUDA toolkit older than 12.0)");
+        if (wgmma == 0) QSKIP("this build has no sm_90a code (CUDA toolkit older than 12.5)");
         QCOMPARE(wgmma, kernels::kHopperConfigCount);
         for (int d : {64, 128})
             for (bool causal : {false, true}) {
