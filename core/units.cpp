@@ -42,4 +42,16 @@ std::string formatPercent(double share) {
     return text;
 }
 
+std::string formatNanoseconds(double ns) {
+    if (!std::isfinite(ns)) return std::isnan(ns) ? "nan" : (ns > 0 ? "inf" : "-inf");
+    static const char* units[] = {"ns", "\u00b5s", "ms", "s"};
+    double value = ns;
+    int unit = 0;
+    while (std::abs(value) >= 999.5 && unit < 3) value /= 1000, ++unit;
+    char text[64];
+    const int decimals = unit == 0 || std::abs(value) >= 99.95 ? 0 : std::abs(value) >= 9.995 ? 1 : 2;
+    std::snprintf(text, sizeof text, "%.*f %s", decimals, value, units[unit]);
+    return text;
+}
+
 } // namespace flashviz

@@ -19,4 +19,8 @@ std::string formatPercent(double share);
 // "128 B", "1.50 KB", "8.50 MB", "4.06 GB".
 std::string formatByteAmount(double bytes);
 
+// A short time (a kernel, a span of a trace), three figures: "850 ns", "1.25 µs", "12.5 µs",
+// "1.20 ms"; non-finite values as "nan" / "inf", never hidden.
+std::string formatNanoseconds(double ns);
+
 } // namespace flashviz

@@ -2,6 +2,8 @@
 
 #include "core/errors.h"
 
+#include <algorithm>
+
 #if FLASHVIZ_HAVE_CUDA
 #include "kernels/cuda/bench/benchmark_run.h"
 #include "kernels/cuda_backend.h"
@@ -93,6 +95,40 @@ std::vector<GpuBenchPoint> runGpuBenchmark(const GpuBenchRequest& request,
 #else
     (void)progress;
     return {}; // unreachable: never available without CUDA
+#endif
+}
+
+GpuBenchAvailability hopperTraceAvailability() {
+    GpuBenchAvailability out = gpuBenchmarkAvailability();
+    if (!out.available) return out;
+#if FLASHVIZ_HAVE_CUDA
+    const std::vector<CudaTensorCoreKernel> kernels = cudaTensorCoreKernels();
+    const bool built = std::any_of(kernels.begin(), kernels.end(), [](const CudaTensorCoreKernel& k) {
+        return k.wgmma;
+    });
+    const bool runs = std::any_of(kernels.begin(), kernels.end(), [](const CudaTensorCoreKernel& k) {
+        return k.wgmma && k.fitsDevice;
+    });
+    if (!built) {
+        out.available = false;
+        out.reason = "this FlashViz was built without the Hopper kernel (it needs CUDA 12.5 or later)";
+    } else if (!runs) {
+        out.available = false;
+        out.reason = "the Hopper kernel runs on compute capability 9.0 alone (H100, H200), not on " + out.deviceName;
+    }
+#endif
+    return out;
+}
+
+kernels::HopperTrace recordHopperTrace(const kernels::HopperTraceRequest& request) {
+    kernels::validateHopperTraceRequest(request);
+    const GpuBenchAvailability here = hopperTraceAvailability();
+    if (!here.available)
+        throw EngineError(ErrorKind::Unsupported, "The Hopper trace cannot run here: " + here.reason);
+#if FLASHVIZ_HAVE_CUDA
+    return cudaHopperTrace(request);
+#else
+    throw EngineError(ErrorKind::Unsupported, "The Hopper trace cannot run here: built without CUDA"); // unreachable
 #endif
 }
 

@@ -4,6 +4,7 @@
 #include "core/backend.h"
 #include "core/hardware.h"
 #include "kernels/gpu_benchmark.h"
+#include "kernels/hopper_trace.h"
 
 #include <memory>
 #include <optional>
@@ -48,5 +49,13 @@ GpuBenchAvailability gpuBenchmarkAvailability();
 // Blocks: call it from a worker thread. One benchmark at a time per process.
 std::vector<GpuBenchPoint> runGpuBenchmark(const GpuBenchRequest& request,
                                            const GpuBenchProgress& progress = {});
+
+// Whether the Hopper kernel's trace mode (kernels/hopper_trace.h) can run here: a CUDA build with
+// the sm_90a kernels and a GPU of compute capability 9.0. The same three fields as the benchmark.
+GpuBenchAvailability hopperTraceAvailability();
+// Validates the request (validateHopperTraceRequest), then throws EngineError(Unsupported) with
+// the reason when the trace cannot run here, else records one traced launch. Blocks: call it
+// from a worker thread.
+kernels::HopperTrace recordHopperTrace(const kernels::HopperTraceRequest& request);
 
 } // namespace flashviz

@@ -4,6 +4,7 @@
 // their launchers and the device code live in kernels/cuda/.
 #include "core/backend.h"
 #include "core/hardware.h"
+#include "kernels/hopper_trace.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -169,6 +170,7 @@ struct CudaTensorCoreKernel {
     int headDim = 0;
     std::size_t sharedBytes = 0;
     bool fitsDevice = false; // device 0 runs it (its shared memory; a Hopper GPU for wgmma ones)
+    bool wgmma = false;      // the Hopper kernel (kHopperConfigs), compute capability 9.0 only
 };
 std::vector<CudaTensorCoreKernel> cudaTensorCoreKernels();
 
@@ -193,5 +195,12 @@ void cudaFlashForwardHalfDevice(const HalfAttentionProblem& problem, const void*
 // Host conversions, round to nearest even (inf and NaN kept).
 std::uint16_t toHalfBits(float value, HalfType type);
 float fromHalfBits(std::uint16_t bits, HalfType type);
+
+// ---- the Hopper kernel's trace mode (kernels/hopper_trace.h) ----
+// The request's variant of the Hopper kernel on fixed random inputs: timed `repeats` times
+// plain, then launched traced, its output checked equal to the plain launch's bit for bit, and
+// its marks turned into spans. Throws EngineError(Unsupported) where the Hopper kernel does not
+// run (a build without sm_90a code, a GPU other than compute capability 9.0).
+kernels::HopperTrace cudaHopperTrace(const kernels::HopperTraceRequest& request);
 
 } // namespace flashviz

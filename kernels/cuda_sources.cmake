@@ -23,6 +23,7 @@ add_library(flashviz_cuda STATIC
   cuda/fp32/standard_launch.cu
   cuda/sm80/tc_api.cpp
   cuda/sm80/tc_launch.cu
+  cuda/sm90/hopper_trace_run.cpp
   cuda/mirror/mirror_launch.cu
   cuda/mirror/backward_launch.cu
   cuda/bench/bench_util.cpp
@@ -45,7 +46,7 @@ else()
   target_compile_definitions(flashviz_cuda PRIVATE FLASHVIZ_HAS_SM90A=0)
 endif()
 target_link_libraries(flashviz_cuda
-  PUBLIC flashviz_core flashviz_gpu_benchmark_api
+  PUBLIC flashviz_core flashviz_gpu_benchmark_api flashviz_hopper_trace
   PRIVATE CUDA::cudart CUDA::cublas flashviz_warnings)
 flashviz_cuda_target_options(flashviz_cuda)
 

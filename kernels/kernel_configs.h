@@ -71,6 +71,10 @@ struct HopperConfig {
     static constexpr int minBlocksPerSm = 1;
     constexpr int threads() const { return 128 * (consumers + 1); }
     constexpr int blockRows() const { return 64 * consumers; }
+    // Registers per thread after setmaxnreg, as HopperTile sets them (kProducerRegisters,
+    // kConsumerRegisters): the producer keeps few, the consumers take the rest of the SM's 64 K.
+    constexpr int producerRegisters() const { return 24; }
+    constexpr int consumerRegisters() const { return consumers == 2 ? 240 : 160; }
     // Q, `stages` K and V buffers of 2-byte elements, the mbarriers (Q; K and V full, K and V
     // free per stage) and 1024 bytes of slack to align the start to the swizzle's period.
     constexpr std::size_t sharedBytes() const {

@@ -2,6 +2,7 @@
 
 #include "app/cli/bench.h"
 #include "app/cli/demos_printer.h"
+#include "app/cli/hopper_printer.h"
 #include "app/cli/traffic_printer.h"
 #include "app/cli/versions_printer.h"
 #include "app/measured/shipped_measurements.h"
@@ -22,6 +23,7 @@
 
 #include <QCommandLineParser>
 #include <QFile>
+#include <QSaveFile>
 #include <QCoreApplication>
 #include <QStringList>
 
@@ -56,6 +58,11 @@ Commands:
   traffic    One problem's memory traffic through a GPU's SMs, L2 and DRAM (the L2-aware
              model, with its assumptions), for FlashAttention and standard attention; then the
              model against the hardware counters FlashViz measured on that GPU, if it has them.
+  hopper-trace
+             How a Hopper GPU runs FlashViz's wgmma kernel: one small launch recorded in the
+             kernel's trace mode (%globaltimer at each stage of each warpgroup), summed up and
+             drawn as a timeline; on an H100 or H200, else from a file (--in) or the traces
+             FlashViz ships (--shipped). --out saves what was recorded.
   profiles   List the hardware profiles and where their figures come from.
 
 Examples:
@@ -72,6 +79,8 @@ Examples:
   flashviz-cli bench --sizes 1024,2048
   flashviz-cli versions --n 8192 --d 64 --br 128 --bc 64 --gpu a100-40gb --heads 16
   flashviz-cli traffic --n 4096 --d 64 --batch 4 --heads 32 --gpu h200
+  flashviz-cli hopper-trace --shipped --d 128
+  flashviz-cli hopper-trace --d 64 --causal --n 2048 --out trace.json
 
 Each command takes only its own options (listed with the commands that take them).
 Exit status: 0 done, 1 an internal error, 2 an option or a problem refused (the message names
@@ -120,6 +129,8 @@ const std::map<std::string, std::set<QString>>& commandOptions() {
         o["versions"].insert({"gpu", "batch", "heads", "warps"});
         o["traffic"] = problem;
         o["traffic"].insert({"gpu", "batch", "heads", "dtype", "measured"});
+        o["hopper-trace"] = {"n", "nk", "d", "causal", "dtype", "heads", "batch", "repeats",
+                             "variant", "all-variants", "in", "out", "shipped", "block"};
         o["profiles"] = {};
         return o;
     }();
@@ -739,10 +750,120 @@ int commandBench(const QCommandLineParser& p, std::ostream& out, std::ostream& e
     return 0;
 }
 
+// --variant as a row of kHopperConfigs: its name or its index; -1 when not given.
+int hopperVariantOption(const QCommandLineParser& p) {
+    if (!p.isSet("variant")) return -1;
+    const std::string given = valueOf(p, "variant");
+    std::string names;
+    for (int row = 0; row < kernels::kHopperConfigCount; ++row) {
+        const std::string name = kernels::hopperConfigName(kernels::kHopperConfigs[row]);
+        if (given == name || given == std::to_string(row)) return row;
+        names += (row ? ", " : "") + std::to_string(row) + " " + name;
+    }
+    throw UsageError("--variant '" + given + "' is not a Hopper kernel variant (" + names + ")");
+}
+
+kernels::HopperTraceRequest hopperRequestFrom(const QCommandLineParser& p) {
+    kernels::HopperTraceRequest r;
+    r.configRow = hopperVariantOption(p);
+    r.headDim = r.configRow >= 0 ? kernels::kHopperConfigs[r.configRow].headDim : r.headDim;
+    r.headDim = parseInt(p, "d", r.headDim, 1, kMaxHeadDim, "d (head dimension)");
+    r.causal = p.isSet("causal");
+    r.element = p.isSet("dtype") ? valueOf(p, "dtype") : r.element;
+    r.queries = parseInt(p, "n", r.queries, 1, kernels::kHopperTraceMaxTokens, "n_q");
+    r.keys = parseInt(p, "nk", p.isSet("n") ? r.queries : r.keys, 1, kernels::kHopperTraceMaxTokens, "n_k");
+    r.heads = parseInt(p, "heads", r.heads, 1, kernels::kHopperTraceMaxHeads, "the number of heads");
+    r.batch = parseInt(p, "batch", r.batch, 1, kernels::kHopperTraceMaxHeads, "the batch");
+    r.repeats = parseInt(p, "repeats", r.repeats, 1, kernels::kHopperTraceMaxRepeats, "the repeat count");
+    try {
+        kernels::validateHopperTraceRequest(r);
+    } catch (const EngineError& e) {
+        throw UsageError(e.what());
+    }
+    return r;
+}
+
+// --all-variants: every row, with the mask it is preferred for (both for rows preferred for any).
+std::vector<kernels::HopperTraceRequest> everyHopperVariant(const kernels::HopperTraceRequest& base) {
+    std::vector<kernels::HopperTraceRequest> out;
+    for (int row = 0; row < kernels::kHopperConfigCount; ++row) {
+        const kernels::HopperConfig& c = kernels::kHopperConfigs[row];
+        for (const bool causal : {false, true}) {
+            if (c.masks == (causal ? kernels::MaskPreference::Full : kernels::MaskPreference::Causal)) continue;
+            kernels::HopperTraceRequest r = base;
+            r.configRow = row;
+            r.headDim = c.headDim;
+            r.causal = causal;
+            out.push_back(r);
+        }
+    }
+    return out;
+}
+
+std::vector<kernels::HopperTrace> readHopperTraceFile(const QString& name) {
+    QFile file(name);
+    if (!file.open(QIODevice::ReadOnly))
+        throw UsageError("cannot read " + name.toStdString() + ": " + file.errorString().toStdString());
+    try {
+        return kernels::parseHopperTraces(file.readAll().toStdString());
+    } catch (const EngineError& e) {
+        throw UsageError(name.toStdString() + ": " + e.what());
+    }
+}
+
+int commandHopperTrace(const QCommandLineParser& p, std::ostream& out, std::ostream& err) {
+    const bool fromFile = p.isSet("in"), shipped = p.isSet("shipped");
+    if (fromFile && shipped) throw UsageError("--in and --shipped each name the traces to show: give one");
+    if ((fromFile || shipped) && (p.isSet("out") || p.isSet("all-variants")))
+        throw UsageError("--out and --all-variants record traces; --in and --shipped show recorded ones");
+    std::vector<kernels::HopperTrace> traces;
+    if (fromFile || shipped) {
+        traces = fromFile ? readHopperTraceFile(p.value("in")) : measured::shippedHopperTraces();
+        // Filtered by the variant, d and mask where given.
+        const int row = hopperVariantOption(p);
+        const int d = parseInt(p, "d", 0, 1, kMaxHeadDim, "d (head dimension)");
+        std::erase_if(traces, [&](const kernels::HopperTrace& t) {
+            return (row >= 0 && t.configRow != row) || (d > 0 && t.headDim != d) ||
+                   (p.isSet("causal") && !t.causal);
+        });
+        if (traces.empty())
+            throw UsageError(std::string(fromFile ? "the file holds" : "FlashViz ships") + " no trace of that variant, d and mask");
+    } else {
+        const kernels::HopperTraceRequest base = hopperRequestFrom(p);
+        const GpuBenchAvailability here = hopperTraceAvailability();
+        if (!here.available)
+            throw EngineError(ErrorKind::Unsupported, "The Hopper trace cannot run here: " + here.reason +
+                                                          " (--shipped shows the traces FlashViz ships).");
+        const auto requests = p.isSet("all-variants") ? everyHopperVariant(base)
+                                                      : std::vector<kernels::HopperTraceRequest>{base};
+        for (const kernels::HopperTraceRequest& r : requests) {
+            err << "recording " << kernels::hopperConfigName(kernels::kHopperConfigs[kernels::hopperTraceRow(r)])
+                << (r.causal ? " (causal)" : "") << "...\n";
+            traces.push_back(recordHopperTrace(r));
+        }
+    }
+    for (std::size_t i = 0; i < traces.size(); ++i) {
+        const int blocks = int(traces[i].blocks.size());
+        const int block = parseInt(p, "block", 0, 1, blocks, "--block (a block of the trace)") - 1;
+        out << (i ? "\n" : "");
+        printHopperTrace(out, traces[i], block);
+    }
+    if (p.isSet("out")) {
+        QSaveFile file(p.value("out"));
+        const std::string text = kernels::hopperTracesJson(traces);
+        if (!file.open(QIODevice::WriteOnly) || file.write(text.data(), qint64(text.size())) != qint64(text.size()) ||
+            !file.commit())
+            throw UsageError("cannot write " + valueOf(p, "out") + ": " + file.errorString().toStdString());
+        err << "wrote " << traces.size() << " trace" << (traces.size() == 1 ? "" : "s") << " to "
+            << valueOf(p, "out") << '\n';
+    }
+    return 0;
+}
+
 int dispatch(const QStringList& args, std::ostream& out, std::ostream& err) {
     QCommandLineParser p;
     p.setApplicationDescription(QString::fromUtf8(kSummary).arg(kMaxListedSteps));
-    p.addPositionalArgument("command", "demos, run, steps, bench, versions, traffic or profiles");
+    p.addPositionalArgument("command", "demos, run, steps, bench, versions, traffic, hopper-trace or profiles");
     p.addHelpOption();
     // --version alone: Qt's version option also takes -v, the short form of --v FILE.
     p.addOption({"version", "Displays version information."});
@@ -762,12 +883,24 @@ int dispatch(const QStringList& args, std::ostream& out, std::ostream& err) {
          "LIST"},
         {"gpu", QString("versions, traffic: the hardware profile the grid runs on (default %1; see profiles).")
                     .arg(kDefaultHardwareId), "ID"},
-        {"batch", QString("versions, traffic: the batch of the grid picture, 1 to %1 (default %2).")
+        {"batch", QString("versions, traffic: the batch of the grid picture, 1 to %1 (default %2); "
+                          "hopper-trace: the launch's batch (default 1).")
                       .arg(kMaxGridCount).arg(kDefaultGridBatch), "B"},
-        {"heads", QString("versions, traffic: heads of the grid picture, 1 to %1 (default %2).")
+        {"heads", QString("versions, traffic: heads of the grid picture, 1 to %1 (default %2); "
+                          "hopper-trace: heads of the launch (default 1).")
                       .arg(kMaxGridCount).arg(kDefaultGridHeads), "H"},
-        {"dtype", "traffic: the flash kernel's element type, fp16, bf16 or fp32 (default fp16).",
+        {"dtype", "traffic: the flash kernel's element type, fp16, bf16 or fp32 (default fp16); "
+                  "hopper-trace: fp16 or bf16.",
          "TYPE"},
+        {"variant", QString("hopper-trace: the Hopper kernel's variant, by name or number 0 to %1 "
+                            "(default: the one an H100 runs for --d and --causal).")
+                        .arg(kernels::kHopperConfigCount - 1), "V"},
+        {"all-variants", "hopper-trace: record every variant, each with the mask it is built for."},
+        {"in", "hopper-trace: show the traces of this file rather than record.", "FILE"},
+        {"shipped", "hopper-trace: show the traces FlashViz ships (recorded on an H100)."},
+        {"out", "hopper-trace: save what was recorded to this JSON file.", "FILE"},
+        {"block", "hopper-trace: the block whose timeline is drawn, 1 to the trace's blocks (default: "
+                  "the longest).", "K"},
         {"measured", "traffic: a measurement file (kernels/bench/ncu_traffic.py) instead of the one "
                      "FlashViz ships for the GPU.", "FILE"},
         {"warps", QString("versions: warps sharing one tile, 1 to %1 (default: as many as the "
@@ -775,7 +908,7 @@ int dispatch(const QStringList& args, std::ostream& out, std::ostream& err) {
                       .arg(kMaxWarps).arg(kFallbackWarps), "W"},
         {"repeats",
          QString("bench: timed runs per size, 1 to %1; the median is reported "
-                 "(default 5).")
+                 "(default 5); hopper-trace: untraced runs timed beside the trace (default 10).")
              .arg(kMaxBenchRepeats),
          "R"},
     });
@@ -784,7 +917,7 @@ int dispatch(const QStringList& args, std::ostream& out, std::ostream& err) {
     const bool help = p.isSet("help") || p.isSet("help-all");
     if (help || p.positionalArguments().isEmpty()) {
         out << p.helpText().toStdString();
-        if (!help) throw UsageError("no command given (use demos, run, steps, bench, versions, traffic or profiles)");
+        if (!help) throw UsageError("no command given (use demos, run, steps, bench, versions, traffic, hopper-trace or profiles)");
         return 0;
     }
     if (p.isSet("version")) {
@@ -797,7 +930,7 @@ int dispatch(const QStringList& args, std::ostream& out, std::ostream& err) {
                          "'");
     if (!commandOptions().count(command.toStdString()))
         throw UsageError("unknown command '" + command.toStdString() +
-                         "' (use demos, run, steps, bench, versions, traffic or profiles; --help explains each)");
+                         "' (use demos, run, steps, bench, versions, traffic, hopper-trace or profiles; --help explains each)");
     requireOwnOptions(p, command.toStdString());
     if (command == "demos") {
         const int only = parseInt(p, "only", 0, 1, 9, "the demo number");
@@ -810,8 +943,9 @@ int dispatch(const QStringList& args, std::ostream& out, std::ostream& err) {
     if (command == "profiles") return commandProfiles(out);
     if (command == "versions") return commandVersions(p, out);
     if (command == "traffic") return commandTraffic(p, out);
+    if (command == "hopper-trace") return commandHopperTrace(p, out, err);
     throw UsageError("unknown command '" + command.toStdString() +
-                     "' (use demos, run, steps, bench, versions, traffic or profiles; --help explains each)");
+                     "' (use demos, run, steps, bench, versions, traffic, hopper-trace or profiles; --help explains each)");
 }
 
 } // namespace

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <utility>
 
 namespace flashviz::measured {
 
@@ -31,6 +32,22 @@ std::vector<MeasuredTrafficFile> readShipped() {
     return files;
 }
 
+std::vector<kernels::HopperTrace> readShippedTraces() {
+    std::vector<kernels::HopperTrace> traces;
+    const QDir dir(QStringLiteral(":/flashviz/traces"));
+    for (const QString& name : dir.entryList({QStringLiteral("*.json")}, QDir::Files, QDir::Name)) {
+        QFile file(dir.filePath(name));
+        if (!file.open(QIODevice::ReadOnly)) continue;
+        try {
+            for (kernels::HopperTrace& t : kernels::parseHopperTraces(file.readAll().toStdString()))
+                traces.push_back(std::move(t));
+        } catch (const EngineError& e) {
+            qWarning("flashviz: the shipped trace %s is left out: %s", qPrintable(name), e.what());
+        }
+    }
+    return traces;
+}
+
 // The measured head dimension nearest to d (d itself when measured; 0 when none is).
 int nearestMeasuredDim(const std::vector<int>& dims, int d) {
     int best = 0;
@@ -44,6 +61,17 @@ int nearestMeasuredDim(const std::vector<int>& dims, int d) {
 const std::vector<MeasuredTrafficFile>& shippedTraffic() {
     static const std::vector<MeasuredTrafficFile> files = readShipped();
     return files;
+}
+
+const std::vector<kernels::HopperTrace>& shippedHopperTraces() {
+    static const std::vector<kernels::HopperTrace> traces = readShippedTraces();
+    return traces;
+}
+
+const kernels::HopperTrace* shippedHopperTrace(int configRow, bool causal) {
+    for (const kernels::HopperTrace& t : shippedHopperTraces())
+        if (t.configRow == configRow && t.causal == causal) return &t;
+    return nullptr;
 }
 
 const MeasuredTrafficFile* shippedTrafficFor(const std::string& hardwareId) {

@@ -2,6 +2,7 @@
 // The hardware-counter measurements built into FlashViz (resources/measured/, made by
 // kernels/bench/ncu_traffic.py on a lent GPU): read once, the same for every face.
 #include "core/l2_traffic.h"
+#include "kernels/hopper_trace.h"
 
 #include <optional>
 #include <string>
@@ -18,6 +19,13 @@ const MeasuredTrafficFile* shippedTrafficFor(const std::string& hardwareId);
 // points match on Br too (0: the first).
 const MeasuredTraffic* findMeasuredPoint(const MeasuredTrafficFile& file, TrafficMethod method,
                                          double elementBytes, int headDim, int n, int blockRows = 0);
+
+// The Hopper kernel's traces FlashViz ships (resources/traces/*.json, recorded on a lent H100 by
+// `flashviz-cli hopper-trace --all-variants`), every file's traces in name order; a file that
+// does not parse is left out with a warning on the log.
+const std::vector<kernels::HopperTrace>& shippedHopperTraces();
+// The shipped trace of this variant (a row of kHopperConfigs) with or without the mask, if any.
+const kernels::HopperTrace* shippedHopperTrace(int configRow, bool causal);
 
 // The L2-aware model of one launch at each n, at the GPU benchmark's shape (batch × n tokens,
 // heads × d width), beside the hardware counters shipped for this GPU: the analysis page's chart

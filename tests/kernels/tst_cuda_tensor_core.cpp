@@ -8,6 +8,7 @@
 #include "gpu_test_support.h"
 
 #include "core/errors.h"
+#include "kernels/backend_registry.h"
 #include "kernels/cuda_backend.h"
 #include "kernels/cuda/sm80/tc_launch.h"
 #include "kernels/cuda/sm90/hopper_launch.h"
@@ -20,6 +21,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <numeric>
 #include <random>
 #include <vector>
 
@@ -402,6 +404,75 @@ private slots:
         const auto& info = kernels[std::size_t(kernel)];
         if (!info.fitsDevice) QSKIP("this variant does not run on this GPU (its shared memory, or a wgmma variant off Hopper)");
         runAndJudge(problem(HalfType(type), info.headDim, nq, nk, causal, 1, 2), kernel, 99);
+    }
+
+    // The trace mode (kernels/hopper_trace.h): every variant, ragged and mismatched, its output
+    // the plain kernel's bit for bit (cudaHopperTrace checks), every block and every tile it
+    // visits traced once, in order, on one time axis.
+    void hopperTraceMode_data() {
+        QTest::addColumn<int>("row");
+        QTest::addColumn<bool>("causal");
+        for (int row = 0; row < kernels::kHopperConfigCount; ++row)
+            for (bool causal : {false, true})
+                QTest::addRow("%s%s", kernels::hopperConfigName(kernels::kHopperConfigs[row]).c_str(),
+                              causal ? "_causal" : "") << row << causal;
+    }
+    void hopperTraceMode() {
+        FLASHVIZ_REQUIRE_GPU();
+        const GpuBenchAvailability here = hopperTraceAvailability();
+        if (!here.available) QSKIP(qPrintable(QString::fromStdString("no Hopper trace here: " + here.reason)));
+        QFETCH(int, row);
+        QFETCH(bool, causal);
+        const kernels::HopperConfig& c = kernels::kHopperConfigs[row];
+        kernels::HopperTraceRequest r;
+        r.configRow = row;
+        r.headDim = c.headDim;
+        r.causal = causal;
+        r.element = causal ? "bf16" : "fp16";
+        r.queries = 333; // ragged query blocks; more keys than queries
+        r.keys = 700;
+        r.heads = 2;
+        r.repeats = 2;
+        const kernels::HopperTrace t = recordHopperTrace(r);
+        const int queryBlocks = (r.queries + c.blockRows() - 1) / c.blockRows();
+        QCOMPARE(int(t.blocks.size()), queryBlocks * r.heads);
+        QVERIFY(t.tracedKernelNs > 0 && t.plainKernelNs > 0);
+        QVERIFY2(t.nsPerCycle > 0.2 && t.nsPerCycle < 2, qPrintable(QString::number(t.nsPerCycle)));
+        qInfo("%s: plain %.1f us, traced %.1f us, timer step %.0f ns, %.3f GHz", t.kernel.c_str(),
+              t.plainKernelNs / 1e3, t.tracedKernelNs / 1e3, t.timerStepNs, 1 / t.nsPerCycle);
+        for (const kernels::HopperBlockTrace& b : t.blocks) {
+            // The key tiles this block visits: all, or up to its last row's diagonal.
+            const int row0 = b.queryBlock * c.blockRows();
+            int tiles = (r.keys + c.blockCols - 1) / c.blockCols;
+            if (causal) tiles = std::min(tiles, (std::min(row0 + c.blockRows(), r.queries) - 1 + r.keys - r.queries) / c.blockCols + 1);
+            for (int wg = 1; wg <= c.consumers; ++wg) {
+                std::vector<int> scores, values, softmax;
+                double lastScores = -1;
+                for (const kernels::HopperSpan& s : b.spans) {
+                    QVERIFY(s.startNs >= 0 && s.endNs >= s.startNs);
+                    if (s.warpgroup != wg) continue;
+                    if (s.activity == kernels::HopperActivity::Scores) {
+                        QVERIFY(s.startNs >= lastScores); // issued in order
+                        lastScores = s.startNs;
+                        scores.push_back(s.tile);
+                    }
+                    if (s.activity == kernels::HopperActivity::Values) values.push_back(s.tile);
+                    if (s.activity == kernels::HopperActivity::Softmax) softmax.push_back(s.tile);
+                }
+                std::vector<int> expected(static_cast<std::size_t>(tiles));
+                std::iota(expected.begin(), expected.end(), 0);
+                std::sort(values.begin(), values.end());
+                std::sort(softmax.begin(), softmax.end());
+                QCOMPARE(scores, expected);
+                QCOMPARE(values, expected);
+                QCOMPARE(softmax, expected);
+            }
+            const kernels::HopperBlockSummary sum = kernels::summarize(b, c.consumers + 1);
+            QVERIFY(sum.tensorBusyFraction() > 0 && sum.tensorBusyFraction() <= 1);
+            QVERIFY(sum.softmaxHiddenFraction() >= 0 && sum.softmaxHiddenFraction() <= 1);
+        }
+        // And the file reads back as it was written.
+        QCOMPARE(kernels::parseHopperTraces(kernels::hopperTracesJson({t}))[0].blocks.size(), t.blocks.size());
     }
 };
 

@@ -3,6 +3,7 @@
 #include "kernels/cuda/runtime/check.h"
 #include "kernels/cuda/runtime/device_memory.h"
 #include "kernels/cuda/launch.h"
+#include "kernels/cuda/sm80/tc_api.h"
 #include "kernels/cuda/sm80/tc_launch.h"
 #include "kernels/cuda_backend.h"
 
@@ -14,9 +15,7 @@
 
 namespace flashviz {
 
-namespace {
-
-cuda::TcParams paramsFor(const HalfAttentionProblem& problem) {
+cuda::TcParams cuda::tcParamsFor(const HalfAttentionProblem& problem) {
     cuda::TcParams p;
     p.batch = problem.batch;
     p.heads = problem.heads;
@@ -32,8 +31,6 @@ cuda::TcParams paramsFor(const HalfAttentionProblem& problem) {
     return p;
 }
 
-} // namespace
-
 std::vector<CudaTensorCoreKernel> cudaTensorCoreKernels() {
     std::vector<CudaTensorCoreKernel> out;
     for (const auto& info : cuda::tcKernels()) {
@@ -43,7 +40,7 @@ std::vector<CudaTensorCoreKernel> cudaTensorCoreKernels() {
         } catch (const EngineError&) {
             fits = false; // no device: nothing fits
         }
-        out.push_back({info.id, info.name, info.headDim, info.sharedBytes, fits});
+        out.push_back({info.id, info.name, info.headDim, info.sharedBytes, fits, info.wgmma});
     }
     return out;
 }
@@ -61,7 +58,7 @@ std::size_t halfKeyElements(const HalfAttentionProblem& problem) {
 void checkHalfAttentionProblem(const HalfAttentionProblem& problem) {
     if (problem.scale < 0 || !std::isfinite(problem.scale))
         throw EngineError(ErrorKind::InvalidArgument, "The softmax scale must be positive (or 0 for 1/sqrt(d)).");
-    cuda::TcParams p = paramsFor(problem);
+    cuda::TcParams p = cuda::tcParamsFor(problem);
     // Alignment is the caller's on device pointers; host data is copied into aligned buffers.
     static const std::uint16_t aligned[8] alignas(16) = {};
     p.q = p.k = p.v = aligned;
@@ -72,7 +69,7 @@ void checkHalfAttentionProblem(const HalfAttentionProblem& problem) {
 void cudaFlashForwardHalfDevice(const HalfAttentionProblem& problem, const void* q, const void* k,
                                 const void* v, void* o, int kernel) {
     checkHalfAttentionProblem(problem);
-    cuda::TcParams p = paramsFor(problem);
+    cuda::TcParams p = cuda::tcParamsFor(problem);
     p.q = q;
     p.k = k;
     p.v = v;

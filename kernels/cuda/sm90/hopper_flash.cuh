@@ -18,6 +18,8 @@
 // Tiles are 128-byte swizzled (primitives/wgmma.cuh): d = 128 is two 64-column blocks. Rows and
 // keys past the end arrive from the copy engine as zeros; keys past the end and, under the causal
 // mask (bottom-right aligned), past the diagonal get -inf.
+// The trace mode (hopperFlashTraceKernel) is the same code with marks (kernels/hopper_marks.h)
+// recorded by one thread per warpgroup: what the window's Hopper page draws.
 #include "kernels/cuda/params/tc_params.h"
 #include "kernels/cuda/primitives/async_copy.cuh"
 #include "kernels/cuda/primitives/math.cuh"
@@ -26,6 +28,7 @@
 #include "kernels/cuda/primitives/wgmma.cuh"
 #include "kernels/cuda/sm80/mma_softmax.cuh"
 #include "kernels/cuda/sm80/tc_flash.cuh"
+#include "kernels/hopper_marks.h"
 
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -35,6 +38,37 @@
 namespace flashviz::cuda::sm90 {
 
 namespace prim = primitives;
+using kernels::HopperMark;
+
+// The untraced kernel's marks: nothing, compiled away.
+struct NoMarks {
+    __device__ void operator()(HopperMark, int = -1) const {}
+    __device__ void finish() const {}
+};
+
+// The trace mode's marks: the warpgroup's first thread writes %globaltimer (comparable across
+// SMs, but it moves in steps) and the SM's clock (every cycle) at each; the other threads
+// nothing. A full buffer keeps counting, so the host sees it overflowed.
+struct TimerMarks {
+    kernels::HopperDeviceMark* out;
+    int* count;
+    int capacity;
+    bool recording;
+    int written = 0;
+    __device__ void operator()(HopperMark mark, int tile = -1) {
+        if (!recording) return;
+        if (written < capacity) {
+            std::uint64_t now;
+            asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(now)::"memory");
+            const auto cycles = std::uint32_t(clock64());
+            out[written] = {now, cycles, std::uint32_t(mark) | (std::uint32_t(tile) << 8)};
+        }
+        ++written;
+    }
+    __device__ void finish() const {
+        if (recording) *count = written;
+    }
+};
 
 template <int D_, int BN_, int Consumers_, int Stages_, bool Overlap_, bool PingPong_>
 struct HopperTile {
@@ -101,30 +135,39 @@ __device__ __forceinline__ int keyTiles(const TcParams& prm, int row0) {
 
 // The producer's one thread: Q, then K_j and V_j into buffer j % Stages once the consumers have
 // handed that buffer back. A d = 128 tile is two boxes of 64 columns.
-template <class Tile>
+template <class Tile, class Marks>
 __device__ __forceinline__ void produce(const SharedLayout<Tile>& smem, const CUtensorMap* tmQ,
                                         const CUtensorMap* tmK, const CUtensorMap* tmV, int row0,
-                                        int head, int batch, int tiles) {
+                                        int head, int batch, int tiles, Marks& marks) {
     constexpr int kBlocks = Tile::D / 64;
     prim::barrierArriveExpectBytes(smem.qFull(), Tile::kQBytes);
 #pragma unroll
     for (int cb = 0; cb < kBlocks; ++cb)
         prim::tmaLoad4d(smem.q + cb * Tile::BM * 128, tmQ, smem.qFull(), cb * 64, row0, head, batch);
+    marks(HopperMark::QIssued);
     for (int j = 0; j < tiles; ++j) {
         const int stage = j % Tile::kStages;
         const std::uint32_t reuse = ((j / Tile::kStages) - 1) & 1; // phase of tile j - Stages' release
-        if (j >= Tile::kStages) prim::barrierWait(smem.kFreed(stage), reuse);
+        if (j >= Tile::kStages) {
+            marks(HopperMark::KBufferWait, j);
+            prim::barrierWait(smem.kFreed(stage), reuse);
+        }
         prim::barrierArriveExpectBytes(smem.kFull(stage), Tile::kKVBytes);
 #pragma unroll
         for (int cb = 0; cb < kBlocks; ++cb)
             prim::tmaLoad4d(smem.k(stage) + cb * Tile::BN * 128, tmK, smem.kFull(stage), cb * 64,
                          j * Tile::BN, head, batch);
-        if (j >= Tile::kStages) prim::barrierWait(smem.vFreed(stage), reuse);
+        marks(HopperMark::KIssued, j);
+        if (j >= Tile::kStages) {
+            marks(HopperMark::VBufferWait, j);
+            prim::barrierWait(smem.vFreed(stage), reuse);
+        }
         prim::barrierArriveExpectBytes(smem.vFull(stage), Tile::kKVBytes);
 #pragma unroll
         for (int cb = 0; cb < kBlocks; ++cb)
             prim::tmaLoad4d(smem.v(stage) + cb * Tile::BN * 128, tmV, smem.vFull(stage), cb * 64,
                          j * Tile::BN, head, batch);
+        marks(HopperMark::VIssued, j);
     }
 }
 
@@ -214,9 +257,10 @@ struct Turns {
 };
 
 // One consumer warpgroup: its 64 rows against every key tile, then O = acc / l written out.
-template <class Tile, TcElement E, bool Causal>
+template <class Tile, TcElement E, bool Causal, class Marks>
 __device__ __forceinline__ void consume(const SharedLayout<Tile>& smem, const TcParams& prm,
-                                        int consumer, int row0, int head, int batch, int tiles) {
+                                        int consumer, int row0, int head, int batch, int tiles,
+                                        Marks& marks) {
     const int tid = int(threadIdx.x) % 128, warp = tid / 32, lane = tid % 32;
     const int nq = prm.queries, nk = prm.keys, shift = nk - nq;
     const int wgRow0 = row0 + consumer * 64;
@@ -228,10 +272,23 @@ __device__ __forceinline__ void consume(const SharedLayout<Tile>& smem, const Tc
     // P_j from S_j; tiles that cross the end of the keys or this warpgroup's first row's
     // diagonal are masked.
     auto softmaxOf = [&](float (&s)[Tile::BN / 2], int j, float (&correction)[2]) {
+        marks(HopperMark::SoftmaxBegin, j);
         const int key0 = j * Tile::BN;
         if (key0 + Tile::BN > nk || (Causal && key0 + Tile::BN - 1 > wgRow0 + shift))
             maskScores<Tile, Causal>(s, key0, rowBase, nk, shift, lane);
         softmax<Tile>(s, rowMax, rowSum, correction, scaleLog2);
+        marks(HopperMark::SoftmaxEnd, j);
+    };
+    auto waitFor = [&](std::uint32_t barrier, std::uint32_t phase, HopperMark wait, HopperMark ready, int j) {
+        marks(wait, j);
+        prim::barrierWait(barrier, phase);
+        marks(ready, j);
+    };
+    // Ping-pong: the tensor cores' turn for the products of tile j (for the marks).
+    auto beginTurn = [&](int j) {
+        if constexpr (Tile::kPingPong) marks(HopperMark::TurnWait, j);
+        turns.begin();
+        if constexpr (Tile::kPingPong) marks(HopperMark::TurnGranted, j);
     };
     float acc[Tile::D / 2];
 #pragma unroll
@@ -241,27 +298,38 @@ __device__ __forceinline__ void consume(const SharedLayout<Tile>& smem, const Tc
         float s[Tile::BN / 2];
         std::uint32_t pa[Tile::BN / 16][4];
         float correction[2];
-        prim::barrierWait(smem.qFull(), 0);
-        prim::barrierWait(smem.kFull(0), 0);
+        waitFor(smem.qFull(), 0, HopperMark::QWait, HopperMark::QReady, -1);
+        waitFor(smem.kFull(0), 0, HopperMark::KWait, HopperMark::KReady, 0);
         turns.start();
-        turns.begin();
+        beginTurn(0);
         prim::wgmmaFence();
         issueScores<Tile, E>(s, q, smem.k(0));
         prim::wgmmaCommit();
+        marks(HopperMark::ScoresIssued, 0);
         turns.end(false);
         prim::wgmmaWait<0>();
         prim::fenceAccumulators(s);
+        marks(HopperMark::ScoresRetired, 0);
         prim::barrierArrive(smem.kFreed(0));
         softmaxOf(s, 0, correction);
         packP<Tile, E>(s, pa);
 
-        // O += P_j V_j, waited for, and buffer j handed back.
+        // O += P_j V_j issued, and buffer j handed back once it is waited for (retire below).
         auto values = [&](int j) {
             rescale(acc, correction);
-            prim::barrierWait(smem.vFull(j % Tile::kStages), (j / Tile::kStages) & 1);
+            waitFor(smem.vFull(j % Tile::kStages), (j / Tile::kStages) & 1, HopperMark::VWait,
+                    HopperMark::VReady, j);
             prim::wgmmaFence();
             issueValues<Tile, E>(acc, pa, smem.v(j % Tile::kStages));
             prim::wgmmaCommit();
+            marks(HopperMark::ValuesIssued, j);
+        };
+        auto retireValues = [&](int j) {
+            marks(HopperMark::ValuesWait, j);
+            prim::wgmmaWait<0>();
+            prim::fenceAccumulators(acc);
+            marks(HopperMark::ValuesRetired, j);
+            prim::barrierArrive(smem.vFreed(j % Tile::kStages));
         };
         // Every tile but the last: S_{j+1} is issued beside P_j V_j (with Overlap, and its
         // softmax runs while P_j V_j still has the tensor cores), then P_{j+1} replaces P_j.
@@ -270,49 +338,50 @@ __device__ __forceinline__ void consume(const SharedLayout<Tile>& smem, const Tc
         for (int j = 0; j + 1 < tiles; ++j) {
             const int next = j + 1, nextStage = next % Tile::kStages;
             if constexpr (Tile::kOverlap) {
-                turns.begin();
-                prim::barrierWait(smem.kFull(nextStage), (next / Tile::kStages) & 1);
+                beginTurn(next);
+                waitFor(smem.kFull(nextStage), (next / Tile::kStages) & 1, HopperMark::KWait,
+                        HopperMark::KReady, next);
                 prim::wgmmaFence();
                 issueScores<Tile, E>(s, q, smem.k(nextStage));
                 prim::wgmmaCommit();
+                marks(HopperMark::ScoresIssued, next);
                 values(j);
                 turns.end(false);
                 float correctionNext[2];
                 prim::wgmmaWait<1>();
                 prim::fenceAccumulators(s);
+                marks(HopperMark::ScoresRetired, next);
                 prim::barrierArrive(smem.kFreed(nextStage));
                 softmaxOf(s, next, correctionNext);
-                prim::wgmmaWait<0>();
-                prim::fenceAccumulators(acc);
-                prim::barrierArrive(smem.vFreed(j % Tile::kStages));
+                retireValues(j);
                 packP<Tile, E>(s, pa); // pa was P_j V_j's operand until now
                 correction[0] = correctionNext[0];
                 correction[1] = correctionNext[1];
             } else {
                 values(j);
-                prim::wgmmaWait<0>();
-                prim::fenceAccumulators(acc);
-                prim::barrierArrive(smem.vFreed(j % Tile::kStages));
-                prim::barrierWait(smem.kFull(nextStage), (next / Tile::kStages) & 1);
+                retireValues(j);
+                waitFor(smem.kFull(nextStage), (next / Tile::kStages) & 1, HopperMark::KWait,
+                        HopperMark::KReady, next);
                 prim::wgmmaFence();
                 issueScores<Tile, E>(s, q, smem.k(nextStage));
                 prim::wgmmaCommit();
+                marks(HopperMark::ScoresIssued, next);
                 prim::wgmmaWait<0>();
                 prim::fenceAccumulators(s);
+                marks(HopperMark::ScoresRetired, next);
                 prim::barrierArrive(smem.kFreed(nextStage));
                 softmaxOf(s, next, correction);
                 packP<Tile, E>(s, pa);
             }
         }
-        turns.begin();
+        beginTurn(tiles - 1);
         values(tiles - 1);
         turns.end(true);
-        prim::wgmmaWait<0>();
-        prim::fenceAccumulators(acc);
-        prim::barrierArrive(smem.vFreed((tiles - 1) % Tile::kStages));
+        retireValues(tiles - 1);
     }
 
     // O = acc / l; a row that saw no key (l = 0) is written as 0.
+    marks(HopperMark::StoreBegin);
     using El = tc::Element<E>;
     const int group = lane / 4, quad = lane % 4;
     char* oGlobal = static_cast<char*>(prm.o) + 2 * (batch * prm.oBatchStride + head * prm.oHeadStride);
@@ -330,15 +399,14 @@ __device__ __forceinline__ void consume(const SharedLayout<Tile>& smem, const Tc
             *reinterpret_cast<std::uint32_t*>(out + dt * 16) =
                 El::pack(acc[4 * dt + 2 * h] * inverse, acc[4 * dt + 2 * h + 1] * inverse);
     }
+    marks(HopperMark::StoreEnd);
 }
 
-template <class Tile, TcElement E, bool Causal>
-__global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks)
-    hopperFlashKernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
-                      const __grid_constant__ CUtensorMap tmV, const TcParams prm) {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    extern __shared__ __align__(1024) unsigned char shared[];
-    const SharedLayout<Tile> smem((prim::sharedAddress(shared) + 1023u) & ~1023u);
+// One block of either kernel: the barriers set up, then the producer or a consumer.
+template <class Tile, TcElement E, bool Causal, class Marks>
+__device__ __forceinline__ void flashBlock(const CUtensorMap& tmQ, const CUtensorMap& tmK,
+                                           const CUtensorMap& tmV, const TcParams& prm,
+                                           const SharedLayout<Tile>& smem, Marks& marks) {
     // Blocks of the last query rows start first: under a causal mask they see the most keys.
     const int queryBlock = int(gridDim.x) - 1 - int(blockIdx.x);
     const int head = int(blockIdx.y), batch = int(blockIdx.z);
@@ -364,14 +432,50 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks)
             prim::tmaPrefetchMap(&tmQ);
             prim::tmaPrefetchMap(&tmK);
             prim::tmaPrefetchMap(&tmV);
-            produce<Tile>(smem, &tmQ, &tmK, &tmV, row0, head, batch, tiles);
+            produce<Tile>(smem, &tmQ, &tmK, &tmV, row0, head, batch, tiles, marks);
         }
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(Tile::kConsumerRegisters));
-        consume<Tile, E, Causal>(smem, prm, warpgroup - 1, row0, head, batch, tiles);
+        consume<Tile, E, Causal>(smem, prm, warpgroup - 1, row0, head, batch, tiles, marks);
     }
+    marks.finish();
+}
+
+template <class Tile, TcElement E, bool Causal>
+__global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks)
+    hopperFlashKernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
+                      const __grid_constant__ CUtensorMap tmV, const TcParams prm) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    extern __shared__ __align__(1024) unsigned char shared[];
+    const SharedLayout<Tile> smem((prim::sharedAddress(shared) + 1023u) & ~1023u);
+    NoMarks marks;
+    flashBlock<Tile, E, Causal>(tmQ, tmK, tmV, prm, smem, marks);
 #else
     __trap(); // built without sm_90a code: the launcher never picks this kernel
+#endif
+}
+
+// The same with the trace mode's marks: for the window's Hopper page, on small launches.
+template <class Tile, TcElement E, bool Causal>
+__global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks)
+    hopperFlashTraceKernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
+                           const __grid_constant__ CUtensorMap tmV, const TcParams prm,
+                           const kernels::HopperTraceBuffers trace) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    extern __shared__ __align__(1024) unsigned char shared[];
+    const SharedLayout<Tile> smem((prim::sharedAddress(shared) + 1023u) & ~1023u);
+    const int block = int(blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
+    const int slot = block * (Tile::kConsumers + 1) + int(threadIdx.x) / 128;
+    if (threadIdx.x == 0) {
+        unsigned sm;
+        asm volatile("mov.u32 %0, %%smid;\n" : "=r"(sm));
+        trace.sms[block] = int(sm);
+    }
+    TimerMarks marks{trace.marks + std::size_t(slot) * std::size_t(trace.capacity), trace.counts + slot,
+                     trace.capacity, threadIdx.x % 128 == 0};
+    flashBlock<Tile, E, Causal>(tmQ, tmK, tmV, prm, smem, marks);
+#else
+    __trap();
 #endif
 }
 

@@ -20,7 +20,8 @@ namespace flashviz::cuda {
 
 namespace {
 
-using HopperLaunch = void (*)(const TcParams&);
+// A launch of one variant: traced when `trace` is given.
+using HopperLaunch = void (*)(const TcParams&, const kernels::HopperTraceBuffers* trace);
 
 // The driver's tensor-map encoder, found through the runtime (no link to libcuda).
 PFN_cuTensorMapEncodeTiled_v12000 tensorMapEncoder() {
@@ -67,9 +68,11 @@ CUtensorMap tensorMap(const void* base, TcElement element, int headDim, int rows
 }
 
 template <class Tile, TcElement E, bool Causal>
-void launchTyped(const TcParams& p) {
+void launchTyped(const TcParams& p, const kernels::HopperTraceBuffers* trace) {
     const auto kernel = sm90::hopperFlashKernel<Tile, E, Causal>;
-    check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tile::kSharedBytes),
+    const auto traced = sm90::hopperFlashTraceKernel<Tile, E, Causal>;
+    check(cudaFuncSetAttribute(trace ? reinterpret_cast<const void*>(traced) : reinterpret_cast<const void*>(kernel),
+                               cudaFuncAttributeMaxDynamicSharedMemorySize, Tile::kSharedBytes),
           "Reserving shared memory for the Hopper flash kernel");
     const CUtensorMap q = tensorMap(p.q, E, p.headDim, p.queries, p.heads, p.batch, p.qRowStride,
                                     p.qHeadStride, p.qBatchStride, Tile::BM);
@@ -78,16 +81,23 @@ void launchTyped(const TcParams& p) {
     const CUtensorMap v = tensorMap(p.v, E, p.headDim, p.keys, p.heads, p.batch, p.vRowStride,
                                     p.vHeadStride, p.vBatchStride, Tile::BN);
     const dim3 grid(unsigned((p.queries + Tile::BM - 1) / Tile::BM), unsigned(p.heads), unsigned(p.batch));
-    kernel<<<grid, Tile::kThreads, Tile::kSharedBytes>>>(q, k, v, p);
-    checkLaunch("flash (Hopper: wgmma, TMA)");
+    if (trace) {
+        traced<<<grid, Tile::kThreads, Tile::kSharedBytes>>>(q, k, v, p, *trace);
+        checkLaunch("flash (Hopper: wgmma, TMA), traced");
+    } else {
+        kernel<<<grid, Tile::kThreads, Tile::kSharedBytes>>>(q, k, v, p);
+        checkLaunch("flash (Hopper: wgmma, TMA)");
+    }
 }
 
 template <class Tile>
-void launchTile(const TcParams& p) {
+void launchTile(const TcParams& p, const kernels::HopperTraceBuffers* trace) {
     if (p.element == TcElement::Fp16)
-        p.causal ? launchTyped<Tile, TcElement::Fp16, true>(p) : launchTyped<Tile, TcElement::Fp16, false>(p);
+        p.causal ? launchTyped<Tile, TcElement::Fp16, true>(p, trace)
+                 : launchTyped<Tile, TcElement::Fp16, false>(p, trace);
     else
-        p.causal ? launchTyped<Tile, TcElement::Bf16, true>(p) : launchTyped<Tile, TcElement::Bf16, false>(p);
+        p.causal ? launchTyped<Tile, TcElement::Bf16, true>(p, trace)
+                 : launchTyped<Tile, TcElement::Bf16, false>(p, trace);
 }
 
 // Variant I, instantiated from row I of kernels::kHopperConfigs.
@@ -97,7 +107,9 @@ HopperLaunch variant() {
     using Tile = sm90::HopperTile<c.headDim, c.blockCols, c.consumers, c.stages, c.overlap, c.pingPong>;
     static_assert(Tile::BM == c.blockRows() && Tile::kThreads == c.threads() &&
                       std::size_t(Tile::kSharedBytes) == c.sharedBytes() &&
-                      c.minBlocksPerSm == Tile::kMinBlocks,
+                      c.minBlocksPerSm == Tile::kMinBlocks &&
+                      c.producerRegisters() == Tile::kProducerRegisters &&
+                      c.consumerRegisters() == Tile::kConsumerRegisters,
                   "the table's derived sizes are the kernel's");
     return &launchTile<Tile>;
 }
@@ -115,12 +127,12 @@ const std::vector<HopperLaunch>& variants() {
 
 } // namespace
 
-void launchHopperFlash(const TcParams& p, int row) {
+void launchHopperFlash(const TcParams& p, int row, const kernels::HopperTraceBuffers* trace) {
     if (row < 0 || row >= int(variants().size()) || kernels::kHopperConfigs[row].headDim != p.headDim)
         throw EngineError(ErrorKind::Unsupported, "The Hopper flash kernel has no variant " +
                                                       std::to_string(row) + " for d = " +
                                                       std::to_string(p.headDim) + ".");
-    variants()[std::size_t(row)](p);
+    variants()[std::size_t(row)](p, trace);
 }
 
 } // namespace flashviz::cuda

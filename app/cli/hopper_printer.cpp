@@ -1,0 +1,128 @@
+#include "app/cli/hopper_printer.h"
+
+#include "core/units.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace flashviz::cli {
+
+namespace {
+
+using kernels::HopperActivity;
+using kernels::HopperUnit;
+
+template <class... Values>
+std::string line(const char* format, Values... values) {
+    char text[600];
+    std::snprintf(text, sizeof text, format, values...);
+    return text;
+}
+
+constexpr int kColumns = 96;
+
+// The character an activity leaves in its row of the timeline.
+char symbolOf(HopperActivity a) {
+    switch (a) {
+    case HopperActivity::LoadQ: return 'Q';
+    case HopperActivity::LoadK: return 'K';
+    case HopperActivity::LoadV: return 'V';
+    case HopperActivity::WaitForBuffer: return 'b';
+    case HopperActivity::WaitForData: return 'd';
+    case HopperActivity::WaitForTurn: return 't';
+    case HopperActivity::Scores: return 'S';
+    case HopperActivity::Values: return 'O';
+    case HopperActivity::WaitForValues: return 'o';
+    case HopperActivity::Softmax: return 'x';
+    case HopperActivity::StoreO: return 'w';
+    case HopperActivity::Count: break;
+    }
+    return '?';
+}
+
+// One row: every column a span of this warpgroup and unit touches; two different ones: '#'.
+std::string timelineRow(const kernels::HopperBlockTrace& block, int warpgroup, HopperUnit unit, double start,
+                        double duration) {
+    std::string row(kColumns, ' ');
+    for (const kernels::HopperSpan& s : block.spans) {
+        if (s.warpgroup != warpgroup || kernels::unitOf(s.activity) != unit) continue;
+        const int first = std::clamp(int((s.startNs - start) / duration * kColumns), 0, kColumns - 1);
+        const int last = std::clamp(int((s.endNs - start) / duration * kColumns), first, kColumns - 1);
+        for (int c = first; c <= last; ++c) {
+            char& cell = row[std::size_t(c)];
+            const char symbol = symbolOf(s.activity);
+            cell = cell == ' ' || cell == symbol ? symbol : '#';
+        }
+    }
+    return row;
+}
+
+void printTimeline(std::ostream& out, const kernels::HopperTrace& trace, const kernels::HopperBlockTrace& block) {
+    const double start = block.startNs(), duration = std::max(block.endNs() - start, 1.0);
+    out << line("  %-22s|%s|\n", "", std::string(kColumns, '-').c_str());
+    struct Row {
+        int warpgroup;
+        HopperUnit unit;
+        const char* name;
+    };
+    std::vector<Row> rows{{0, HopperUnit::CopyEngine, "copies"}, {0, HopperUnit::Waiting, "waits"}};
+    for (int c = 1; c <= trace.config().consumers; ++c) {
+        rows.push_back({c, HopperUnit::TensorCores, "tensor cores"});
+        rows.push_back({c, HopperUnit::CudaCores, "CUDA cores"});
+        rows.push_back({c, HopperUnit::Waiting, "waits"});
+    }
+    for (const Row& r : rows) {
+        const std::string who = r.warpgroup == 0 ? "producer" : line("consumer %d", r.warpgroup);
+        out << line("  %-10s %-11s|%s|\n", who.c_str(), r.name,
+                    timelineRow(block, r.warpgroup, r.unit, start, duration).c_str());
+    }
+    out << line("  %-22s0%*s\n", "", kColumns, formatNanoseconds(duration).c_str());
+    out << "  Q K V: copies in flight (issue until a consumer found them arrived); S: S_j = Q K_j^T,\n"
+           "  O: O += P_j V_j on the tensor cores (issue until retired); x: softmax; w: O written;\n"
+           "  waits: b a free buffer, d data, t the other consumer's turn, o O += P_j V_j; #: two at once.\n";
+}
+
+void printSummary(std::ostream& out, const kernels::HopperBlockSummary& s) {
+    out << line("  block time %s: tensor cores busy %s of it (some product in flight); %s of the "
+                "softmax's %s ran under products\n",
+                formatNanoseconds(s.durationNs).c_str(), formatPercent(s.tensorBusyFraction()).c_str(),
+                formatPercent(s.softmaxHiddenFraction()).c_str(), formatNanoseconds(s.softmaxNs).c_str());
+    out << line("  %-12s %14s %14s %14s %14s\n", "warpgroup", "copies", "tensor cores", "CUDA cores", "waiting");
+    for (std::size_t wg = 0; wg < s.warpgroups.size(); ++wg) {
+        const auto& t = s.warpgroups[wg];
+        const std::string who = wg == 0 ? "producer" : line("consumer %d", int(wg));
+        out << line("  %-12s %14s %14s %14s %14s\n", who.c_str(), formatNanoseconds(t.copyNs).c_str(),
+                    formatNanoseconds(t.tensorNs).c_str(), formatNanoseconds(t.softmaxNs).c_str(),
+                    formatNanoseconds(t.waitingNs).c_str());
+    }
+}
+
+} // namespace
+
+void printHopperTrace(std::ostream& out, const kernels::HopperTrace& trace, int blockIndex) {
+    const kernels::HopperConfig& c = trace.config();
+    out << trace.kernel << " (" << trace.element << (trace.causal ? ", causal" : "") << ")\n";
+    out << line("  one block: a producer warpgroup and %d consumer warpgroups of 64 query rows; %d keys "
+                "per tile; %d K and %d V buffers; %s\n",
+                c.consumers, c.blockCols, c.stages, c.stages,
+                c.pingPong ? "overlap and ping-pong" : c.overlap ? "overlap" : "S, softmax and P V in turn");
+    out << line("  launch: batch %d x heads %d, n_q %d, n_k %d, d %d; %zu blocks\n", trace.batch, trace.heads,
+                trace.queries, trace.keys, trace.headDim, trace.blocks.size());
+    out << line("  recorded on %s, %s: plain kernel %s, traced %s; %%globaltimer steps %s, SM clock %.3f GHz\n",
+                trace.device.c_str(), trace.recorded.c_str(), formatNanoseconds(trace.plainKernelNs).c_str(),
+                formatNanoseconds(trace.tracedKernelNs).c_str(), formatNanoseconds(trace.timerStepNs).c_str(),
+                trace.nsPerCycle > 0 ? 1 / trace.nsPerCycle : 0.0);
+    if (trace.blocks.empty()) return;
+    const int index = blockIndex >= 0 ? blockIndex : kernels::longestBlock(trace);
+    const kernels::HopperBlockTrace& block = trace.blocks[std::size_t(index)];
+    out << line("\n  block %d of %zu: query block %d (head %d, batch %d) on SM %d%s\n", index + 1,
+                trace.blocks.size(), block.queryBlock, block.head, block.batch, block.sm,
+                blockIndex < 0 ? ", the longest" : "");
+    printSummary(out, kernels::summarize(block, c.consumers + 1));
+    out << '\n';
+    printTimeline(out, trace, block);
+}
+
+} // namespace flashviz::cli
