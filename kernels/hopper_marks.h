@@ -31,12 +31,16 @@ enum class HopperMark : std::uint8_t {
     ValuesRetired,
     StoreBegin, // O = acc / l written out
     StoreEnd,
+    Finish, // every warpgroup's last but one: its second reading of %globaltimer
+    TimerTick, // the first different reading after Finish's: the timer's step
     Count
 };
 
 // One mark as the device writes it: 16 bytes, the mark and the tile packed beside the SM's clock.
+// Reading %globaltimer costs far more than the clock, so a warpgroup reads it at its first mark
+// and at Finish alone (0 elsewhere): enough to place each block on the launch's time axis.
 struct HopperDeviceMark {
-    std::uint64_t globalNs; // %globaltimer
+    std::uint64_t globalNs; // %globaltimer, or 0 where not read
     std::uint32_t clockLow; // the low 32 bits of clock64 (a block lasts far less than 2^32 cycles)
     std::uint32_t markAndTile; // mark in the low 8 bits, the key tile (or -1) above
 };
@@ -53,6 +57,6 @@ struct HopperTraceBuffers {
 };
 
 // Marks each warpgroup may record for a block that visits `tiles` key tiles.
-constexpr int hopperMarkCapacity(int tiles) { return 16 * tiles + 16; }
+constexpr int hopperMarkCapacity(int tiles) { return 16 * tiles + 16; } // Finish, TimerTick included
 
 } // namespace flashviz::kernels

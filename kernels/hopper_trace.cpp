@@ -86,22 +86,25 @@ double cyclesAfter(std::uint32_t clock, std::uint32_t reference) {
     return double(std::int32_t(clock - reference));
 }
 
+// A block's clock against the timer: its first and last marks that read %globaltimer.
 struct BlockClock {
-    std::uint32_t reference = 0;
+    std::uint32_t reference = 0; // the clock of the block's first mark
     double firstCycles = 0, lastCycles = 0;
     std::uint64_t firstGlobal = 0, lastGlobal = 0;
 };
 
 BlockClock clockOf(const HopperRawBlock& block) {
     BlockClock c;
-    bool any = false;
+    bool anyMark = false, anyReading = false;
     for (const auto& marks : block.warpgroups)
         for (const HopperRawMark& m : marks) {
-            if (!any) c.reference = m.clock;
+            if (!anyMark) c.reference = m.clock;
+            anyMark = true;
+            if (m.globalNs == 0) continue; // the timer was not read here
             const double cycles = cyclesAfter(m.clock, c.reference);
-            if (!any || cycles < c.firstCycles) c.firstCycles = cycles, c.firstGlobal = m.globalNs;
-            if (!any || cycles > c.lastCycles) c.lastCycles = cycles, c.lastGlobal = m.globalNs;
-            any = true;
+            if (!anyReading || cycles < c.firstCycles) c.firstCycles = cycles, c.firstGlobal = m.globalNs;
+            if (!anyReading || cycles > c.lastCycles) c.lastCycles = cycles, c.lastGlobal = m.globalNs;
+            anyReading = true;
         }
     return c;
 }
@@ -352,22 +355,25 @@ HopperRawMark unpackMark(const HopperDeviceMark& mark) {
 
 void setSpansFromMarks(HopperTrace& trace, const std::vector<HopperRawBlock>& blocks,
                        double fallbackNsPerCycle) {
-    // One rate for every SM: the sum of the blocks' timer spans over their cycle spans.
+    // One rate for every SM: the sum of the blocks' timer spans over their cycle spans. The
+    // timer's step: the smallest move from a Finish's reading to the next (TimerTick).
     double cycles = 0, nanoseconds = 0, step = 0;
     std::vector<BlockClock> clocks;
     for (const HopperRawBlock& block : blocks) {
-        for (std::size_t wg = 0; wg < block.warpgroups.size(); ++wg)
-            for (const HopperRawMark& m : block.warpgroups[wg])
-                if (m.mark >= HopperMark::Count) badMarks(block, int(wg), "an unknown mark");
-        clocks.push_back(clockOf(block));
-        cycles += clocks.back().lastCycles - clocks.back().firstCycles;
-        nanoseconds += double(clocks.back().lastGlobal) - double(clocks.back().firstGlobal);
-        for (const auto& marks : block.warpgroups)
-            for (std::size_t i = 1; i < marks.size(); ++i)
-                if (marks[i].globalNs > marks[i - 1].globalNs) {
+        for (std::size_t wg = 0; wg < block.warpgroups.size(); ++wg) {
+            const auto& marks = block.warpgroups[wg];
+            for (std::size_t i = 0; i < marks.size(); ++i) {
+                if (marks[i].mark >= HopperMark::Count) badMarks(block, int(wg), "an unknown mark");
+                if (marks[i].mark == HopperMark::TimerTick && i > 0 && marks[i - 1].mark == HopperMark::Finish &&
+                    marks[i].globalNs > marks[i - 1].globalNs) {
                     const double d = double(marks[i].globalNs - marks[i - 1].globalNs);
                     step = step == 0 ? d : std::min(step, d);
                 }
+            }
+        }
+        clocks.push_back(clockOf(block));
+        cycles += clocks.back().lastCycles - clocks.back().firstCycles;
+        nanoseconds += double(clocks.back().lastGlobal) - double(clocks.back().firstGlobal);
     }
     const double fitted = cycles > 0 ? nanoseconds / cycles : 0;
     // A rate from under ~100 timer steps is noise: take the SM clock's nominal rate instead.
@@ -383,7 +389,10 @@ void setSpansFromMarks(HopperTrace& trace, const std::vector<HopperRawBlock>& bl
         double offset = -std::numeric_limits<double>::infinity();
         for (const auto& marks : blocks[b].warpgroups)
             for (const HopperRawMark& m : marks)
-                offset = std::max(offset, double(m.globalNs) - cyclesAfter(m.clock, clocks[b].reference) * trace.nsPerCycle);
+                if (m.globalNs != 0)
+                    offset = std::max(offset, double(m.globalNs) -
+                                                  cyclesAfter(m.clock, clocks[b].reference) * trace.nsPerCycle);
+        if (!std::isfinite(offset)) badMarks(blocks[b], 0, "no reading of %globaltimer");
         for (const auto& marks : blocks[b].warpgroups) {
             times[b].emplace_back();
             for (const HopperRawMark& m : marks) {

@@ -42,12 +42,18 @@ char symbolOf(HopperActivity a) {
     return '?';
 }
 
-// One row: every column a span of this warpgroup and unit touches; two different ones: '#'.
-std::string timelineRow(const kernels::HopperBlockTrace& block, int warpgroup, HopperUnit unit, double start,
-                        double duration) {
+// One row of the timeline: which spans it draws.
+struct Row {
+    int warpgroup;
+    std::string name;
+    bool (*holds)(HopperActivity);
+};
+
+// Every column a span of the row touches; two different ones: '#'.
+std::string timelineRow(const kernels::HopperBlockTrace& block, const Row& r, double start, double duration) {
     std::string row(kColumns, ' ');
     for (const kernels::HopperSpan& s : block.spans) {
-        if (s.warpgroup != warpgroup || kernels::unitOf(s.activity) != unit) continue;
+        if (s.warpgroup != r.warpgroup || !r.holds(s.activity)) continue;
         const int first = std::clamp(int((s.startNs - start) / duration * kColumns), 0, kColumns - 1);
         const int last = std::clamp(int((s.endNs - start) / duration * kColumns), first, kColumns - 1);
         for (int c = first; c <= last; ++c) {
@@ -61,24 +67,22 @@ std::string timelineRow(const kernels::HopperBlockTrace& block, int warpgroup, H
 
 void printTimeline(std::ostream& out, const kernels::HopperTrace& trace, const kernels::HopperBlockTrace& block) {
     const double start = block.startNs(), duration = std::max(block.endNs() - start, 1.0);
-    out << line("  %-22s|%s|\n", "", std::string(kColumns, '-').c_str());
-    struct Row {
-        int warpgroup;
-        HopperUnit unit;
-        const char* name;
-    };
-    std::vector<Row> rows{{0, HopperUnit::CopyEngine, "copies"}, {0, HopperUnit::Waiting, "waits"}};
+    out << line("  %-23s|%s|\n", "", std::string(kColumns, '-').c_str());
+    auto copiesQK = [](HopperActivity a) { return a == HopperActivity::LoadQ || a == HopperActivity::LoadK; };
+    auto copiesV = [](HopperActivity a) { return a == HopperActivity::LoadV; };
+    auto tensor = [](HopperActivity a) { return kernels::unitOf(a) == HopperUnit::TensorCores; };
+    auto cuda = [](HopperActivity a) { return kernels::unitOf(a) == HopperUnit::CudaCores; };
+    auto waits = [](HopperActivity a) { return kernels::unitOf(a) == HopperUnit::Waiting; };
+    std::vector<Row> rows{{0, "producer   Q, K copies", copiesQK}, {0, "           V copies", copiesV},
+                          {0, "           waits", waits}};
     for (int c = 1; c <= trace.config().consumers; ++c) {
-        rows.push_back({c, HopperUnit::TensorCores, "tensor cores"});
-        rows.push_back({c, HopperUnit::CudaCores, "CUDA cores"});
-        rows.push_back({c, HopperUnit::Waiting, "waits"});
+        rows.push_back({c, line("consumer %d tensor cores", c), tensor});
+        rows.push_back({c, "           CUDA cores", cuda});
+        rows.push_back({c, "           waits", waits});
     }
-    for (const Row& r : rows) {
-        const std::string who = r.warpgroup == 0 ? "producer" : line("consumer %d", r.warpgroup);
-        out << line("  %-10s %-11s|%s|\n", who.c_str(), r.name,
-                    timelineRow(block, r.warpgroup, r.unit, start, duration).c_str());
-    }
-    out << line("  %-22s0%*s\n", "", kColumns, formatNanoseconds(duration).c_str());
+    for (const Row& r : rows)
+        out << line("  %-23s|%s|\n", r.name.c_str(), timelineRow(block, r, start, duration).c_str());
+    out << line("  %-23s0%*s\n", "", kColumns, formatNanoseconds(duration).c_str());
     out << "  Q K V: copies in flight (issue until a consumer found them arrived); S: S_j = Q K_j^T,\n"
            "  O: O += P_j V_j on the tensor cores (issue until retired); x: softmax; w: O written;\n"
            "  waits: b a free buffer, d data, t the other consumer's turn, o O += P_j V_j; #: two at once.\n";

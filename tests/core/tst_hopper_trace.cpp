@@ -27,6 +27,18 @@ struct Clock {
     }
 };
 
+// As the kernel writes them: %globaltimer read at each warpgroup's first mark and at Finish alone.
+void readTimerAtEnds(HopperRawBlock& b, const Clock& c) {
+    for (auto& marks : b.warpgroups) {
+        for (std::size_t i = 1; i < marks.size(); ++i) marks[i].globalNs = 0;
+        const double last = double(std::uint32_t(marks.back().clock - c.clock0));
+        marks.push_back(c.at(M::Finish, -1, last + 10));
+        HopperRawMark tick = c.at(M::TimerTick, -1, last + 80); // 35 ns later: the next step
+        tick.globalNs = marks.back().globalNs + std::uint64_t(c.step);
+        marks.push_back(tick);
+    }
+}
+
 // One block of the variant with two consumers: Q and one key tile, every mark in order.
 HopperRawBlock oneTileBlock(const Clock& c) {
     HopperRawBlock b;
@@ -46,6 +58,7 @@ HopperRawBlock oneTileBlock(const Clock& c) {
             c.at(M::ValuesRetired, 0, 2200 + o), c.at(M::StoreBegin, -1, 2210 + o), c.at(M::StoreEnd, -1, 2300 + o),
         });
     }
+    readTimerAtEnds(b, c);
     return b;
 }
 
@@ -141,7 +154,7 @@ private slots:
 
     void unpairedMarksAreABug() {
         HopperRawBlock b = oneTileBlock(Clock{});
-        b.warpgroups[1].pop_back(); // StoreEnd lost
+        b.warpgroups[1].erase(b.warpgroups[1].end() - 3); // StoreEnd lost (Finish, TimerTick follow)
         try {
             (void)traceOf({b});
             QFAIL("an unended span accepted");
@@ -152,6 +165,10 @@ private slots:
         HopperRawBlock c = oneTileBlock(Clock{});
         std::swap(c.warpgroups[1][4], c.warpgroups[1][5]); // retired before issued
         QVERIFY_THROWS_EXCEPTION(EngineError, (void)traceOf({c}));
+        HopperRawBlock d = oneTileBlock(Clock{});
+        for (auto& marks : d.warpgroups)
+            for (auto& m : marks) m.globalNs = 0; // the timer never read
+        QVERIFY_THROWS_EXCEPTION(EngineError, (void)traceOf({d}));
     }
 
     void summaryCountsUnionsAndOverlap() {

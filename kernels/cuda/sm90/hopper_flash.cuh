@@ -46,27 +46,41 @@ struct NoMarks {
     __device__ void finish() const {}
 };
 
-// The trace mode's marks: the warpgroup's first thread writes %globaltimer (comparable across
-// SMs, but it moves in steps) and the SM's clock (every cycle) at each; the other threads
-// nothing. A full buffer keeps counting, so the host sees it overflowed.
+// The trace mode's marks: the warpgroup's first warp reads the SM's clock (cheap, every cycle)
+// at each, and %globaltimer (comparable across SMs, but slow to read and moving in steps) at its
+// first mark and at Finish, then spins until the timer moves (TimerTick: its step); its first
+// lane writes them. The whole warp takes the branch, so the warp never diverges around the
+// products. A full buffer keeps counting, so the host sees it overflowed.
 struct TimerMarks {
     kernels::HopperDeviceMark* out;
     int* count;
     int capacity;
-    bool recording;
+    bool recording; // the warpgroup's first warp
     int written = 0;
-    __device__ void operator()(HopperMark mark, int tile = -1) {
-        if (!recording) return;
-        if (written < capacity) {
-            std::uint64_t now;
-            asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(now)::"memory");
-            const auto cycles = std::uint32_t(clock64());
+    __device__ void write(HopperMark mark, int tile, bool readTimer) {
+        std::uint64_t now = 0;
+        if (readTimer) asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(now)::"memory");
+        const auto cycles = std::uint32_t(clock64());
+        if (written < capacity && threadIdx.x % 32 == 0)
             out[written] = {now, cycles, std::uint32_t(mark) | (std::uint32_t(tile) << 8)};
-        }
         ++written;
     }
-    __device__ void finish() const {
-        if (recording) *count = written;
+    __device__ void operator()(HopperMark mark, int tile = -1) {
+        if (recording) write(mark, tile, written == 0);
+    }
+    __device__ void finish() {
+        if (!recording) return;
+        std::uint64_t finished, now;
+        asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(finished)::"memory");
+        write(HopperMark::Finish, -1, false);
+        do asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(now)::"memory");
+        while (now == finished);
+        const auto cycles = std::uint32_t(clock64());
+        if (threadIdx.x % 32 == 0) {
+            if (written - 1 < capacity) out[written - 1].globalNs = finished;
+            if (written < capacity) out[written] = {now, cycles, std::uint32_t(HopperMark::TimerTick) | (~0u << 8)};
+            *count = written + 1;
+        }
     }
 };
 
@@ -472,7 +486,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks)
         trace.sms[block] = int(sm);
     }
     TimerMarks marks{trace.marks + std::size_t(slot) * std::size_t(trace.capacity), trace.counts + slot,
-                     trace.capacity, threadIdx.x % 128 == 0};
+                     trace.capacity, threadIdx.x % 128 < 32};
     flashBlock<Tile, E, Causal>(tmQ, tmK, tmV, prm, smem, marks);
 #else
     __trap();
