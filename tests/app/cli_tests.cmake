@@ -1,5 +1,7 @@
 find_package(nlohmann_json 3 REQUIRED)
 flashviz_add_test(tst_cli SOURCES tst_cli.cpp LIBS flashviz_cli_lib nlohmann_json::nlohmann_json)
+# hopper-trace: the shipped traces, a saved file, the refusals (no GPU needed).
+flashviz_add_test(tst_cli_hopper SOURCES tst_cli_hopper.cpp LIBS flashviz_cli_lib)
 # run and steps with Q, K, V and dO from .npy files written by xtensor's dump_npy.
 flashviz_add_test(tst_cli_npy SOURCES tst_cli_npy.cpp LIBS flashviz_cli_lib nlohmann_json::nlohmann_json
                   xtensor)
