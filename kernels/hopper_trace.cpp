@@ -355,6 +355,14 @@ HopperRawMark unpackMark(const HopperDeviceMark& mark) {
 
 void setSpansFromMarks(HopperTrace& trace, const std::vector<HopperRawBlock>& blocks,
                        double fallbackNsPerCycle) {
+    // %globaltimer counts nanoseconds since 1970: ~1.8e18, where a double's step is 256 ns. Every
+    // reading is taken from the launch's first in whole numbers before it becomes a double.
+    std::uint64_t base = 0;
+    for (const HopperRawBlock& block : blocks)
+        for (const auto& marks : block.warpgroups)
+            for (const HopperRawMark& m : marks)
+                if (m.globalNs != 0 && (base == 0 || m.globalNs < base)) base = m.globalNs;
+    auto sinceBase = [base](std::uint64_t reading) { return double(reading - base); };
     // One rate for every SM: the sum of the blocks' timer spans over their cycle spans. The
     // timer's step: the smallest move from a Finish's reading to the next (TimerTick).
     double cycles = 0, nanoseconds = 0, step = 0;
@@ -373,7 +381,7 @@ void setSpansFromMarks(HopperTrace& trace, const std::vector<HopperRawBlock>& bl
         }
         clocks.push_back(clockOf(block));
         cycles += clocks.back().lastCycles - clocks.back().firstCycles;
-        nanoseconds += double(clocks.back().lastGlobal) - double(clocks.back().firstGlobal);
+        nanoseconds += sinceBase(clocks.back().lastGlobal) - sinceBase(clocks.back().firstGlobal);
     }
     const double fitted = cycles > 0 ? nanoseconds / cycles : 0;
     // A rate from under ~100 timer steps is noise: take the SM clock's nominal rate instead.
@@ -390,7 +398,7 @@ void setSpansFromMarks(HopperTrace& trace, const std::vector<HopperRawBlock>& bl
         for (const auto& marks : blocks[b].warpgroups)
             for (const HopperRawMark& m : marks)
                 if (m.globalNs != 0)
-                    offset = std::max(offset, double(m.globalNs) -
+                    offset = std::max(offset, sinceBase(m.globalNs) -
                                                   cyclesAfter(m.clock, clocks[b].reference) * trace.nsPerCycle);
         if (!std::isfinite(offset)) badMarks(blocks[b], 0, "no reading of %globaltimer");
         for (const auto& marks : blocks[b].warpgroups) {

@@ -19,11 +19,13 @@ namespace {
 // the timer moving in steps of `step` ns at 0.5 ns per cycle (2 GHz).
 struct Clock {
     std::uint32_t clock0 = 4000000000u; // near the 32-bit wrap on purpose
-    std::uint64_t ns0 = 1000000;
+    std::uint64_t ns0 = 1764979200000000000ull; // %globaltimer counts from 1970: 2025-12-06
     double step = 32;
     HopperRawMark at(M mark, int tile, double cycles) const {
-        const double ns = double(ns0) + cycles * 0.5;
-        return {mark, tile, std::uint64_t(std::floor(ns / step) * step), std::uint32_t(clock0 + std::uint32_t(cycles))};
+        // Whole nanoseconds, as the timer counts them (a double would round them to 256 ns).
+        const std::uint64_t ns = ns0 + std::uint64_t(cycles * 0.5);
+        const std::uint64_t stepped = ns / std::uint64_t(step) * std::uint64_t(step);
+        return {mark, tile, stepped, std::uint32_t(clock0 + std::uint32_t(cycles))};
     }
 };
 
