@@ -117,10 +117,6 @@ __global__ void fromTcKernel(const void* source, float* target, std::size_t coun
         target[i] = Convert<E>::to(in[i]);
 }
 
-} // namespace
-
-namespace {
-
 #if FLASHVIZ_HAS_SM90A
 // Row I of kernels::kHopperConfigs as a tensor-core variant, id kTensorCoreConfigCount + I.
 TcKernelInfo hopperInfo(int row) {
