@@ -33,8 +33,8 @@ constexpr std::array<ActivityName, std::size_t(HopperActivity::Count)> kActiviti
     {HopperActivity::WaitForData, "wait-data", "waiting for Q, K_j or V_j to arrive", HopperUnit::Waiting},
     {HopperActivity::WaitForTurn, "wait-turn", "waiting for its turn at the tensor cores (ping-pong)",
      HopperUnit::Waiting},
-    {HopperActivity::Scores, "scores", "S_j = Q K_j^T on the tensor cores (wgmma)", HopperUnit::TensorCores},
-    {HopperActivity::Values, "values", "O += P_j V_j on the tensor cores (wgmma)", HopperUnit::TensorCores},
+    {HopperActivity::Scores, "scores", "S_j = Q K_j^T on the tensor cores (wgmma), from its issue to the wait that retires it", HopperUnit::TensorCores},
+    {HopperActivity::Values, "values", "O += P_j V_j on the tensor cores (wgmma), from its issue to the wait that retires it", HopperUnit::TensorCores},
     {HopperActivity::WaitForValues, "wait-values", "waiting for O += P_j V_j to finish", HopperUnit::Waiting},
     {HopperActivity::Softmax, "softmax", "the online softmax of S_j on the CUDA cores (m, l, P)",
      HopperUnit::CudaCores},
@@ -141,18 +141,20 @@ std::vector<HopperSpan> pairMarks(const HopperRawBlock& block, int warpgroup,
 void addCopies(const HopperRawBlock& block, const std::vector<std::vector<double>>& times,
                std::vector<HopperSpan>& spans) {
     if (block.warpgroups.empty()) return;
+    std::map<std::pair<HopperMark, int>, double> arrived; // (ready mark, tile): the first consumer's
+    for (std::size_t wg = 1; wg < block.warpgroups.size(); ++wg)
+        for (std::size_t k = 0; k < block.warpgroups[wg].size(); ++k) {
+            const HopperRawMark& m = block.warpgroups[wg][k];
+            const auto [it, fresh] = arrived.try_emplace({m.mark, m.tile}, times[wg][k]);
+            if (!fresh) it->second = std::min(it->second, times[wg][k]);
+        }
     for (std::size_t i = 0; i < block.warpgroups[0].size(); ++i) {
         const HopperRawMark& issued = block.warpgroups[0][i];
         for (const CopyPairing& copy : kCopies) {
             if (copy.issued != issued.mark) continue;
-            double arrived = std::numeric_limits<double>::infinity();
-            for (std::size_t wg = 1; wg < block.warpgroups.size(); ++wg)
-                for (std::size_t k = 0; k < block.warpgroups[wg].size(); ++k) {
-                    const HopperRawMark& m = block.warpgroups[wg][k];
-                    if (m.mark == copy.ready && m.tile == issued.tile) arrived = std::min(arrived, times[wg][k]);
-                }
-            if (!std::isfinite(arrived)) badMarks(block, 0, "a copy no consumer saw arrive");
-            spans.push_back({0, copy.activity, issued.tile, times[0][i], std::max(arrived, times[0][i])});
+            const auto seen = arrived.find({copy.ready, issued.tile});
+            if (seen == arrived.end()) badMarks(block, 0, "a copy no consumer saw arrive");
+            spans.push_back({0, copy.activity, issued.tile, times[0][i], std::max(seen->second, times[0][i])});
         }
     }
 }
@@ -229,7 +231,7 @@ HopperBlockTrace parseBlock(const Json& j, const HopperTrace& trace, const std::
     block.batch = intMember(j, "batch", where, 0);
     block.sm = intMember(j, "sm", where, -1);
     if (block.head >= trace.heads || block.batch >= trace.batch ||
-        block.queryBlock * trace.config().blockRows() >= trace.queries)
+        std::int64_t(block.queryBlock) * trace.config().blockRows() >= trace.queries)
         badFile(where, "is a block the launch does not have");
     const Json& spans = member(j, "spans", where);
     if (!spans.is_array()) badFile(where, "has 'spans' not a list");
@@ -247,14 +249,19 @@ HopperBlockTrace parseBlock(const Json& j, const HopperTrace& trace, const std::
                                         [&](const ActivityName& a) { return name == a.name; });
         if (known == kActivities.end()) badFile(at, "names an unknown activity '" + name + "'");
         span.activity = known->activity;
-        if (!s[2].is_number_integer() || s[2].get<long long>() < -1 || s[2].get<long long>() > (1 << 24))
-            badFile(at, "has a tile that is not -1 or a key tile");
+        const long long keyTiles = (trace.keys + trace.config().blockCols - 1) / trace.config().blockCols;
+        if (!s[2].is_number_integer() || s[2].get<long long>() < -1 || s[2].get<long long>() >= keyTiles)
+            badFile(at, "has a tile that is not -1 or one of the launch's key tiles");
         span.tile = s[2].get<int>();
         span.startNs = nonNegative(s[3], at, "a start");
         span.endNs = nonNegative(s[4], at, "an end");
         if (span.endNs < span.startNs) badFile(at, "ends before it starts");
         block.spans.push_back(span);
     }
+    // As setSpansFromMarks orders them: by warpgroup, then start.
+    std::stable_sort(block.spans.begin(), block.spans.end(), [](const HopperSpan& x, const HopperSpan& y) {
+        return std::pair(x.warpgroup, x.startNs) < std::pair(y.warpgroup, y.startNs);
+    });
     return block;
 }
 
@@ -316,6 +323,18 @@ void validateHopperTraceRequest(const HopperTraceRequest& r) {
     range(r.heads, kHopperTraceMaxHeads, "heads");
     range(r.batch, kHopperTraceMaxHeads, "batch");
     range(r.heads * r.batch, kHopperTraceMaxHeads, "batch x heads");
+    // The marks grow with blocks x key tiles (16 bytes, about 13 per tile per consumer).
+    const int row = hopperTraceRow(r);
+    if (row >= 0) {
+        const HopperConfig& c = kHopperConfigs[row];
+        const long long blockTiles = (r.queries + c.blockRows() - 1LL) / c.blockRows() * r.heads * r.batch *
+                                     ((r.keys + c.blockCols - 1LL) / c.blockCols);
+        if (blockTiles > kHopperTraceMaxBlockTiles)
+            refuse(ErrorKind::LimitExceeded,
+                   "a trace holds at most " + std::to_string(kHopperTraceMaxBlockTiles) +
+                       " (block, key tile) pairs, and this launch has " + std::to_string(blockTiles) +
+                       "; take fewer keys, queries or heads");
+    }
     range(r.repeats, kHopperTraceMaxRepeats, "the repeat count");
 }
 
@@ -430,33 +449,56 @@ void setSpansFromMarks(HopperTrace& trace, const std::vector<HopperRawBlock>& bl
     }
 }
 
+// The shortest span of this kind that no softmax or store of its warpgroup ran beside: a product
+// waited for at once, the nearest the trace comes to its own time on the tensor cores.
+double shortestWaitedAtOnce(const HopperBlockTrace& block, HopperActivity kind) {
+    double shortest = 0;
+    for (const HopperSpan& product : block.spans) {
+        if (product.activity != kind) continue;
+        const bool beside = std::any_of(block.spans.begin(), block.spans.end(), [&](const HopperSpan& s) {
+            return s.warpgroup == product.warpgroup && unitOf(s.activity) == HopperUnit::CudaCores &&
+                   s.startNs < product.endNs && s.endNs > product.startNs;
+        });
+        if (!beside && (shortest == 0 || product.durationNs() < shortest)) shortest = product.durationNs();
+    }
+    return shortest;
+}
+
 HopperBlockSummary summarize(const HopperBlockTrace& block, int warpgroups) {
     HopperBlockSummary s;
     s.durationNs = block.endNs() - block.startNs();
     s.warpgroups.resize(std::size_t(std::max(warpgroups, 0)));
-    std::vector<Interval> allTensor;
-    std::vector<std::vector<Interval>> tensor(s.warpgroups.size()), waits(s.warpgroups.size()),
+    s.scoresOwnNs = shortestWaitedAtOnce(block, HopperActivity::Scores);
+    s.valuesOwnNs = shortestWaitedAtOnce(block, HopperActivity::Values);
+    std::vector<Interval> allProducts;
+    std::vector<std::vector<Interval>> products(s.warpgroups.size()), waits(s.warpgroups.size()),
         copies(s.warpgroups.size());
     for (const HopperSpan& span : block.spans) {
         if (span.warpgroup < 0 || span.warpgroup >= warpgroups) continue;
         const std::size_t wg = std::size_t(span.warpgroup);
         const Interval i{span.startNs, span.endNs};
         switch (unitOf(span.activity)) {
-        case HopperUnit::TensorCores: tensor[wg].push_back(i), allTensor.push_back(i); break;
-        case HopperUnit::CudaCores: s.warpgroups[wg].softmaxNs += span.durationNs(); break;
+        case HopperUnit::TensorCores:
+            products[wg].push_back(i), allProducts.push_back(i);
+            s.tensorWorkNs += span.activity == HopperActivity::Scores ? s.scoresOwnNs : s.valuesOwnNs;
+            break;
+        case HopperUnit::CudaCores: s.warpgroups[wg].cudaCoresNs += span.durationNs(); break;
         case HopperUnit::Waiting: waits[wg].push_back(i); break;
         case HopperUnit::CopyEngine: copies[wg].push_back(i); break;
         }
     }
-    const std::vector<Interval> busy = merged(allTensor);
-    s.tensorBusyNs = length(busy);
+    const std::vector<Interval> outstanding = merged(allProducts);
+    s.outstandingNs = length(outstanding);
+    // Products of several consumers in flight together share the tensor cores, so their shortest
+    // times may add up past the time any was outstanding: never more than that.
+    s.tensorWorkNs = std::min(s.tensorWorkNs, s.outstandingNs);
     for (const HopperSpan& span : block.spans)
         if (span.activity == HopperActivity::Softmax) {
             s.softmaxNs += span.durationNs();
-            s.softmaxUnderTensorNs += overlap({span.startNs, span.endNs}, busy);
+            s.softmaxBesideProductsNs += overlap({span.startNs, span.endNs}, outstanding);
         }
     for (std::size_t wg = 0; wg < s.warpgroups.size(); ++wg) {
-        s.warpgroups[wg].tensorNs = length(merged(tensor[wg]));
+        s.warpgroups[wg].outstandingNs = length(merged(products[wg]));
         s.warpgroups[wg].waitingNs = length(merged(waits[wg]));
         s.warpgroups[wg].copyNs = length(merged(copies[wg]));
     }

@@ -7,6 +7,7 @@
 #include "kernels/hopper_marks.h"
 #include "kernels/kernel_configs.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -21,7 +22,7 @@ enum class HopperActivity {
     WaitForBuffer, // the producer waits for a consumer to hand a K or V buffer back
     WaitForData,   // a consumer waits for Q, K_j or V_j to arrive
     WaitForTurn,   // a consumer waits for the other one to hand over the tensor cores (ping-pong)
-    Scores,        // S_j = Q K_j^T on the tensor cores, from issue until retired
+    Scores,        // S_j = Q K_j^T on the tensor cores, from its issue to the wait that retires it
     Values,        // O += P_j V_j likewise
     WaitForValues, // the consumer has nothing left to do but wait for O += P_j V_j
     Softmax,       // the online softmax of S_j on the CUDA cores
@@ -69,10 +70,12 @@ struct HopperTrace {
 };
 
 // ---- a request for a traced launch (kernels/backend_registry.h: recordHopperTrace) ----
-// A small run: one launch on fixed random inputs, timed once traced and `repeats` times plain.
+// A small run on fixed random inputs: `repeats` launches back to back plain and as many traced
+// (their times), the marks the last one's.
 inline constexpr int kHopperTraceMaxTokens = 16384; // queries and keys, each
 inline constexpr int kHopperTraceMaxHeads = 64;     // batch x heads
 inline constexpr int kHopperTraceMaxRepeats = 100;
+inline constexpr long long kHopperTraceMaxBlockTiles = 1 << 14; // blocks x key tiles: ~10 MB of marks
 struct HopperTraceRequest {
     int configRow = -1; // a row of kHopperConfigs for headDim, or -1: the one the GPU runs by default
     int headDim = 128;  // 64 or 128
@@ -82,10 +85,11 @@ struct HopperTraceRequest {
     int heads = 1, batch = 1;
     int repeats = 10;
 };
-// Throws EngineError (InvalidArgument or LimitExceeded) naming the field and its range. No GPU.
+// Throws EngineError naming the field and its range (Unsupported for a d the kernel is not built
+// for, InvalidArgument, LimitExceeded). No GPU.
 void validateHopperTraceRequest(const HopperTraceRequest& request);
-// The row a request runs where the GPU has Hopper's shared memory (227 KiB a block): its own,
-// or chooseHopperConfig's for its d and mask.
+// The row a request names, or for -1 the one an H100 runs (chooseHopperConfig with the h100-sxm
+// profile's limits): what a page shows without a GPU. On a GPU, -1 is the launcher's own choice.
 int hopperTraceRow(const HopperTraceRequest& request);
 
 // ---- from the device's marks ----
@@ -110,24 +114,32 @@ void setSpansFromMarks(HopperTrace& trace, const std::vector<HopperRawBlock>& bl
                        double fallbackNsPerCycle);
 
 // ---- what a block's timeline says ----
+// A product's span runs from its issue to the wait that retires it, so it is an upper bound on
+// its time on the tensor cores: with overlap a consumer waits for P_j V_j only after the softmax
+// of S_{j+1}. The tensor cores' busy share therefore lies between two figures: the share of time
+// some product was outstanding (issued, not yet waited for), and the products' count times the
+// shortest span of their kind that no softmax of the same warpgroup ran beside (one waited for at
+// once), at most the first.
 struct HopperWarpgroupTotals {
-    double tensorNs = 0;  // union of its products in flight
-    double softmaxNs = 0; // its softmax and store
-    double waitingNs = 0; // union of its waits
-    double copyNs = 0;    // the producer: union of its copies in flight
+    double outstandingNs = 0; // union of its products issued and not yet waited for
+    double cudaCoresNs = 0;   // its softmax and store
+    double waitingNs = 0;     // union of its waits
+    double copyNs = 0;        // the producer: union of its copies in flight
 };
 struct HopperBlockSummary {
     double durationNs = 0;
-    double tensorBusyNs = 0;       // union over the consumers of products in flight
-    double softmaxNs = 0;          // every softmax span, summed
-    double softmaxUnderTensorNs = 0; // the part of it while some product was in flight
+    double outstandingNs = 0;           // union over the consumers: some product outstanding
+    double softmaxNs = 0;               // every softmax span, summed
+    double softmaxBesideProductsNs = 0; // the part of it while some product was outstanding
+    double scoresOwnNs = 0, valuesOwnNs = 0; // the shortest S and P V spans waited for at once
+    double tensorWorkNs = 0;            // every product at its kind's shortest time, at most outstandingNs
     std::vector<HopperWarpgroupTotals> warpgroups;
-    double tensorBusyFraction() const { return durationNs > 0 ? tensorBusyNs / durationNs : 0; }
-    double softmaxHiddenFraction() const { return softmaxNs > 0 ? softmaxUnderTensorNs / softmaxNs : 0; }
+    double outstandingFraction() const { return durationNs > 0 ? outstandingNs / durationNs : 0; }
+    double tensorWorkFraction() const { return durationNs > 0 ? std::min(1.0, tensorWorkNs / durationNs) : 0; }
+    double softmaxBesideProductsFraction() const { return softmaxNs > 0 ? softmaxBesideProductsNs / softmaxNs : 0; }
 };
 HopperBlockSummary summarize(const HopperBlockTrace& block, int warpgroups);
-// The block the page and the CLI show first: the one that ran longest (under the causal mask
-// the one that saw the most keys).
+// The block the page and the CLI show first: the one that ran longest.
 int longestBlock(const HopperTrace& trace);
 
 // ---- files ----

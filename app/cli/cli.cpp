@@ -811,11 +811,29 @@ std::vector<kernels::HopperTrace> readHopperTraceFile(const QString& name) {
     }
 }
 
+void writeHopperTraces(const QCommandLineParser& p, const std::vector<kernels::HopperTrace>& traces,
+                       std::ostream& err) {
+    QSaveFile file(p.value("out"));
+    const std::string text = kernels::hopperTracesJson(traces);
+    if (!file.open(QIODevice::WriteOnly) || file.write(text.data(), qint64(text.size())) != qint64(text.size()) ||
+        !file.commit())
+        throw UsageError("cannot write " + valueOf(p, "out") + ": " + file.errorString().toStdString());
+    err << "wrote " << traces.size() << " trace" << (traces.size() == 1 ? "" : "s") << " to " << valueOf(p, "out")
+        << '\n';
+}
+
 int commandHopperTrace(const QCommandLineParser& p, std::ostream& out, std::ostream& err) {
     const bool fromFile = p.isSet("in"), shipped = p.isSet("shipped");
     if (fromFile && shipped) throw UsageError("--in and --shipped each name the traces to show: give one");
-    if ((fromFile || shipped) && (p.isSet("out") || p.isSet("all-variants")))
-        throw UsageError("--out and --all-variants record traces; --in and --shipped show recorded ones");
+    if (fromFile || shipped)
+        for (const char* recording : {"out", "all-variants", "n", "nk", "heads", "batch", "dtype", "repeats"})
+            if (p.isSet(recording))
+                throw UsageError(std::string("--") + recording + " is for recording; --in and --shipped show "
+                                 "recorded traces (filtered by --variant, --d and --causal)");
+    if (p.isSet("all-variants") && p.isSet("variant"))
+        throw UsageError("--all-variants records every variant: leave out --variant");
+    // Checked before any recording: a bad --block must not cost a minute of GPU time.
+    const int block = parseInt(p, "block", 0, 1, kernels::kHopperTraceMaxBlockTiles, "--block") - 1;
     std::vector<kernels::HopperTrace> traces;
     if (fromFile || shipped) {
         traces = fromFile ? readHopperTraceFile(p.value("in")) : measured::shippedHopperTraces();
@@ -837,25 +855,20 @@ int commandHopperTrace(const QCommandLineParser& p, std::ostream& out, std::ostr
         const auto requests = p.isSet("all-variants") ? everyHopperVariant(base)
                                                       : std::vector<kernels::HopperTraceRequest>{base};
         for (const kernels::HopperTraceRequest& r : requests) {
-            err << "recording " << kernels::hopperConfigName(kernels::kHopperConfigs[kernels::hopperTraceRow(r)])
+            err << "recording " << (r.configRow >= 0 ? kernels::hopperConfigName(kernels::kHopperConfigs[r.configRow])
+                                                     : std::string("the default variant"))
                 << (r.causal ? " (causal)" : "") << "...\n";
             traces.push_back(recordHopperTrace(r));
         }
+        if (p.isSet("out")) writeHopperTraces(p, traces, err); // saved before anything can refuse
     }
     for (std::size_t i = 0; i < traces.size(); ++i) {
         const int blocks = int(traces[i].blocks.size());
-        const int block = parseInt(p, "block", 0, 1, blocks, "--block (a block of the trace)") - 1;
+        if (block >= blocks)
+            throw UsageError("--block " + std::to_string(block + 1) + ": " + traces[i].kernel + "'s trace has " +
+                             std::to_string(blocks) + " blocks");
         out << (i ? "\n" : "");
         printHopperTrace(out, traces[i], block);
-    }
-    if (p.isSet("out")) {
-        QSaveFile file(p.value("out"));
-        const std::string text = kernels::hopperTracesJson(traces);
-        if (!file.open(QIODevice::WriteOnly) || file.write(text.data(), qint64(text.size())) != qint64(text.size()) ||
-            !file.commit())
-            throw UsageError("cannot write " + valueOf(p, "out") + ": " + file.errorString().toStdString());
-        err << "wrote " << traces.size() << " trace" << (traces.size() == 1 ? "" : "s") << " to "
-            << valueOf(p, "out") << '\n';
     }
     return 0;
 }
@@ -893,7 +906,7 @@ int dispatch(const QStringList& args, std::ostream& out, std::ostream& err) {
                   "hopper-trace: fp16 or bf16.",
          "TYPE"},
         {"variant", QString("hopper-trace: the Hopper kernel's variant, by name or number 0 to %1 "
-                            "(default: the one an H100 runs for --d and --causal).")
+                            "(default: the one the GPU runs for --d and --causal).")
                         .arg(kernels::kHopperConfigCount - 1), "V"},
         {"all-variants", "hopper-trace: record every variant, each with the mask it is built for."},
         {"in", "hopper-trace: show the traces of this file rather than record.", "FILE"},

@@ -84,21 +84,25 @@ void printTimeline(std::ostream& out, const kernels::HopperTrace& trace, const k
         out << line("  %-23s|%s|\n", r.name.c_str(), timelineRow(block, r, start, duration).c_str());
     out << line("  %-23s0%*s\n", "", kColumns, formatNanoseconds(duration).c_str());
     out << "  Q K V: copies in flight (issue until a consumer found them arrived); S: S_j = Q K_j^T,\n"
-           "  O: O += P_j V_j on the tensor cores (issue until retired); x: softmax; w: O written;\n"
+           "  O: O += P_j V_j on the tensor cores (issue to the wait that retires it); x: softmax; w: O written;\n"
            "  waits: b a free buffer, d data, t the other consumer's turn, o O += P_j V_j; #: two at once.\n";
 }
 
 void printSummary(std::ostream& out, const kernels::HopperBlockSummary& s) {
-    out << line("  block time %s: tensor cores busy %s of it (some product in flight); %s of the "
-                "softmax's %s ran under products\n",
-                formatNanoseconds(s.durationNs).c_str(), formatPercent(s.tensorBusyFraction()).c_str(),
-                formatPercent(s.softmaxHiddenFraction()).c_str(), formatNanoseconds(s.softmaxNs).c_str());
-    out << line("  %-12s %14s %14s %14s %14s\n", "warpgroup", "copies", "tensor cores", "CUDA cores", "waiting");
+    out << line("  block time %s: a product outstanding (issued, not yet waited for) %s of it; %s of the "
+                "softmax's %s ran beside one\n",
+                formatNanoseconds(s.durationNs).c_str(), formatPercent(s.outstandingFraction()).c_str(),
+                formatPercent(s.softmaxBesideProductsFraction()).c_str(), formatNanoseconds(s.softmaxNs).c_str());
+    out << line("  tensor cores at work between %s and %s of it (the lower: every product at the shortest "
+                "time of its kind waited for at once, S %s, P V %s)\n",
+                formatPercent(s.tensorWorkFraction()).c_str(), formatPercent(s.outstandingFraction()).c_str(),
+                formatNanoseconds(s.scoresOwnNs).c_str(), formatNanoseconds(s.valuesOwnNs).c_str());
+    out << line("  %-12s %14s %14s %14s %14s\n", "warpgroup", "copies", "products out", "CUDA cores", "waiting");
     for (std::size_t wg = 0; wg < s.warpgroups.size(); ++wg) {
         const auto& t = s.warpgroups[wg];
         const std::string who = wg == 0 ? "producer" : line("consumer %d", int(wg));
         out << line("  %-12s %14s %14s %14s %14s\n", who.c_str(), formatNanoseconds(t.copyNs).c_str(),
-                    formatNanoseconds(t.tensorNs).c_str(), formatNanoseconds(t.softmaxNs).c_str(),
+                    formatNanoseconds(t.outstandingNs).c_str(), formatNanoseconds(t.cudaCoresNs).c_str(),
                     formatNanoseconds(t.waitingNs).c_str());
     }
 }

@@ -46,8 +46,11 @@ private slots:
         QVERIFY(has(r.out, "recorded on " + t.device + ", " + t.recorded));
         const int longest = k::longestBlock(t);
         const k::HopperBlockSummary s = k::summarize(t.blocks[std::size_t(longest)], t.config().consumers + 1);
-        QVERIFY2(has(r.out, "block time " + flashviz::formatNanoseconds(s.durationNs) + ": tensor cores busy " +
-                                flashviz::formatPercent(s.tensorBusyFraction())),
+        QVERIFY2(has(r.out, "block time " + flashviz::formatNanoseconds(s.durationNs) +
+                                ": a product outstanding (issued, not yet waited for) " +
+                                flashviz::formatPercent(s.outstandingFraction())),
+                 r.out.c_str());
+        QVERIFY2(has(r.out, "tensor cores at work between " + flashviz::formatPercent(s.tensorWorkFraction())),
                  r.out.c_str());
         QVERIFY(has(r.out, "block " + std::to_string(longest + 1) + " of " + std::to_string(t.blocks.size())));
         // One timeline row per unit and warpgroup: the producer's three, three per consumer.
@@ -97,7 +100,13 @@ private slots:
         QVERIFY2(has(r.err, "n_q"), r.err.c_str());
         r = runCli({"hopper-trace", "--shipped", "--out", "x.json"});
         QCOMPARE(r.code, 2);
-        QVERIFY2(has(r.err, "--out and --all-variants record traces"), r.err.c_str());
+        QVERIFY2(has(r.err, "--out is for recording; --in and --shipped show recorded traces"), r.err.c_str());
+        r = runCli({"hopper-trace", "--in", "x.json", "--n", "64"});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(has(r.err, "--n is for recording"), r.err.c_str());
+        r = runCli({"hopper-trace", "--all-variants", "--variant", "0"});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(has(r.err, "leave out --variant"), r.err.c_str());
         r = runCli({"hopper-trace", "--shipped", "--in", "x.json"});
         QCOMPARE(r.code, 2);
         r = runCli({"hopper-trace", "--sizes", "1"});

@@ -33,7 +33,7 @@ struct Clock {
 void readTimerAtEnds(HopperRawBlock& b, const Clock& c) {
     for (auto& marks : b.warpgroups) {
         for (std::size_t i = 1; i < marks.size(); ++i) marks[i].globalNs = 0;
-        const double last = double(std::uint32_t(marks.back().clock - c.clock0));
+        const double last = marks.empty() ? 0 : double(std::uint32_t(marks.back().clock - c.clock0));
         marks.push_back(c.at(M::Finish, -1, last + 10));
         HopperRawMark tick = c.at(M::TimerTick, -1, last + 80); // 35 ns later: the next step
         tick.globalNs = marks.back().globalNs + std::uint64_t(c.step);
@@ -65,6 +65,52 @@ HopperRawBlock oneTileBlock(const Clock& c) {
 }
 
 // `fallback`: the SM clock's nominal ns per cycle, for launches too short to fit one.
+// The marks the kernel makes for a block of `tiles` key tiles (hopper_flash.cuh's produce and
+// consume, mark for mark), `consumers` consumers, one mark every 50 cycles per warpgroup.
+enum class Schedule { InTurn, Overlap, PingPong };
+HopperRawBlock scheduledBlock(const Clock& c, int tiles, int consumers, int stages, Schedule schedule) {
+    HopperRawBlock b;
+    double cycles = 0;
+    auto add = [&](std::vector<HopperRawMark>& to, M mark, int tile) { to.push_back(c.at(mark, tile, cycles += 50)); };
+    b.warpgroups.emplace_back();
+    if (tiles > 0) add(b.warpgroups[0], M::QIssued, -1);
+    for (int j = 0; j < tiles; ++j) {
+        if (j >= stages) add(b.warpgroups[0], M::KBufferWait, j);
+        add(b.warpgroups[0], M::KIssued, j);
+        if (j >= stages) add(b.warpgroups[0], M::VBufferWait, j);
+        add(b.warpgroups[0], M::VIssued, j);
+    }
+    for (int consumer = 0; consumer < consumers; ++consumer) {
+        std::vector<HopperRawMark> m;
+        auto turn = [&](int j) {
+            if (schedule == Schedule::PingPong) add(m, M::TurnWait, j), add(m, M::TurnGranted, j);
+        };
+        auto values = [&](int j) { add(m, M::VWait, j), add(m, M::VReady, j), add(m, M::ValuesIssued, j); };
+        auto retire = [&](int j) { add(m, M::ValuesWait, j), add(m, M::ValuesRetired, j); };
+        auto scores = [&](int j) { add(m, M::KWait, j), add(m, M::KReady, j), add(m, M::ScoresIssued, j); };
+        auto softmax = [&](int j) { add(m, M::SoftmaxBegin, j), add(m, M::SoftmaxEnd, j); };
+        if (tiles > 0) {
+            add(m, M::QWait, -1), add(m, M::QReady, -1);
+            add(m, M::KWait, 0), add(m, M::KReady, 0);
+            turn(0);
+            add(m, M::ScoresIssued, 0), add(m, M::ScoresRetired, 0);
+            softmax(0);
+            for (int j = 0; j + 1 < tiles; ++j) {
+                if (schedule == Schedule::InTurn) {
+                    values(j), retire(j), scores(j + 1), add(m, M::ScoresRetired, j + 1), softmax(j + 1);
+                } else {
+                    turn(j + 1), scores(j + 1), values(j), add(m, M::ScoresRetired, j + 1), softmax(j + 1), retire(j);
+                }
+            }
+            turn(tiles - 1), values(tiles - 1), retire(tiles - 1);
+        }
+        add(m, M::StoreBegin, -1), add(m, M::StoreEnd, -1);
+        b.warpgroups.push_back(m);
+    }
+    readTimerAtEnds(b, c);
+    return b;
+}
+
 HopperTrace traceOf(const std::vector<HopperRawBlock>& blocks, double fallback = 0.5) {
     HopperTrace t;
     t.configRow = 4; // wgmma_d128_br128_bc128_wg2_s2_overlap_pingpong: two consumers
@@ -154,6 +200,54 @@ private slots:
         QVERIFY2(std::abs(gap - 3000) <= 32, qPrintable(QString::number(gap)));
     }
 
+    // Every schedule the kernel has, mark for mark: each tile's S, softmax and P V once per
+    // consumer, each copy once, a buffer wait for every tile from Stages on, turns in ping-pong.
+    void everyScheduleBecomesSpans() {
+        for (Schedule schedule : {Schedule::InTurn, Schedule::Overlap, Schedule::PingPong}) {
+            const int tiles = 4, stages = 2;
+            const HopperTrace t = traceOf({scheduledBlock(Clock{}, tiles, 2, stages, schedule)});
+            const HopperBlockTrace& b = t.blocks[0];
+            auto count = [&](int wg, HopperActivity a, int tile) {
+                int n = 0;
+                for (const HopperSpan& s : b.spans) n += s.warpgroup == wg && s.activity == a && s.tile == tile;
+                return n;
+            };
+            for (int j = 0; j < tiles; ++j) {
+                QCOMPARE(count(0, HopperActivity::LoadK, j), 1);
+                QCOMPARE(count(0, HopperActivity::LoadV, j), 1);
+                QCOMPARE(count(0, HopperActivity::WaitForBuffer, j), j >= stages ? 2 : 0); // K's and V's
+                for (int wg : {1, 2}) {
+                    QCOMPARE(count(wg, HopperActivity::Scores, j), 1);
+                    QCOMPARE(count(wg, HopperActivity::Values, j), 1);
+                    QCOMPARE(count(wg, HopperActivity::WaitForValues, j), 1);
+                    QCOMPARE(count(wg, HopperActivity::Softmax, j), 1);
+                    // Ping-pong: a turn for each tile's products, and the last tile's P V a turn of its own.
+                    QCOMPARE(count(wg, HopperActivity::WaitForTurn, j),
+                             schedule == Schedule::PingPong ? (j == tiles - 1 ? 2 : 1) : 0);
+                }
+            }
+            QCOMPARE(count(0, HopperActivity::LoadQ, -1), 1);
+            // With overlap, S_{j+1} is issued before P_j V_j and P_j V_j is waited for after the
+            // softmax of S_{j+1}; in turn, after it.
+            const HopperSpan* values0 = find(b, 1, HopperActivity::Values, 0);
+            const HopperSpan* softmax1 = find(b, 1, HopperActivity::Softmax, 1);
+            QCOMPARE(values0->endNs > softmax1->endNs, schedule != Schedule::InTurn);
+        }
+    }
+
+    // A causal block above the diagonal visits no key tile: no copies, only O written (as 0).
+    void aBlockWithoutTilesWritesOnly() {
+        const HopperTrace t = traceOf({scheduledBlock(Clock{}, 0, 2, 2, Schedule::PingPong),
+                                       scheduledBlock(Clock{}, 2, 2, 2, Schedule::PingPong)});
+        const HopperBlockTrace& empty = t.blocks[0];
+        QCOMPARE(empty.spans.size(), std::size_t(2));
+        for (const HopperSpan& s : empty.spans) QCOMPARE(s.activity, HopperActivity::StoreO);
+        const HopperBlockSummary sum = summarize(empty, 3);
+        QCOMPARE(sum.softmaxNs, 0.0);
+        QCOMPARE(sum.softmaxBesideProductsFraction(), 0.0);
+        QCOMPARE(sum.tensorWorkFraction(), 0.0);
+    }
+
     void unpairedMarksAreABug() {
         HopperRawBlock b = oneTileBlock(Clock{});
         b.warpgroups[1].erase(b.warpgroups[1].end() - 3); // StoreEnd lost (Finish, TimerTick follow)
@@ -171,6 +265,17 @@ private slots:
         for (auto& marks : d.warpgroups)
             for (auto& m : marks) m.globalNs = 0; // the timer never read
         QVERIFY_THROWS_EXCEPTION(EngineError, (void)traceOf({d}));
+        // A mark that ends what never began, in order.
+        HopperRawBlock e = oneTileBlock(Clock{});
+        e.warpgroups[1].insert(e.warpgroups[1].begin() + 4, e.warpgroups[1][4]);
+        e.warpgroups[1][4].mark = M::ScoresRetired;
+        e.warpgroups[1][4].tile = 3;
+        try {
+            (void)traceOf({e});
+            QFAIL("a lone end accepted");
+        } catch (const EngineError& error) {
+            QVERIFY2(std::string(error.what()).find("a mark that ends nothing") != std::string::npos, error.what());
+        }
     }
 
     void summaryCountsUnionsAndOverlap() {
@@ -187,15 +292,29 @@ private slots:
         };
         const HopperBlockSummary s = summarize(b, 3);
         QCOMPARE(s.durationNs, 800.0);
-        QCOMPARE(s.tensorBusyNs, 450.0); // [100, 400] and [450, 600]
+        QCOMPARE(s.outstandingNs, 450.0); // [100, 400] and [450, 600]
         QCOMPARE(s.softmaxNs, 300.0);                     // the store is not softmax
-        QCOMPARE(s.softmaxUnderTensorNs, 150.0);
-        QCOMPARE(s.softmaxHiddenFraction(), 0.5);
+        QCOMPARE(s.softmaxBesideProductsNs, 150.0);
+        QCOMPARE(s.softmaxBesideProductsFraction(), 0.5);
         QCOMPARE(s.warpgroups[0].copyNs, 150.0);
-        QCOMPARE(s.warpgroups[1].tensorNs, 300.0);
+        QCOMPARE(s.warpgroups[1].outstandingNs, 300.0);
         QCOMPARE(s.warpgroups[2].waitingNs, 450.0);
-        QCOMPARE(s.warpgroups[2].softmaxNs, 200.0); // softmax and store: the CUDA cores
-        QVERIFY(std::abs(s.tensorBusyFraction() - 450.0 / 800) < 1e-12);
+        QCOMPARE(s.warpgroups[2].cudaCoresNs, 200.0); // softmax and store: the CUDA cores
+        QVERIFY(std::abs(s.outstandingFraction() - 450.0 / 800) < 1e-12);
+        // The shortest products no softmax of their warpgroup ran beside: consumer 1's S
+        // ([100, 300]: its softmax starts at 300) and none of the P V (consumer 1's runs beside
+        // its softmax), so P V counts 0; consumer 2's S [450, 600] is 150.
+        QCOMPARE(s.scoresOwnNs, 150.0);
+        QCOMPARE(s.valuesOwnNs, 0.0);
+        QCOMPARE(s.tensorWorkNs, 300.0); // two S at 150, one P V at 0
+        QCOMPARE(s.tensorWorkFraction(), 300.0 / 800);
+        // Two consumers' products at once: their times add up past the outstanding time, which
+        // caps them.
+        HopperBlockTrace together;
+        together.spans = {{1, A::Scores, 0, 0, 100}, {2, A::Scores, 0, 0, 100}, {1, A::Softmax, 0, 100, 300}};
+        const HopperBlockSummary t = summarize(together, 3);
+        QCOMPARE(t.outstandingNs, 100.0);
+        QCOMPARE(t.tensorWorkNs, 100.0);
     }
 
     void longestBlockIsShownFirst() {
@@ -250,6 +369,11 @@ private slots:
         bad = {};
         bad.queries = 0;
         refused(bad, ErrorKind::InvalidArgument, "n_q must be at least 1");
+        bad = {};
+        bad.queries = bad.keys = kHopperTraceMaxTokens; // 128 blocks x 128 tiles: the cap itself
+        validateHopperTraceRequest(bad);
+        bad.heads = 2;
+        refused(bad, ErrorKind::LimitExceeded, "(block, key tile) pairs");
     }
 
     void filesRoundTrip() {
@@ -266,7 +390,7 @@ private slots:
             QVERIFY(std::abs(a.startNs - b.startNs) <= 0.05 && std::abs(a.endNs - b.endNs) <= 0.05);
         }
         // Summaries agree on the reread file (times kept to 0.1 ns).
-        QVERIFY(std::abs(summarize(back[0].blocks[0], 3).tensorBusyNs - summarize(t.blocks[0], 3).tensorBusyNs) < 0.2);
+        QVERIFY(std::abs(summarize(back[0].blocks[0], 3).outstandingNs - summarize(t.blocks[0], 3).outstandingNs) < 0.2);
     }
 
     void badFilesAreRefusedByName() {
@@ -287,6 +411,8 @@ private slots:
         expectRefused(replaced("[0,\"load-q\",-1,0.0", "[7,\"load-q\",-1,0.0"), "a warpgroup the kernel does not have");
         expectRefused(replaced("\"headDim\":128", "\"headDim\":64"), "a d its kernel is not built for");
         expectRefused(replaced("\"queryBlock\":0", "\"queryBlock\":3"), "a block the launch does not have");
+        expectRefused(replaced("\"queryBlock\":0", "\"queryBlock\":11184811"), "a block the launch does not have");
+        expectRefused(replaced("[1,\"scores\",0,", "[1,\"scores\",1,"), "one of the launch's key tiles");
         expectRefused(replaced("\"element\":\"fp16\"", "\"element\":\"fp32\""), "fp16 or bf16");
         expectRefused(replaced("\"causal\":false", "\"causal\":1"), "'causal' not true or false");
     }

@@ -63,6 +63,19 @@ Timing timeIt(const std::function<void()>& run, int repeats) {
     return {ms[ms.size() / 2], ms.front(), ms.back()};
 }
 
+double backToBackMs(const std::function<void()>& run, int launches) {
+    EventPair events;
+    run();
+    synchronize("Warm-up");
+    check(cudaEventRecord(events.start), "Recording an event");
+    for (int r = 0; r < std::max(1, launches); ++r) run();
+    check(cudaEventRecord(events.stop), "Recording an event");
+    check(cudaEventSynchronize(events.stop), "Waiting for an event");
+    float elapsed = 0;
+    check(cudaEventElapsedTime(&elapsed, events.start, events.stop), "Reading an event");
+    return double(elapsed) / std::max(1, launches);
+}
+
 Diff compare(const std::vector<float>& a, const std::vector<float>& b) {
     Diff d;
     double num = 0, den = 0;

@@ -21,6 +21,10 @@ struct Timing {
 // One warm-up call (module load, cuBLAS heuristics, caches), then `repeats` calls each timed
 // with a pair of events on the default stream. `run` launches without waiting.
 Timing timeIt(const std::function<void()>& run, int repeats);
+// One warm-up call, then `launches` calls queued back to back between one pair of events: the
+// GPU time per call, with the host's work for each launch (argument set-up) hidden behind the
+// previous call's kernel whenever that kernel runs longer.
+double backToBackMs(const std::function<void()>& run, int launches);
 
 struct Diff {
     double maxAbs = 0;

@@ -105,17 +105,15 @@ kernels::HopperTrace cudaHopperTrace(const kernels::HopperTraceRequest& request)
     throw EngineError(ErrorKind::Unsupported,
                       "This FlashViz was built without the Hopper kernel (it needs CUDA 12.5 or later).");
 #else
-    const CudaDeviceStatus status = cudaDeviceStatus();
-    if (!status.usable) throw EngineError(ErrorKind::Unsupported, status.reason);
+    // recordHopperTrace (kernels/backend_registry.h) says why not to its callers; this is a guard.
     const std::optional<CudaDeviceInfo> device = cudaDeviceInfo();
     if (!device || !cuda::hopperKernelsRunHere())
-        throw EngineError(ErrorKind::Unsupported,
-                          "The Hopper kernel runs on compute capability 9.0 alone (H100, H200); this GPU is " +
-                              (device ? device->name + ", " + std::to_string(device->computeMajor) + "." +
-                                            std::to_string(device->computeMinor)
-                                      : std::string("not readable")) +
-                              ".");
-    const int row = kernels::hopperTraceRow(request);
+        throw EngineError(ErrorKind::Unsupported, "The Hopper kernel does not run on this GPU.");
+    // -1: the variant the launcher picks on this GPU for d and the mask.
+    const cuda::TcKernelInfo* chosen = cuda::defaultTcKernel(request.headDim, request.causal);
+    const int row = request.configRow >= 0 ? request.configRow
+                    : chosen && chosen->wgmma ? chosen->id - kernels::kTensorCoreConfigCount
+                                              : kernels::hopperTraceRow(request);
     const kernels::HopperConfig& config = kernels::kHopperConfigs[row];
     const HalfAttentionProblem problem = problemOf(request);
     checkHalfAttentionProblem(problem);
@@ -150,11 +148,12 @@ kernels::HopperTrace cudaHopperTrace(const kernels::HopperTraceRequest& request)
     trace.headDim = request.headDim;
     trace.device = device->name;
     trace.recorded = today();
+    // Launches back to back, so the launcher's host work (tensor maps) hides behind the kernels;
+    // the marks are the last traced launch's.
     p.o = plainO.get();
-    trace.plainKernelNs = cuda::timeIt([&] { cuda::launchHopperFlash(p, row); }, request.repeats).medianMs * 1e6;
+    trace.plainKernelNs = cuda::backToBackMs([&] { cuda::launchHopperFlash(p, row); }, request.repeats) * 1e6;
     p.o = tracedO.get();
-    // Timed over a few launches (the first loads the module); the marks are the last launch's.
-    trace.tracedKernelNs = cuda::timeIt([&] { cuda::launchHopperFlash(p, row, &buffers); }, 3).medianMs * 1e6;
+    trace.tracedKernelNs = cuda::backToBackMs([&] { cuda::launchHopperFlash(p, row, &buffers); }, request.repeats) * 1e6;
 
     std::vector<std::uint16_t> plain(nq), traced(nq);
     plainO.download(plain.data(), nq);
