@@ -309,6 +309,22 @@ void TestGpuBenchView::savedResultsAreDrawnAsMeasured() {
                  "flash fp32 ran tf32x3_d64_br128_bc64_m1: tensor cores, each fp32 product as "
                  "three TF32 products")),
              qPrintable(view.captionText()));
+    // ... and which tensor-core family fp16 / bf16 ran: the Hopper kernel or the mma.sync one.
+    for (GpuBenchPoint& p : tensorCores.points)
+        if (p.variant == kGpuBenchFlashFp16 || p.variant == kGpuBenchFlashBf16)
+            p.kernel = "wgmma_d64_br192_bc128_wg3_s2_overlap";
+    saveGpuBenchRecord(tensorCores, path);
+    QVERIFY(view.loadResults(path));
+    QVERIFY2(view.captionText().contains(QStringLiteral(
+                 "flash fp16 and bf16 ran wgmma_d64_br192_bc128_wg3_s2_overlap: the Hopper kernel")),
+             qPrintable(view.captionText()));
+    for (GpuBenchPoint& p : tensorCores.points)
+        if (p.variant == kGpuBenchFlashFp16 || p.variant == kGpuBenchFlashBf16) p.kernel = "tc_d64_br128_bc64_w4_qreg";
+    saveGpuBenchRecord(tensorCores, path);
+    QVERIFY(view.loadResults(path));
+    QVERIFY2(view.captionText().contains(QStringLiteral(
+                 "flash fp16 and bf16 ran tc_d64_br128_bc64_w4_qreg: the mma.sync tensor-core kernel")),
+             qPrintable(view.captionText()));
     QFile::remove(path);
 }
 

@@ -1,5 +1,5 @@
 // The monkey: the real window driven by seeded random keys, clicks, drags, wheel turns, resizes
-// and tab switches for a bounded time. Any crash or sanitizer report ends the process (and so
+// and tab switches (every tab, the Hopper page's among them) for a bounded time. Any crash or sanitizer report ends the process (and so
 // fails the test), a GUI thread that does not answer for FLASHVIZ_MONKEY_HANG_SECONDS (5) fails
 // it with the last actions, and so does memory that grew past a stated bound.
 //
@@ -11,6 +11,8 @@
 // they can be used, so the monkey never saves, overwrites or deletes a file.
 #include "shell/main_window.h"
 #include "window_support.h"
+
+#include <QTabWidget>
 
 #include <QAbstractButton>
 #include <QApplication>
@@ -173,6 +175,7 @@ class TestMonkey : public QObject {
     void click(MainWindow& window, bool drag);
     void wheel(MainWindow& window);
     void resize(MainWindow& window);
+    void switchTab(MainWindow& window);
     QWidget* randomVisibleWidget(MainWindow& window);
     void closeDialogsAndPopups();
 
@@ -261,6 +264,14 @@ void TestMonkey::resize(MainWindow& window) {
     window.resize(size);
 }
 
+// Any tab, as a click on the tab bar would choose it: the pages made on first use are made.
+void TestMonkey::switchTab(MainWindow& window) {
+    QTabWidget* tabs = window.tabs();
+    const int index = int(m_random() % std::uint64_t(tabs->count()));
+    m_log.add(QStringLiteral("tab %1 (%2)").arg(index).arg(tabs->tabText(index)));
+    tabs->setCurrentIndex(index);
+}
+
 void TestMonkey::closeDialogsAndPopups() {
     for (int i = 0; i < 10; ++i) {
         if (QWidget* popup = QApplication::activePopupWidget()) {
@@ -293,8 +304,10 @@ void TestMonkey::act(MainWindow& window) {
         click(window, false);
     else if (roll < 85)
         click(window, true);
-    else if (roll < 95)
+    else if (roll < 93)
         wheel(window);
+    else if (roll < 97)
+        switchTab(window);
     else
         resize(window);
     closeDialogsAndPopups();

@@ -1,18 +1,24 @@
 // Every number and word the tile detail lays out fits its rectangle and keeps its distance from
 // its neighbours, at the window sizes a lecturer meets (1920 x 1080, the default 1600 x 1000, a
 // 1366 x 768 laptop, a 1280 x 800 projector), in the step view and in lecture mode, with the bug
-// on and off: the toy's 4 x 4 tile lists all its rows and prints all its values.
+// on and off: the toy's 4 x 4 tile lists all its rows and prints all its values. The Hopper
+// page's picture likewise, for every variant it has a trace of and one it has none of.
+#include "hopper_trace_support.h"
+#include "pages/hopper/hopper_page.h"
+#include "pages/hopper/hopper_view.h"
 #include "views/check_panel.h"
 #include "views/code_panel.h"
 #include "views/memory_stage.h"
 #include "views/tile_detail.h"
 #include "window_support.h"
 
+#include "app/measured/shipped_measurements.h"
 #include "lecture/lecture.h"
 #include "session/controller.h"
 #include "style/format.h"
 
 #include <QFontMetricsF>
+#include <QTemporaryDir>
 #include <QLabel>
 #include <QTextLayout>
 #include <QToolTip>
@@ -66,6 +72,47 @@ QString textProblems(const TileDetailView& view) {
     return problems.join(QStringLiteral("; "));
 }
 
+// Where a placed text's ink lies: a wrapped paragraph's lines, or one line as inkRect.
+QRectF placedInk(const PlacedText& t) {
+    if (t.flags & Qt::TextWordWrap) return QFontMetricsF(t.font).boundingRect(t.rect, t.flags, t.text);
+    return inkRect(t);
+}
+
+// The Hopper picture's texts: each inside its rectangle (a paragraph's lines too) and the view,
+// none running into another.
+QString hopperTextProblems(const HopperView& view) {
+    QStringList problems;
+    const std::vector<PlacedText> texts = view.placedTexts();
+    for (const PlacedText& t : texts) {
+        const QFontMetricsF fm(t.font);
+        const QRectF ink = placedInk(t);
+        const bool tooBig = t.flags & Qt::TextWordWrap
+                                ? ink.width() > t.rect.width() + 0.5 || ink.height() > t.rect.height() + 0.5
+                                : textWidth(t) > t.rect.width() + 0.5 || fm.height() > t.rect.height() + 1.0;
+        if (tooBig)
+            problems << QStringLiteral("'%1' (%2 x %3) in %4 x %5")
+                            .arg(t.text)
+                            .arg(ink.width())
+                            .arg(ink.height())
+                            .arg(t.rect.width())
+                            .arg(t.rect.height());
+        if (ink.left() < -0.5 || ink.right() > view.width() + 0.5 || ink.bottom() > view.height() + 0.5)
+            problems << QStringLiteral("'%1' outside the view").arg(t.text);
+        if (t.font.pointSizeF() < 5.9) problems << QStringLiteral("'%1' at %2 pt").arg(t.text).arg(t.font.pointSizeF());
+        bool inPanel = false;
+        for (const QRectF& panel : view.panelRects()) inPanel = inPanel || panel.adjusted(-0.5, -0.5, 0.5, 0.5).contains(ink);
+        if (!inPanel) problems << QStringLiteral("'%1' outside its panel").arg(t.text);
+    }
+    for (std::size_t a = 0; a < texts.size(); ++a)
+        for (std::size_t b = a + 1; b < texts.size(); ++b) {
+            const QRectF ra = placedInk(texts[a]).adjusted(1, 1, -1, -1);
+            const QRectF rb = placedInk(texts[b]).adjusted(1, 1, -1, -1);
+            if (ra.intersects(rb))
+                problems << QStringLiteral("'%1' and '%2' overlap").arg(texts[a].text, texts[b].text);
+        }
+    return problems.join(QStringLiteral("; "));
+}
+
 const TileDetailView* shownTile(const MainWindow& w) {
     if (w.lecture() && w.lecture()->isVisible()) {
         const auto* tile = w.lecture()->findChild<TileDetailView*>();
@@ -94,6 +141,8 @@ class TestTextFits : public QObject {
     void lecture();
     void toolTipsSayWhatTheNumbersAre();
     void unitsStayWholeWhenWrapped();
+    void hopperPage_data();
+    void hopperPage();
 };
 
 void TestTextFits::stepView_data() {
@@ -243,6 +292,64 @@ void TestTextFits::unitsStayWholeWhenWrapped() {
         QTest::keyClick(&w, Qt::Key_Escape);
         QVERIFY(w.waitUntilIdle());
     }
+}
+
+void TestTextFits::hopperPage_data() {
+    stepView_data();
+}
+
+// The Hopper page in the window, for each variant and mask it has a trace of (those FlashViz
+// ships, else simulated ones), the whole block and zoomed in, and for one it has none of: the
+// three panels' texts, the legend, the lanes' names and the axis.
+void TestTextFits::hopperPage() {
+    QFETCH(QSize, size);
+    QFETCH(bool, bug);
+    if (bug) QSKIP("the Hopper page has no bug to switch");
+    StartOptions options = freshOptions();
+    options.hopperPage = true;
+    const auto window = freshWindow(size, options);
+    QCOMPARE(window->size(), size);
+    HopperPage* page = window->hopper();
+    std::vector<kernels::HopperTrace> traces = measured::shippedHopperTraces();
+    if (traces.empty()) {
+        for (int row = 0; row < kernels::kHopperConfigCount; ++row)
+            traces.push_back(syntheticHopperTrace(row, kernels::kHopperConfigs[row].masks == kernels::MaskPreference::Causal));
+        page->setShippedTraces(traces);
+    }
+    QTRY_VERIFY(page->isVisible());
+    const HopperView* view = page->view();
+    for (const kernels::HopperTrace& t : traces) {
+        page->choose(t.configRow, t.causal);
+        QCoreApplication::processEvents();
+        QVERIFY(view->hasTrace());
+        const QString where = QString::fromStdString(t.kernel) + (t.causal ? QStringLiteral(" causal: ") : QStringLiteral(": "));
+        QString problems = hopperTextProblems(*view);
+        QVERIFY2(problems.isEmpty(), qPrintable(where + problems));
+        page->view()->zoomIn();
+        page->view()->zoomIn();
+        problems = hopperTextProblems(*view);
+        QVERIFY2(problems.isEmpty(), qPrintable(where + QStringLiteral("zoomed in: ") + problems));
+    }
+    page->choose(0, true); // built for the full mask: no trace of it anywhere
+    QCoreApplication::processEvents();
+    QVERIFY(!view->hasTrace());
+    QString problems = hopperTextProblems(*view);
+    QVERIFY2(problems.isEmpty(), qPrintable(QStringLiteral("no trace: ") + problems));
+    // A file refused: its message above the picture takes room from it, and the trace stays.
+    page->choose(traces.front().configRow, traces.front().causal);
+    QTemporaryDir dir;
+    const QString bad = dir.filePath(QStringLiteral("bad.json"));
+    QFile file(bad);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write("{ not a trace");
+    file.close();
+    QVERIFY(page->openTrace(bad));
+    QVERIFY(page->waitForIdle(20000));
+    QVERIFY(!page->errorText().isEmpty());
+    QCoreApplication::processEvents();
+    problems = hopperTextProblems(*view);
+    QVERIFY2(problems.isEmpty(), qPrintable(QStringLiteral("with a message: ") + problems));
+    QCOMPARE(window->size(), size);
 }
 
 QTEST_MAIN(TestTextFits)

@@ -31,10 +31,11 @@ struct TabName {
     SessionTab tab;
     const char* name;
 };
-constexpr std::array<TabName, 4> kTabNames{{{SessionTab::StepByStep, "step-by-step"},
+constexpr std::array<TabName, 5> kTabNames{{{SessionTab::StepByStep, "step-by-step"},
                                             {SessionTab::Analysis, "analysis"},
                                             {SessionTab::GpuBenchmark, "gpu-benchmark"},
-                                            {SessionTab::Versions, "flashattention-2"}}};
+                                            {SessionTab::Versions, "flashattention-2"},
+                                            {SessionTab::Hopper, "flashattention-3-hopper"}}};
 
 QString tabName(SessionTab tab) {
     for (const TabName& t : kTabNames)

@@ -30,7 +30,7 @@ inline constexpr qint64 kMaxSessionBytes = 4 * 1024 * 1024;
 inline constexpr int kMaxRecentSessions = 8;
 
 // The window's tabs, in their order.
-enum class SessionTab { StepByStep, Analysis, GpuBenchmark, Versions };
+enum class SessionTab { StepByStep, Analysis, GpuBenchmark, Versions, Hopper };
 
 // Lecture mode as a session keeps it: the chapter (from 0) and the step on screen, a beat or a
 // step between two (the arrow keys).

@@ -282,6 +282,14 @@ CommandLine parseCommandLine(const QStringList& arguments) {
     const QCommandLineOption versions(
         QStringLiteral("versions"),
         QObject::tr("Open the FlashAttention-2 page: what -2 changed from -1."));
+    const QCommandLineOption hopper(
+        QStringLiteral("hopper"),
+        QObject::tr("Open the Hopper page: how a Hopper GPU runs FlashAttention (FlashAttention-3)."));
+    const QCommandLineOption hopperTrace(
+        QStringLiteral("hopper-trace"),
+        QObject::tr("Open the Hopper page with the traces of this file (flashviz-cli hopper-trace "
+                    "--out FILE)."),
+        QStringLiteral("file"));
     const QCommandLineOption transition(
         QStringLiteral("transition"),
         QObject::tr("Hold the step's animation at t in [0, 1] (for screenshots)."),
@@ -302,7 +310,8 @@ CommandLine parseCommandLine(const QStringList& arguments) {
                     "(flashviz-cli profiles lists them)."),
         QStringLiteral("id"));
     parser.addOptions({preset, step, lecture, chapter, screenshot, size, bug, analysis, versions,
-                       transition, backendValues, play, noRestore, backend, gpu});
+                       hopper, hopperTrace, transition, backendValues, play, noRestore, backend,
+                       gpu});
     addProblemOptions(parser);
     const ExportOptions exportOptions;
     parser.addOptions(exportOptions.all());
@@ -397,6 +406,8 @@ CommandLine parseCommandLine(const QStringList& arguments) {
     s.backendValues = parser.isSet(backendValues);
     s.play = parser.isSet(play);
     s.versionsPage = parser.isSet(versions);
+    s.hopperPage = parser.isSet(hopper);
+    s.hopperTrace = parser.value(hopperTrace);
     if (parser.isSet(analysis)) {
         const qint64 charts = analysisChartTitles().size();
         const auto n = wholeNumber(parser.value(analysis), 1, charts);

@@ -4,6 +4,7 @@
 #include "lecture/presenter_window.h"
 #include "pages/analysis/analysis_view.h"
 #include "pages/gpu_bench/gpu_benchmark_view.h"
+#include "pages/hopper/hopper_page.h"
 #include "session/controller.h"
 #include "session/save_file.h"
 #include "views/check_panel.h"
@@ -55,6 +56,16 @@ GpuBenchmarkView* MainWindow::gpuBenchmark() {
         m_gpuBenchmarkPage->layout()->addWidget(m_gpuBenchmark);
     }
     return m_gpuBenchmark;
+}
+
+HopperPage* MainWindow::hopper() {
+    if (!m_hopper) {
+        m_hopper = new HopperPage;
+        m_hopper->setObjectName(QStringLiteral("hopper"));
+        m_hopperPage->layout()->setContentsMargins(0, 0, 0, 0);
+        m_hopperPage->layout()->addWidget(m_hopper);
+    }
+    return m_hopper;
 }
 
 MainWindow::MainWindow(const StartOptions& options, QWidget* parent)
@@ -138,6 +149,8 @@ MainWindow::MainWindow(const StartOptions& options, QWidget* parent)
     }
     if (options.analysisChart >= 0) showAnalysis(options.analysisChart);
     if (options.versionsPage) m_tabs->setCurrentWidget(m_versionsPage);
+    if (options.hopperPage || !options.hopperTrace.isEmpty()) m_tabs->setCurrentWidget(m_hopperPage);
+    if (!options.hopperTrace.isEmpty()) hopper()->openTrace(options.hopperTrace);
     if (!options.session.isEmpty()) openSession(options.session);
 }
 
@@ -237,9 +250,17 @@ void MainWindow::buildTabs() {
     new QVBoxLayout(m_gpuBenchmarkPage);
     m_tabs->addTab(m_gpuBenchmarkPage, tr("GPU benchmark"));
     m_tabs->addTab(buildVersionsPage(), tr("FlashAttention-2"));
+    // The Hopper page asks the CUDA runtime about the device as well: made when first opened. It
+    // never sets the window's least size (its picture shrinks to fit).
+    m_hopperPage = new QWidget;
+    m_hopperPage->setObjectName(QStringLiteral("hopperPage"));
+    m_hopperPage->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored);
+    new QVBoxLayout(m_hopperPage);
+    m_tabs->addTab(m_hopperPage, tr("FlashAttention-3 (Hopper)"));
     connect(m_tabs, &QTabWidget::currentChanged, this, [this] {
         updateAnalysisSettings();
         if (m_tabs->currentWidget() == m_gpuBenchmarkPage) gpuBenchmark();
+        if (m_tabs->currentWidget() == m_hopperPage) hopper();
     });
 }
 
@@ -608,6 +629,9 @@ bool MainWindow::waitUntilIdle(int timeoutMs) {
     if (!m_controller->waitUntilIdle(timeoutMs)) return false;
     if (m_tabs->currentWidget() == m_analysis && !isLectureMode())
         if (!m_analysis->waitForIdle(int(std::max<qint64>(1, timeoutMs - timer.elapsed()))))
+            return false;
+    if (m_hopper && m_tabs->currentWidget() == m_hopperPage && !isLectureMode())
+        if (!m_hopper->waitForIdle(int(std::max<qint64>(1, timeoutMs - timer.elapsed()))))
             return false;
     QApplication::processEvents();
     return true;

@@ -27,6 +27,7 @@ class AnimationRecorder;
 class ExportAnimationDialog;
 struct AnimationRequest;
 class GpuBenchmarkView;
+class HopperPage;
 class CheckPanel;
 class CodePanel;
 class Controller;
@@ -53,6 +54,8 @@ struct StartOptions {
     std::optional<qreal> transition;    // hold animations at this point in [0, 1]
     int analysisChart = -1;             // open the analysis page at this chart
     bool versionsPage = false;          // open the FlashAttention-2 page
+    bool hopperPage = false;            // open the Hopper page (FlashAttention-3)
+    QString hopperTrace; // a trace file the Hopper page opens (and the page opened with it)
     bool bug = false;                   // switch the rescale off
     bool backendValues = false;         // show the backend's recorded per-tile values
     bool play = false;                  // start playing once shown
@@ -87,6 +90,7 @@ class MainWindow : public QMainWindow {
     AnalysisView* analysis() const { return m_analysis; }
     VersionsView* versionsView() const { return m_versions; }
     GpuBenchmarkView* gpuBenchmark(); // made on first use
+    HopperPage* hopper();             // made on first use
     QTabWidget* tabs() const { return m_tabs; }
 
     bool isLectureMode() const;
@@ -95,7 +99,7 @@ class MainWindow : public QMainWindow {
     void enterLecture(int chapter = 0);
     void leaveLecture();
     void showAnalysis(int chart);
-    // Processes events until the scene, the frame and a visible analysis page are ready.
+    // Processes events until the scene, the frame and a visible analysis or Hopper page are ready.
     bool waitUntilIdle(int timeoutMs = 120000);
     void saveState() const;
 
@@ -186,6 +190,8 @@ class MainWindow : public QMainWindow {
     VersionsControls* m_versionsControls = nullptr;
     VersionsView* m_versions = nullptr;
     GpuBenchmarkView* m_gpuBenchmark = nullptr;
+    QWidget* m_hopperPage = nullptr; // the Hopper page's tab, which holds it once made
+    HopperPage* m_hopper = nullptr;
     QDockWidget* m_dock = nullptr;
     QSplitter* m_vertical = nullptr;
     QSplitter* m_top = nullptr;

@@ -144,6 +144,8 @@ Session MainWindow::currentSession() const {
         s.tab = SessionTab::GpuBenchmark;
     else if (m_tabs->currentWidget() == m_versionsPage)
         s.tab = SessionTab::Versions;
+    else if (m_tabs->currentWidget() == m_hopperPage)
+        s.tab = SessionTab::Hopper;
     s.analysisChart = std::max(0, m_analysis->currentChart());
     s.view = m_feed->viewOptions();
     if (isLectureMode()) s.lecture = SessionLecture{m_lecture->chapter(), m_controller->step()};
@@ -285,6 +287,9 @@ void MainWindow::finishOpeningSession(const Session& s, const QString& file, con
         break;
     case SessionTab::Versions:
         m_tabs->setCurrentWidget(m_versionsPage);
+        break;
+    case SessionTab::Hopper:
+        m_tabs->setCurrentWidget(m_hopperPage);
         break;
     }
     m_analysis->showChart(s.analysisChart);

@@ -70,6 +70,15 @@ QString formatSeconds(double seconds) {
            QString::fromUtf8(chosen->name);
 }
 
+QString formatNanoseconds(double ns) {
+    return QString::fromStdString(flashviz::formatNanoseconds(ns));
+}
+
+QString formatFrequency(double hertz) {
+    static const char* const units[] = {"Hz", "kHz", "MHz", "GHz", "THz"};
+    return scaled(hertz, units, 5, 1000.0, 2);
+}
+
 QString formatCount(std::uint64_t count) {
     QString digits = QString::number(count);
     for (qsizetype i = digits.size() - 3; i > 0; i -= 3)

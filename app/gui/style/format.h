@@ -15,6 +15,10 @@ QString formatRate(double bytesPerSecond);     // "1.56 TB/s"
 QString formatFlops(double flops);             // "4.29 GFLOP"
 QString formatFlopRate(double flopsPerSecond); // "19.5 TFLOP/s"
 QString formatSeconds(double seconds);         // "3.28 ps", "830 ns", "1.2 ms"
+// A short time (a kernel, a span of a trace), three figures: "850 ns", "1.25 µs", "12.5 µs"
+// (core/units.h, as the CLI's hopper-trace).
+QString formatNanoseconds(double ns);
+QString formatFrequency(double hertz);         // "1.98 GHz"
 QString formatCount(std::uint64_t count);      // "1 048 576"
 QString formatOperations(std::uint64_t count); // "74 880", then "153 M", "4.29 G" from 100 000
 QString formatShare(double share);             // 0.563 as "56 %" (core/units.h, as the CLI)

@@ -114,19 +114,32 @@ void addSpeedUp(QStringList& parts, const GpuBenchRecord& record) {
     }
 }
 
-// Which arithmetic "flash fp32" was: its kernel's name says (kernels/cuda_backend.h).
-void addFp32Kernel(QStringList& parts, const GpuBenchRecord& record) {
-    for (const GpuBenchPoint& p : record.points)
-        if (p.variant == kGpuBenchFlashFp32 && !p.kernel.empty()) {
-            const QString kernel = QString::fromStdString(p.kernel);
+// Which kernels ran: the arithmetic of "flash fp32" and the tensor-core family of fp16 / bf16,
+// as their names say (kernels/cuda_backend.h: "tf32x3_...", "wgmma_..." for the Hopper kernel).
+void addKernels(QStringList& parts, const GpuBenchRecord& record) {
+    bool fp32Said = false, halfSaid = false;
+    for (const GpuBenchPoint& p : record.points) {
+        if (p.kernel.empty()) continue;
+        const QString kernel = QString::fromStdString(p.kernel);
+        if (p.variant == kGpuBenchFlashFp32 && !fp32Said) {
+            fp32Said = true;
             parts << (kernel.startsWith(QLatin1String("tf32x3_"))
                           ? QObject::tr("flash fp32 ran %1: tensor cores, each fp32 product as "
                                         "three TF32 products, which keeps fp32's accuracy.")
                           : QObject::tr("flash fp32 ran %1: fp32 multiply-adds on the CUDA "
                                         "cores."))
                          .arg(kernel);
-            return;
+        } else if ((p.variant == kGpuBenchFlashFp16 || p.variant == kGpuBenchFlashBf16) && !halfSaid) {
+            halfSaid = true;
+            parts << (kernel.startsWith(QLatin1String("wgmma_"))
+                          ? QObject::tr("flash fp16 and bf16 ran %1: the Hopper kernel (a producer "
+                                        "warpgroup copying with TMA, consumers multiplying with "
+                                        "wgmma; the FlashAttention-3 (Hopper) tab shows how it runs).")
+                          : QObject::tr("flash fp16 and bf16 ran %1: the mma.sync tensor-core "
+                                        "kernel (FlashAttention-2's split)."))
+                         .arg(kernel);
         }
+    }
 }
 
 // Memory: the standard method's n x n scores against flash's none.
@@ -177,7 +190,7 @@ void addUnmeasured(QStringList& parts, const GpuBenchRecord& record) {
 QString captionFor(const GpuBenchRecord& record) {
     QStringList parts;
     addSpeedUp(parts, record);
-    addFp32Kernel(parts, record);
+    addKernels(parts, record);
     addMemory(parts, record);
     addUnmeasured(parts, record);
     return parts.join(QLatin1Char(' '));
