@@ -189,8 +189,46 @@ std::vector<std::uint16_t> cudaFlashForwardHalf(const HalfAttentionProblem& prob
                                                 const std::vector<std::uint16_t>& v,
                                                 int kernel = -1);
 // The same on device pointers (16-byte aligned), launched on the default stream without waiting.
+// With `lse` (halfLogSumExpElements floats) it also writes each query row's log-sum-exp of the
+// scaled scores (natural log; -inf for a row that sees no key), which the backward needs.
 void cudaFlashForwardHalfDevice(const HalfAttentionProblem& problem, const void* q, const void* k,
-                                const void* v, void* o, int kernel = -1);
+                                const void* v, void* o, int kernel = -1, float* lse = nullptr);
+// One per (batch, head, query row), dense [batch][heads][queries].
+std::size_t halfLogSumExpElements(const HalfAttentionProblem& problem);
+
+// ---- the fp16 / bf16 backward pass (FlashAttention-2's, kernels/cuda/sm80/tc_backward.cuh) ----
+// dQ, dK and dV from Q, K, V, the forward's O and log-sum-exp, and dO (in O's layout), with
+// mma.sync tensor cores (every GPU from sm_80). dK and dV are the same bit for bit from run to
+// run; dQ is summed over key blocks by fp32 atomic adds in no fixed order, so its last bits may
+// differ between runs (FlashAttention-2's non-deterministic mode; there is no other).
+struct CudaTensorCoreBackwardKernel {
+    int id = 0;
+    std::string name; // "tc_bwd_d128_bc64_br64_w4"
+    int headDim = 0;
+    std::size_t sharedBytes = 0;
+    bool fitsDevice = false;
+};
+std::vector<CudaTensorCoreBackwardKernel> cudaTensorCoreBackwardKernels();
+// Bytes of device scratch the backward needs: dQ's fp32 accumulator and two floats per query row.
+std::size_t halfBackwardWorkspaceBytes(const HalfAttentionProblem& problem);
+// On device pointers (16-byte aligned; dO, dQ, dK, dV in the problem's layout), launched on the
+// default stream without waiting. `lse` is what cudaFlashForwardHalfDevice wrote for this O;
+// `workspace` holds halfBackwardWorkspaceBytes. `kernel` picks a backward variant (-1: default).
+void cudaFlashBackwardHalfDevice(const HalfAttentionProblem& problem, const void* q, const void* k,
+                                 const void* v, const void* o, const void* dout, const float* lse,
+                                 void* dq, void* dk, void* dv, void* workspace, int kernel = -1);
+// The forward (writing O and the log-sum-exp) and then the backward on host data, raw fp16 /
+// bf16 bit patterns in the problem's layout; waits.
+struct HalfGradients {
+    std::vector<std::uint16_t> o, dq, dk, dv;
+    std::vector<float> lse;
+};
+HalfGradients cudaFlashBackwardHalf(const HalfAttentionProblem& problem,
+                                    const std::vector<std::uint16_t>& q,
+                                    const std::vector<std::uint16_t>& k,
+                                    const std::vector<std::uint16_t>& v,
+                                    const std::vector<std::uint16_t>& dout, int forwardKernel = -1,
+                                    int backwardKernel = -1);
 
 // Host conversions, round to nearest even (inf and NaN kept).
 std::uint16_t toHalfBits(float value, HalfType type);

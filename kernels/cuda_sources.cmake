@@ -23,6 +23,7 @@ add_library(flashviz_cuda STATIC
   cuda/fp32/standard_launch.cu
   cuda/sm80/tc_api.cpp
   cuda/sm80/tc_launch.cu
+  cuda/sm80/tc_backward_launch.cu
   cuda/sm90/hopper_trace_run.cpp
   cuda/mirror/mirror_launch.cu
   cuda/mirror/backward_launch.cu

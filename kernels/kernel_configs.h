@@ -69,18 +69,21 @@ struct HopperConfig {
     bool overlap;
     bool pingPong;
     static constexpr int minBlocksPerSm = 1;
+    static constexpr int kRegistersPerSm = 65536; // a Hopper SM's register file
+    static constexpr std::size_t kBarrierBytes = 8;      // one mbarrier
+    static constexpr std::size_t kAlignmentBytes = 1024; // slack to align the start to the swizzle
     constexpr int threads() const { return 128 * (consumers + 1); }
+    constexpr int barriers() const { return 1 + 4 * stages; } // Q; K and V full, K and V free per stage
     constexpr int blockRows() const { return 64 * consumers; }
     // Registers per thread after setmaxnreg, as HopperTile sets them (kProducerRegisters,
     // kConsumerRegisters): the producer keeps few, the consumers take the rest of the SM's 64 K.
     constexpr int producerRegisters() const { return 24; }
     constexpr int consumerRegisters() const { return consumers == 2 ? 240 : 160; }
-    // Q, `stages` K and V buffers of 2-byte elements, the mbarriers (Q; K and V full, K and V
-    // free per stage) and 1024 bytes of slack to align the start to the swizzle's period.
+    // Q, `stages` K and V buffers of 2-byte elements, the mbarriers and the alignment slack.
     constexpr std::size_t sharedBytes() const {
         return std::size_t(blockRows()) * headDim * 2 +
                2 * std::size_t(stages) * std::size_t(blockCols) * headDim * 2 +
-               8 * std::size_t(1 + 4 * stages) + 1024;
+               kBarrierBytes * std::size_t(barriers()) + kAlignmentBytes;
     }
 };
 
@@ -107,6 +110,48 @@ inline std::string hopperConfigName(const HopperConfig& c) {
     return "wgmma_d" + std::to_string(c.headDim) + "_br" + std::to_string(c.blockRows()) + "_bc" +
            std::to_string(c.blockCols) + "_wg" + std::to_string(c.consumers) + "_s" +
            std::to_string(c.stages) + (c.overlap ? "_overlap" : "") + (c.pingPong ? "_pingpong" : "");
+}
+
+// ---- the fp16 / bf16 backward (kernels/cuda/sm80/tc_backward.cuh, BackwardTile) ----
+// FlashAttention-2's backward on mma.sync: a block owns 16 x warps keys of one (batch, head) and
+// walks the query blocks of as many rows. Each warp keeps dK and dV of its 16 keys in registers;
+// dQ, a sum over key blocks, goes to an fp32 buffer by atomic adds.
+struct TensorCoreBackwardConfig {
+    int headDim;
+    int warps;
+    int rows;           // Br: query rows per step, a multiple of 64 dividing 16 x warps
+    int minBlocksPerSm; // __launch_bounds__' promise
+    constexpr int threads() const { return warps * 32; }
+    constexpr int blockCols() const { return 16 * warps; }
+    constexpr int blockRows() const { return rows; }
+    // K and V (Bc x d), Q and dO double-buffered (2 x 2 x Br x d), dS^T (Bc x Br), all 2-byte
+    // elements; each query row's LSE and D double-buffered (2 x 2 x Br fp32); 1024 bytes of slack
+    // to align the start.
+    constexpr std::size_t sharedBytes() const {
+        const std::size_t br = std::size_t(blockRows()), bc = std::size_t(blockCols()),
+                          d = std::size_t(headDim);
+        return (2 * bc * d + 4 * br * d + bc * br) * 2 + 4 * br * 4 + 1024;
+    }
+};
+
+// In order of preference per d (chooseTensorCoreBackwardConfig); the id of a variant is its index.
+// H100 figures: kernels/bench/BACKWARD_NOTES.md. 128 keys a block lead at d = 128 by 4-30 %
+// (fewer query-block steps, Q and dO loads and dQ additions per key); at d = 64 so do 128 rows
+// a step under the causal mask (8-10 %), level without it.
+inline constexpr TensorCoreBackwardConfig kTensorCoreBackwardConfigs[] = {
+    {64, 8, 128, 1},  // 128 keys x 128 rows, 130 KiB
+    {64, 8, 64, 1},   // 128 keys x 64 rows, 81 KiB
+    {64, 4, 64, 2},   // 64 keys x 64 rows, 57 KiB
+    {128, 8, 64, 1},  // 128 keys x 64 rows, 145 KiB
+    {128, 4, 64, 2},  // 64 keys x 64 rows, 105 KiB
+};
+inline constexpr int kTensorCoreBackwardConfigCount =
+    int(sizeof(kTensorCoreBackwardConfigs) / sizeof(kTensorCoreBackwardConfigs[0]));
+
+// "tc_bwd_d128_bc64_br64_w4".
+inline std::string tensorCoreBackwardConfigName(const TensorCoreBackwardConfig& c) {
+    return "tc_bwd_d" + std::to_string(c.headDim) + "_bc" + std::to_string(c.blockCols()) + "_br" +
+           std::to_string(c.blockRows()) + "_w" + std::to_string(c.warps);
 }
 
 // ---- the fast fp32 kernels ----
@@ -208,6 +253,13 @@ constexpr int chooseTensorCoreConfig(int headDim, std::size_t perBlock, std::siz
                                      std::size_t reservedPerBlock) {
     return chooseConfig(kTensorCoreConfigs, headDim, perBlock, perSm, reservedPerBlock,
                         [](const TensorCoreConfig&) { return true; });
+}
+
+// The backward variant for d: every row runs well where it fits.
+constexpr int chooseTensorCoreBackwardConfig(int headDim, std::size_t perBlock, std::size_t perSm,
+                                             std::size_t reservedPerBlock) {
+    return chooseConfig(kTensorCoreBackwardConfigs, headDim, perBlock, perSm, reservedPerBlock,
+                        [](const TensorCoreBackwardConfig&) { return true; });
 }
 
 // Whether a GPU of this compute capability runs sm_90a code (the Hopper rows): 9.0 exactly.

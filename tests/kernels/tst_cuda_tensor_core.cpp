@@ -6,6 +6,7 @@
 // compiled variant. The refusals, the conversions and the selection policies need no GPU; the
 // rest skips without one.
 #include "gpu_test_support.h"
+#include "half_test_support.h"
 
 #include "core/errors.h"
 #include "kernels/backend_registry.h"
@@ -29,32 +30,20 @@ using namespace flashviz;
 
 namespace {
 
+using namespace flashviz::halftest;
+
 struct HalfInputs {
     std::vector<std::uint16_t> q, k, v;
 };
 
 HalfInputs makeInputs(const HalfAttentionProblem& problem, std::uint32_t seed) {
     std::mt19937 rng(seed);
-    std::normal_distribution<float> normal(0.f, 1.f);
     HalfInputs in;
-    auto fill = [&](std::vector<std::uint16_t>& out, std::size_t count) {
-        out.resize(count);
-        for (auto& x : out) x = toHalfBits(normal(rng), problem.type);
-    };
-    fill(in.q, halfQueryElements(problem));
-    fill(in.k, halfKeyElements(problem));
-    fill(in.v, halfKeyElements(problem));
+    in.q = randomHalf(halfQueryElements(problem), problem.type, rng);
+    in.k = randomHalf(halfKeyElements(problem), problem.type, rng);
+    in.v = randomHalf(halfKeyElements(problem), problem.type, rng);
     return in;
 }
-
-std::size_t offset(const HalfAttentionProblem& p, int rows, int b, int h, int i) {
-    const std::size_t d = std::size_t(p.headDim);
-    if (p.layout == HalfLayout::BatchHeadSeqDim)
-        return ((std::size_t(b) * p.heads + h) * rows + i) * d;
-    return ((std::size_t(b) * rows + i) * p.heads + h) * d;
-}
-
-float roundTo(float x, HalfType type) { return fromHalfBits(toHalfBits(x, type), type); }
 
 struct Errors {
     double kernel = 0; // max |kernel - fp64 reference|
@@ -62,22 +51,10 @@ struct Errors {
     bool finite = true;
 };
 
-// One matrix of a (batch, head) slice, widened.
-Eigen::MatrixXd slice(const HalfAttentionProblem& p, const std::vector<std::uint16_t>& data,
-                      int rows, int b, int h) {
-    Eigen::MatrixXd m(rows, p.headDim);
-    for (int i = 0; i < rows; ++i) {
-        const std::size_t base = offset(p, rows, b, h, i);
-        for (int c = 0; c < p.headDim; ++c) m(i, c) = fromHalfBits(data[base + std::size_t(c)], p.type);
-    }
-    return m;
-}
-
 Errors measure(const HalfAttentionProblem& p, const HalfInputs& in,
                const std::vector<std::uint16_t>& out) {
     Errors e;
     const double scale = p.scale > 0 ? p.scale : 1.0 / std::sqrt(double(p.headDim));
-    const int shift = p.keys - p.queries;
     for (int b = 0; b < p.batch; ++b)
         for (int h = 0; h < p.heads; ++h) {
             const Eigen::MatrixXd q = slice(p, in.q, p.queries, b, h);
@@ -88,7 +65,7 @@ Errors measure(const HalfAttentionProblem& p, const HalfInputs& in,
             Eigen::MatrixXd pRef = Eigen::MatrixXd::Zero(p.queries, p.keys);
             Eigen::MatrixXf pLow = Eigen::MatrixXf::Zero(p.queries, p.keys);
             for (int i = 0; i < p.queries; ++i) {
-                const int visible = p.causal ? std::min(p.keys, std::max(0, i + shift + 1)) : p.keys;
+                const int visible = visibleKeys(p, i);
                 if (visible == 0) continue; // no visible key: the row is 0
                 double mx = -std::numeric_limits<double>::infinity();
                 float mxLow = -std::numeric_limits<float>::infinity();
@@ -123,22 +100,6 @@ Errors measure(const HalfAttentionProblem& p, const HalfInputs& in,
         }
     return e;
 }
-
-HalfAttentionProblem problem(HalfType type, int d, int nq, int nk, bool causal, int batch = 1,
-                             int heads = 1, HalfLayout layout = HalfLayout::BatchHeadSeqDim) {
-    HalfAttentionProblem p;
-    p.type = type;
-    p.layout = layout;
-    p.batch = batch;
-    p.heads = heads;
-    p.queries = nq;
-    p.keys = nk;
-    p.headDim = d;
-    p.causal = causal;
-    return p;
-}
-
-const char* typeName(HalfType t) { return t == HalfType::Fp16 ? "fp16" : "bf16"; }
 
 void runAndJudge(const HalfAttentionProblem& p, int kernel, std::uint32_t seed) {
     FLASHVIZ_SKIP_IF_LARGE(double(p.batch) * p.heads * p.queries * p.keys);

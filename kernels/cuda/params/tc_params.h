@@ -18,6 +18,28 @@ struct TcParams : QkvParams {
     void* o = nullptr;
 
     TcElement element = TcElement::Fp16;
+    // Each query row's log-sum-exp, dense [batch][heads][queries] fp32 (detail::logSumExp): the
+    // forward writes it when set (null: not at all), the backward (tc_backward.cuh) reads it.
+    float* lse = nullptr;
+};
+
+// The backward pass (sm80/tc_backward.cuh): the forward's TcParams, with `lse` as the forward
+// wrote it, and the gradients. dO has O's strides, dQ Q's, dK K's and dV V's. `workspace` is
+// fp32 scratch of tcBackwardWorkspaceFloats (sm80/tc_backward_launch.h), which the launcher
+// divides into dqAccum, lse2 and delta.
+struct TcBackwardParams : TcParams {
+    const void* dout = nullptr;
+    void* dq = nullptr;
+    void* dk = nullptr;
+    void* dv = nullptr;
+    float* workspace = nullptr;
+
+    // Set by the launcher: rows per (batch, head) in the scratch, queries rounded up to a
+    // multiple of every variant's query block, so blocks read and add whole rows there.
+    int rowsPadded = 0;
+    float* dqAccum = nullptr; // [batch][heads][rowsPadded][d]: dQ / scale, summed over key blocks
+    float* lse2 = nullptr;    // [batch][heads][rowsPadded]: LSE log2(e); +inf on rows that see no key
+    float* delta = nullptr;   // [batch][heads][rowsPadded]: D = rowsum(dO o O); 0 past the queries
 };
 
 // Self-attention (n queries, n keys) over dense [batch][heads][n][d] tensors: the benchmarks' shape.

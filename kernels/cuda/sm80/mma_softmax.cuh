@@ -58,4 +58,11 @@ __device__ __forceinline__ bool softmaxScores(float (&s)[Tile::MT][Tile::BC / 8]
     return changed;
 }
 
+// A row's log-sum-exp of the scaled scores, m · scale + log l (natural log, PyTorch's
+// convention), from its maximum m and its sum l reduced over the quad: what the forward leaves
+// for the backward to recompute P = exp(s · scale - LSE) from. -inf for a row that saw no key.
+__device__ __forceinline__ float logSumExp(float rowMax, float rowSum, float scale) {
+    return rowSum > 0.f ? fmaf(rowMax, scale, logf(rowSum)) : -INFINITY;
+}
+
 } // namespace flashviz::cuda::detail

@@ -4,6 +4,7 @@
 #include "kernels/cuda/runtime/device_memory.h"
 #include "kernels/cuda/launch.h"
 #include "kernels/cuda/sm80/tc_api.h"
+#include "kernels/cuda/sm80/tc_backward_launch.h"
 #include "kernels/cuda/sm80/tc_launch.h"
 #include "kernels/cuda_backend.h"
 
@@ -67,14 +68,102 @@ void checkHalfAttentionProblem(const HalfAttentionProblem& problem) {
 }
 
 void cudaFlashForwardHalfDevice(const HalfAttentionProblem& problem, const void* q, const void* k,
-                                const void* v, void* o, int kernel) {
+                                const void* v, void* o, int kernel, float* lse) {
     checkHalfAttentionProblem(problem);
     cuda::TcParams p = cuda::tcParamsFor(problem);
     p.q = q;
     p.k = k;
     p.v = v;
     p.o = o;
+    p.lse = lse;
     cuda::launchTcFlash(p, kernel);
+}
+
+std::size_t halfLogSumExpElements(const HalfAttentionProblem& problem) {
+    return std::size_t(std::max(problem.batch, 0)) * std::size_t(std::max(problem.heads, 0)) *
+           std::size_t(std::max(problem.queries, 0));
+}
+
+std::vector<CudaTensorCoreBackwardKernel> cudaTensorCoreBackwardKernels() {
+    std::vector<CudaTensorCoreBackwardKernel> out;
+    for (const auto& info : cuda::tcBackwardKernels()) {
+        bool fits = false;
+        try {
+            fits = cuda::tcBackwardKernelRunsHere(info);
+        } catch (const EngineError&) {
+            fits = false; // no device: nothing fits
+        }
+        out.push_back({info.id, info.name, info.headDim, info.sharedBytes, fits});
+    }
+    return out;
+}
+
+std::size_t halfBackwardWorkspaceBytes(const HalfAttentionProblem& problem) {
+    checkHalfAttentionProblem(problem);
+    return cuda::tcBackwardWorkspaceFloats(cuda::tcParamsFor(problem)) * sizeof(float);
+}
+
+void cudaFlashBackwardHalfDevice(const HalfAttentionProblem& problem, const void* q, const void* k,
+                                 const void* v, const void* o, const void* dout, const float* lse,
+                                 void* dq, void* dk, void* dv, void* workspace, int kernel) {
+    checkHalfAttentionProblem(problem);
+    cuda::TcBackwardParams p;
+    static_cast<cuda::TcParams&>(p) = cuda::tcParamsFor(problem);
+    p.q = q;
+    p.k = k;
+    p.v = v;
+    p.o = const_cast<void*>(o); // read only: TcParams' o is the forward's output
+    p.lse = const_cast<float*>(lse);
+    p.dout = dout;
+    p.dq = dq;
+    p.dk = dk;
+    p.dv = dv;
+    p.workspace = static_cast<float*>(workspace);
+    cuda::launchTcBackward(p, kernel);
+}
+
+HalfGradients cudaFlashBackwardHalf(const HalfAttentionProblem& problem,
+                                    const std::vector<std::uint16_t>& q,
+                                    const std::vector<std::uint16_t>& k,
+                                    const std::vector<std::uint16_t>& v,
+                                    const std::vector<std::uint16_t>& dout, int forwardKernel,
+                                    int backwardKernel) {
+    checkHalfAttentionProblem(problem);
+    const std::size_t nq = halfQueryElements(problem), nk = halfKeyElements(problem),
+                      rows = halfLogSumExpElements(problem);
+    if (q.size() != nq || k.size() != nk || v.size() != nk || dout.size() != nq)
+        throw EngineError(ErrorKind::InvalidArgument,
+                          "The fp16/bf16 inputs do not match the problem's sizes (Q and dO need " +
+                              std::to_string(nq) + " elements, K and V " + std::to_string(nk) + ").");
+    const CudaDeviceStatus status = cudaDeviceStatus();
+    if (!status.usable) throw EngineError(ErrorKind::Unsupported, status.reason);
+    cuda::DeviceBuffer<std::uint16_t> dq(nq, "Q"), dk(nk, "K"), dv(nk, "V"), dout_(nq, "dO"),
+        o(nq, "O"), gq(nq, "dQ"), gk(nk, "dK"), gv(nk, "dV");
+    cuda::DeviceBuffer<float> lse(rows, "the log-sum-exp"),
+        workspace(halfBackwardWorkspaceBytes(problem) / sizeof(float), "the backward's scratch");
+    dq.upload(q.data(), nq);
+    dk.upload(k.data(), nk);
+    dv.upload(v.data(), nk);
+    dout_.upload(dout.data(), nq);
+    // NaN in both formats: what a kernel failed to write shows.
+    for (auto* buffer : {&o, &gq, &gk, &gv}) buffer->fillBytes(0xFF);
+    lse.fillBytes(0xFF);
+    cudaFlashForwardHalfDevice(problem, dq.get(), dk.get(), dv.get(), o.get(), forwardKernel, lse.get());
+    cudaFlashBackwardHalfDevice(problem, dq.get(), dk.get(), dv.get(), o.get(), dout_.get(), lse.get(),
+                                gq.get(), gk.get(), gv.get(), workspace.get(), backwardKernel);
+    cuda::synchronize("The tensor-core flash backward");
+    HalfGradients out;
+    out.o.resize(nq);
+    out.dq.resize(nq);
+    out.dk.resize(nk);
+    out.dv.resize(nk);
+    out.lse.resize(rows);
+    o.download(out.o.data(), nq);
+    gq.download(out.dq.data(), nq);
+    gk.download(out.dk.data(), nk);
+    gv.download(out.dv.data(), nk);
+    lse.download(out.lse.data(), rows);
+    return out;
 }
 
 std::vector<std::uint16_t> cudaFlashForwardHalf(const HalfAttentionProblem& problem,

@@ -62,6 +62,9 @@ struct Element;
 
 template <>
 struct Element<TcElement::Fp16> {
+    __device__ __forceinline__ static float2 unpack(std::uint32_t bits) {
+        return __half22float2(*reinterpret_cast<const __half2*>(&bits));
+    }
     __device__ __forceinline__ static std::uint32_t pack(float lo, float hi) {
         const __half2 h = __floats2half2_rn(lo, hi);
         std::uint32_t r;
@@ -76,6 +79,9 @@ struct Element<TcElement::Fp16> {
 
 template <>
 struct Element<TcElement::Bf16> {
+    __device__ __forceinline__ static float2 unpack(std::uint32_t bits) {
+        return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&bits));
+    }
     __device__ __forceinline__ static std::uint32_t pack(float lo, float hi) {
         const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
         std::uint32_t r;
@@ -348,6 +354,9 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) tcFlashKerne
             const float inverse = l > 0.f ? 1.f / l : 0.f;
             const int row = warpRow + mt * 16 + group + h * 8;
             if (row0 + row >= nq) continue;
+            if (p.lse != nullptr && quad == 0)
+                p.lse[(std::int64_t(batch) * p.heads + head) * nq + row0 + row] =
+                    detail::logSumExp(rowMax[mt][h], l, p.scale);
             char* out = oGlobal + row * (2 * p.oRowStride) + quad * 4;
 #pragma unroll
             for (int dt = 0; dt < D / 8; ++dt) {

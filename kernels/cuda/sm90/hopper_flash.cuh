@@ -29,6 +29,7 @@
 #include "kernels/cuda/sm80/mma_softmax.cuh"
 #include "kernels/cuda/sm80/tc_flash.cuh"
 #include "kernels/hopper_marks.h"
+#include "kernels/kernel_configs.h"
 
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -101,15 +102,19 @@ struct HopperTile {
     static constexpr int BC = BN;
     static constexpr int kQBytes = BM * D * 2;
     static constexpr int kKVBytes = BN * D * 2;
-    static constexpr int kBarriers = 1 + 4 * kStages; // Q; K and V full, K and V free per stage
-    static constexpr int kSharedBytes = kQBytes + 2 * kStages * kKVBytes + 8 * kBarriers + 1024;
+    // The table's row this tile is built from (kernels/kernel_configs.h): its sizes and registers.
+    static constexpr kernels::HopperConfig kConfig{kernels::MaskPreference::Any, D, BN, kConsumers,
+                                                   kStages, Overlap_, PingPong_};
+    static constexpr int kBarriers = kConfig.barriers();
+    static constexpr int kSharedBytes = int(kConfig.sharedBytes());
     // Registers per thread after setmaxnreg: the producer keeps few, the consumers take the rest
     // of the 64 K (multiples of 8; at most 65536 over the block).
-    static constexpr int kProducerRegisters = 24;
-    static constexpr int kConsumerRegisters = kConsumers == 2 ? 240 : 160;
+    static constexpr int kProducerRegisters = kConfig.producerRegisters();
+    static constexpr int kConsumerRegisters = kConfig.consumerRegisters();
     static_assert(D == 64 || D == 128, "d");
     static_assert(BN == 64 || BN == 128, "keys per tile: wgmma N of S (primitives/wgmma.cuh)");
-    static_assert(128 * (kProducerRegisters + kConsumers * kConsumerRegisters) <= 65536, "registers");
+    static_assert(128 * (kProducerRegisters + kConsumers * kConsumerRegisters) <= kConfig.kRegistersPerSm,
+                  "registers");
 };
 
 template <TcElement E>
@@ -407,6 +412,9 @@ __device__ __forceinline__ void consume(const SharedLayout<Tile>& smem, const Tc
         const float inverse = l > 0.f ? 1.f / l : 0.f;
         const int row = rowBase + group + h * 8;
         if (row >= nq) continue;
+        if (prm.lse != nullptr && quad == 0)
+            prm.lse[(std::int64_t(batch) * prm.heads + head) * nq + row] =
+                detail::logSumExp(rowMax[0][h], l, prm.scale);
         char* out = oGlobal + std::int64_t(row) * (2 * prm.oRowStride) + quad * 4;
 #pragma unroll
         for (int dt = 0; dt < Tile::D / 8; ++dt)

@@ -17,12 +17,10 @@ using kernels::HopperSpan;
 
 namespace {
 
-// A Hopper SM's register file (HopperTile's static_assert holds the block to it).
-constexpr double kRegistersPerSm = 65536;
-// HopperConfig::sharedBytes()'s terms past the tiles, drawn apart (the tests hold the parts'
-// sum to sharedBytes()): one mbarrier, and the slack that aligns the start to the swizzle.
-constexpr double kBarrierBytes = 8;
-constexpr double kAlignmentBytes = 1024;
+// HopperConfig::sharedBytes()'s terms past the tiles, drawn apart, and the register file.
+constexpr double kRegistersPerSm = HopperConfig::kRegistersPerSm;
+constexpr double kBarrierBytes = double(HopperConfig::kBarrierBytes);
+constexpr double kAlignmentBytes = double(HopperConfig::kAlignmentBytes);
 
 int threadsPerWarpgroup(const HopperConfig& c) {
     return c.threads() / (c.consumers + 1);
@@ -116,7 +114,7 @@ std::vector<HopperSharedPart> sharedParts(const HopperConfig& c) {
     for (int s = 0; s < c.stages; ++s)
         parts.push_back({HopperBuffer::V, s, tile, QStringLiteral("V%1").arg(s)});
     parts.push_back(
-        {HopperBuffer::Barriers, -1, kBarrierBytes * (1 + 4 * c.stages), QObject::tr("barriers")});
+        {HopperBuffer::Barriers, -1, kBarrierBytes * c.barriers(), QObject::tr("barriers")});
     parts.push_back({HopperBuffer::Alignment, -1, kAlignmentBytes, QObject::tr("alignment")});
     return parts;
 }
@@ -128,7 +126,7 @@ QString sharedLineOf(const HopperBlockPicture& p) {
         .arg(formatBytes(p.shared[0].bytes))
         .arg(c.stages)
         .arg(formatBytes(p.shared[1].bytes))
-        .arg(formatBytes(kBarrierBytes * (1 + 4 * c.stages)))
+        .arg(formatBytes(kBarrierBytes * c.barriers()))
         .arg(formatBytes(kAlignmentBytes))
         .arg(formatBytes(p.sharedBytes))
         .arg(formatBytes(p.budgetBytes));

@@ -1,0 +1,330 @@
+#pragma once
+// The tensor-core backward pass (issue 18): FlashAttention-2's, fp16 or bf16 with fp32
+// accumulation, on mma.sync (sm_80 instruction set: the A100 and Hopper). Three kernels:
+//   1. backwardPrepareKernel: per query row D = rowsum(dO o O) and LSE log2(e) into scratch;
+//   2. tcBackwardKernel: each block owns BC keys of one (batch, head), keeps them (K_j, V_j) in
+//      shared memory and walks every query block that sees them, Q_i and dO_i double-buffered by
+//      cp.async. Each warp owns 16 of the keys and computes, transposed so that its keys are the
+//      mma rows:  S^T = K Q^T,  P^T = exp2(S^T scale log2(e) - LSE log2(e)),  dP^T = V dO^T,
+//      dV += P^T dO,  dS^T = P^T o (dP^T - D),  dK += dS^T Q   (dK, dV in registers all along);
+//      dS^T goes to shared memory, and dQ_i += dS K_j is computed with the warps over query rows
+//      (and d) instead and added to an fp32 buffer (red.add: dQ is summed over key blocks in no
+//      fixed order, so it is not bit-for-bit reproducible; dK and dV are);
+//   3. backwardFinishKernel: dQ = scale x that buffer, rounded to the input type.
+// Shared-memory rows are swizzled as in the forward (tc_flash.cuh), whose products it reuses:
+// scores() computes S^T and dP^T (a 16-row tile against BR columns), accumulatePV() dV and dK.
+#include "kernels/cuda/sm80/tc_flash.cuh"
+
+namespace flashviz::cuda::tc {
+
+template <int D_, int Warps_, int BR_, int MinBlocks_>
+struct BackwardTile {
+    static constexpr int D = D_;
+    static constexpr int kWarps = Warps_;
+    static constexpr int kThreads = kWarps * 32;
+    static constexpr int kMinBlocks = MinBlocks_;
+    static constexpr int BC = 16 * kWarps; // keys per block: 16 a warp
+    static constexpr int BR = BR_;         // query rows per step
+    // dQ_i = dS K_j: the warps split the step's rows in 16-row groups and, where there are more
+    // warps than groups, d into slices.
+    static constexpr int kRowGroups = BR / 16;
+    static constexpr int kDSlices = kWarps / kRowGroups;
+    static_assert(kWarps % kRowGroups == 0 && (D / 16) % kDSlices == 0, "dQ's split");
+    static constexpr int kChunks = D / 8;  // 16-byte chunks per row (loadTile)
+    static constexpr int kRowBytes = D * 2;
+    static constexpr int kDsRowBytes = BR * 2;
+    static constexpr int kKVBytes = BC * kRowBytes;
+    static constexpr int kQBytes = BR * kRowBytes;
+    static constexpr int kDsBytes = BC * kDsRowBytes;
+    static constexpr int kStatBytes = BR * 4;
+    static constexpr int kAlign = 1024;
+    // K, V | Q x 2 | dO x 2 | dS^T | LSE x 2 | D x 2, from an aligned start.
+    static constexpr int kK = 0, kV = kKVBytes, kQ = 2 * kKVBytes, kDO = kQ + 2 * kQBytes,
+                         kDS = kDO + 2 * kQBytes, kLse = kDS + kDsBytes, kDelta = kLse + 2 * kStatBytes;
+    static constexpr int kSharedBytes = kDelta + 2 * kStatBytes + kAlign;
+    static_assert(D % 64 == 0 && BR % 64 == 0, "swizzled rows of at least 8 chunks");
+    static_assert((BR / 4) * 2 <= kThreads, "the statistics' copies: one 16-byte chunk a thread");
+    static_assert(kRowBytes % 256 == 0 || kRowBytes == 128, "row sizes");
+
+    // One warp's transposed products in the forward's shape (scores, accumulatePV): one 16-row
+    // mma tile (its keys) against the BR query rows of the step.
+    struct WarpProducts {
+        static constexpr int D = D_;
+        static constexpr int MT = 1;
+        static constexpr int BC = BR;
+        static constexpr bool QInRegs = false;
+        using QFragments = std::uint32_t[1][1][4];
+    };
+};
+
+// D = rowsum(dO o O) in fp32 of each query row, and LSE log2(e) (+inf where the forward's LSE is
+// -inf, a row that saw no key, and on the padding rows, so that exp2 gives P = 0 there). One
+// warp a row; grid (ceil(rowsPadded / 4), heads, batch) of 128 threads.
+template <int D, TcElement E>
+__global__ void __launch_bounds__(128) backwardPrepareKernel(const TcBackwardParams p) {
+    const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
+    const int row = int(blockIdx.x) * 4 + warp;
+    const int head = int(blockIdx.y), batch = int(blockIdx.z);
+    if (row >= p.rowsPadded) return;
+    const std::int64_t bh = std::int64_t(batch) * p.heads + head;
+    float dot = 0.f, lse2 = INFINITY;
+    if (row < p.queries) {
+        constexpr int kPerLane = D / 32; // 2 or 4 elements: pairs of 32 bits
+        const std::int64_t at = batch * p.oBatchStride + head * p.oHeadStride + row * p.oRowStride +
+                                lane * kPerLane;
+        const auto* o = static_cast<const std::uint16_t*>(p.o) + at;
+        const auto* dout = static_cast<const std::uint16_t*>(p.dout) + at;
+#pragma unroll
+        for (int pair = 0; pair < kPerLane / 2; ++pair) {
+            const float2 a = Element<E>::unpack(reinterpret_cast<const std::uint32_t*>(o)[pair]);
+            const float2 b = Element<E>::unpack(reinterpret_cast<const std::uint32_t*>(dout)[pair]);
+            dot = fmaf(a.x, b.x, fmaf(a.y, b.y, dot));
+        }
+#pragma unroll
+        for (int width = 16; width > 0; width /= 2) dot += __shfl_xor_sync(0xffffffffu, dot, width);
+        const float lse = p.lse[bh * p.queries + row];
+        if (lse != -INFINITY) lse2 = lse * primitives::kLog2e;
+    }
+    if (lane == 0) {
+        p.delta[bh * p.rowsPadded + row] = dot;
+        p.lse2[bh * p.rowsPadded + row] = lse2;
+    }
+}
+
+// dQ = scale x dqAccum in the input type, 8 elements (16 bytes) a thread; grid
+// (ceil(queries x d / 8 / 256), heads, batch) of 256 threads.
+template <int D, TcElement E>
+__global__ void __launch_bounds__(256) backwardFinishKernel(const TcBackwardParams p) {
+    const int index = int(blockIdx.x) * 256 + int(threadIdx.x);
+    const int row = index / (D / 8), chunk = index % (D / 8);
+    if (row >= p.queries) return;
+    const int head = int(blockIdx.y), batch = int(blockIdx.z);
+    const std::int64_t bh = std::int64_t(batch) * p.heads + head;
+    const float4* source = reinterpret_cast<const float4*>(
+        p.dqAccum + (bh * p.rowsPadded + row) * D + chunk * 8);
+    const float4 a = source[0], b = source[1];
+    const float s = p.scale;
+    uint4 packed;
+    packed.x = Element<E>::pack(a.x * s, a.y * s);
+    packed.y = Element<E>::pack(a.z * s, a.w * s);
+    packed.z = Element<E>::pack(b.x * s, b.y * s);
+    packed.w = Element<E>::pack(b.z * s, b.w * s);
+    *reinterpret_cast<uint4*>(static_cast<char*>(p.dq) +
+                              2 * (batch * p.qBatchStride + head * p.qHeadStride +
+                                   row * p.qRowStride + chunk * 8)) = packed;
+}
+
+// dS K_j for one warp's 16 query rows and d-slice `slice`: dS from dS^T in shared memory
+// (ldmatrix .trans gives the A fragments of the transpose), K_j as the B operand with keys along
+// k (.trans).
+template <class Tile, class El>
+__device__ __forceinline__ void queryGradient(float (&acc)[Tile::D / 8 / Tile::kDSlices][4],
+                                              std::uint32_t dsAddress, std::uint32_t kAddress, int slice) {
+    constexpr int kPairs = Tile::D / 16 / Tile::kDSlices; // 16-column pairs of n-tiles per slice
+#pragma unroll
+    for (int dt = 0; dt < 2 * kPairs; ++dt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[dt][e] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < Tile::BC / 16; ++kk) {
+        std::uint32_t a[4];
+        primitives::ldmatrixX4Trans(dsAddress + kk * 16 * Tile::kDsRowBytes, a);
+#pragma unroll
+        for (int dp = 0; dp < kPairs; ++dp) {
+            std::uint32_t b[4];
+            primitives::ldmatrixX4Trans((kAddress ^ ((slice * kPairs + dp) << 5)) + kk * 16 * Tile::kRowBytes, b);
+            El::mma(acc[2 * dp], a, b[0], b[1]);
+            El::mma(acc[2 * dp + 1], a, b[2], b[3]);
+        }
+    }
+}
+
+// *address += (x, y) in global memory: one vector reduction on Hopper (sm_90), two before.
+__device__ __forceinline__ void addPair(float* address, float x, float y) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(address), "f"(x), "f"(y) : "memory");
+#else
+    atomicAdd(address, x);
+    atomicAdd(address + 1, y);
+#endif
+}
+
+template <class Tile, TcElement E, bool Causal>
+__global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) tcBackwardKernel(const TcBackwardParams p) {
+    constexpr int D = Tile::D, BC = Tile::BC, BR = Tile::BR;
+    using El = Element<E>;
+    using Products = typename Tile::WarpProducts;
+    extern __shared__ __align__(16) unsigned char shared[];
+
+    // Under the causal mask the first key blocks see the most query rows: they start first.
+    const int keyBlock = int(blockIdx.x), head = int(blockIdx.y), batch = int(blockIdx.z);
+    const int key0 = keyBlock * BC;
+    const int tid = int(threadIdx.x), warp = tid / 32, lane = tid % 32;
+    const int group = lane / 4, quad = lane % 4;
+    const int nq = p.queries, nk = p.keys, shift = nk - nq;
+    const float scaleLog2 = p.scale * primitives::kLog2e;
+    const std::int64_t bh = std::int64_t(batch) * p.heads + head;
+
+    const char* qGlobal =
+        static_cast<const char*>(p.q) + 2 * (batch * p.qBatchStride + head * p.qHeadStride);
+    const char* doGlobal =
+        static_cast<const char*>(p.dout) + 2 * (batch * p.oBatchStride + head * p.oHeadStride);
+    const std::int64_t qRow = 2 * p.qRowStride, doRow = 2 * p.oRowStride;
+    const float* lseGlobal = p.lse2 + bh * p.rowsPadded;
+    const float* deltaGlobal = p.delta + bh * p.rowsPadded;
+    float* dqGlobal = p.dqAccum + bh * p.rowsPadded * D;
+
+    // Every query block from the first whose last row sees key0 (all of them without the mask).
+    const int blocks = (nq + BR - 1) / BR;
+    const int firstBlock = Causal ? max(0, key0 - shift) / BR : 0;
+
+    const std::uint32_t base =
+        (primitives::sharedAddress(shared) + Tile::kAlign - 1) & ~std::uint32_t(Tile::kAlign - 1);
+    const unsigned char* sharedBase = shared + (base - primitives::sharedAddress(shared));
+    const std::uint32_t sK = base + Tile::kK, sV = base + Tile::kV;
+
+    // Per-lane ldmatrix offsets (the forward's, tc_flash.cuh). The swizzle term is lane & 7.
+    const int swz = lane & 7;
+    const int warpKey = warp * 16;
+    // A operand, this warp's 16 keys of K_j or V_j: matrices (rows 0-7 | 8-15) x (k 0-7 | 8-15).
+    const std::uint32_t aLane = std::uint32_t((warpKey + (lane & 7) + ((lane >> 3) & 1) * 8) * Tile::kRowBytes +
+                                              (((lane >> 4) ^ swz) << 4));
+    // B operand with d along k (Q_i, dO_i in S^T = K Q^T, dP^T = V dO^T).
+    const std::uint32_t bLane = std::uint32_t(((lane & 7) + (lane >> 4) * 8) * Tile::kRowBytes +
+                                              ((((lane >> 3) & 1) ^ swz) << 4));
+    // B operand with rows along k, transposed (Q_i, dO_i in dK, dV; K_j in dQ).
+    const std::uint32_t tLane = std::uint32_t(((lane & 7) + ((lane >> 3) & 1) * 8) * Tile::kRowBytes +
+                                              (((lane >> 4) ^ swz) << 4));
+    // A operand dS (this warp's 16 query rows for dQ) from dS^T, transposed: stored rows are keys
+    // (k), chunks query rows; matrices (queries 0-7 | 8-15) x (keys 0-7 | 8-15).
+    const int rowGroup = warp % Tile::kRowGroups, slice = warp / Tile::kRowGroups;
+    const std::uint32_t dsLane =
+        base + Tile::kDS +
+        std::uint32_t(((lane & 7) + (lane >> 4) * 8) * Tile::kDsRowBytes +
+                      (((2 * rowGroup + ((lane >> 3) & 1)) ^ swz) << 4));
+
+    auto loadQueryBlock = [&](int block, int buffer) {
+        const int row0 = block * BR;
+        loadTile<Tile, BR>(base + Tile::kQ + buffer * Tile::kQBytes, qGlobal + row0 * qRow, qRow,
+                           nq - row0, tid);
+        loadTile<Tile, BR>(base + Tile::kDO + buffer * Tile::kQBytes, doGlobal + row0 * doRow, doRow,
+                           nq - row0, tid);
+        // The statistics are padded to whole blocks in the scratch: every chunk is there.
+        constexpr int kStatChunks = BR / 4;
+        if (tid < kStatChunks)
+            primitives::copyAsync16(base + Tile::kLse + buffer * Tile::kStatBytes + tid * 16,
+                                    lseGlobal + row0 + tid * 4, true);
+        else if (tid < 2 * kStatChunks)
+            primitives::copyAsync16(base + Tile::kDelta + buffer * Tile::kStatBytes + (tid - kStatChunks) * 16,
+                                    deltaGlobal + row0 + (tid - kStatChunks) * 4, true);
+        primitives::copyAsyncCommit();
+    };
+
+    float dk[D / 8][4], dv[D / 8][4];
+#pragma unroll
+    for (int dt = 0; dt < D / 8; ++dt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) dk[dt][e] = dv[dt][e] = 0.f;
+
+    if (firstBlock < blocks) {
+        loadTile<Tile, BC>(sK, static_cast<const char*>(p.k) +
+                                   2 * (batch * p.kBatchStride + head * p.kHeadStride + key0 * p.kRowStride),
+                           2 * p.kRowStride, nk - key0, tid);
+        loadTile<Tile, BC>(sV, static_cast<const char*>(p.v) +
+                                   2 * (batch * p.vBatchStride + head * p.vHeadStride + key0 * p.vRowStride),
+                           2 * p.vRowStride, nk - key0, tid);
+        loadQueryBlock(firstBlock, 0);
+
+        for (int i = firstBlock; i < blocks; ++i) {
+            const int buffer = (i - firstBlock) & 1;
+            const int row0 = i * BR;
+            primitives::copyAsyncWait<0>(); // Q_i, dO_i and their statistics landed
+            __syncthreads();                // ... for every thread; step i - 1 is done with dS^T
+            if (i + 1 < blocks) loadQueryBlock(i + 1, buffer ^ 1);
+            const std::uint32_t sQ = base + Tile::kQ + buffer * Tile::kQBytes;
+            const std::uint32_t sDO = base + Tile::kDO + buffer * Tile::kQBytes;
+            const float* lse2 = reinterpret_cast<const float*>(sharedBase + Tile::kLse + buffer * Tile::kStatBytes);
+            const float* delta =
+                reinterpret_cast<const float*>(sharedBase + Tile::kDelta + buffer * Tile::kStatBytes);
+
+            // P^T: keys past the end (zero rows of K, which would give exp(-LSE)) and, under the
+            // mask, keys past a row's diagonal get 0.
+            float pt[1][BR / 8][4];
+            scores<Products, El>(pt, sK + aLane, sQ + bLane, {});
+            const bool ragged = key0 + BC > nk;
+            const bool diagonal = Causal && key0 + BC - 1 > row0 + shift;
+#pragma unroll
+            for (int nt = 0; nt < BR / 8; ++nt) {
+                const float2 l = *reinterpret_cast<const float2*>(lse2 + nt * 8 + 2 * quad);
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    float value = primitives::exp2Approx(fmaf(pt[0][nt][e], scaleLog2, -(e & 1 ? l.y : l.x)));
+                    const int key = key0 + warpKey + group + (e >> 1) * 8;
+                    const int row = row0 + nt * 8 + 2 * quad + (e & 1);
+                    if ((ragged && key >= nk) || (diagonal && key > row + shift)) value = 0.f;
+                    pt[0][nt][e] = value;
+                }
+            }
+            // dV += P^T dO_i.
+            accumulatePV<Products, El>(reinterpret_cast<float(&)[1][D / 8][4]>(dv), pt, sDO + tLane);
+
+            // dS^T = P^T o (dP^T - D), dP^T = V dO^T.
+            float ds[1][BR / 8][4];
+            scores<Products, El>(ds, sV + aLane, sDO + bLane, {});
+#pragma unroll
+            for (int nt = 0; nt < BR / 8; ++nt) {
+                const float2 dd = *reinterpret_cast<const float2*>(delta + nt * 8 + 2 * quad);
+#pragma unroll
+                for (int e = 0; e < 4; ++e) ds[0][nt][e] = pt[0][nt][e] * (ds[0][nt][e] - (e & 1 ? dd.y : dd.x));
+            }
+            // dK += dS^T Q_i (scaled once at the end).
+            accumulatePV<Products, El>(reinterpret_cast<float(&)[1][D / 8][4]>(dk), ds, sQ + tLane);
+
+            // dS^T to shared memory, rounded as the products' operands are: this thread's
+            // (key, two query rows) pairs, chunk nt of row `key` swizzled to nt ^ (key & 7).
+            unsigned char* dsShared = const_cast<unsigned char*>(sharedBase) + Tile::kDS;
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int key = warpKey + group + 8 * h;
+#pragma unroll
+                for (int nt = 0; nt < BR / 8; ++nt)
+                    *reinterpret_cast<std::uint32_t*>(dsShared + key * Tile::kDsRowBytes +
+                                                      ((nt ^ group) << 4) + quad * 4) =
+                        El::pack(ds[0][nt][2 * h], ds[0][nt][2 * h + 1]);
+            }
+            __syncthreads();
+
+            // dQ_i += dS K_j, this warp's 16 query rows and d-slice, added to the fp32 buffer
+            // (padded rows: no bounds to check, and their dS is 0).
+            constexpr int kSliceTiles = D / 8 / Tile::kDSlices;
+            float dq[kSliceTiles][4];
+            queryGradient<Tile, El>(dq, dsLane, sK + tLane, slice);
+            float* dqRows = dqGlobal + std::int64_t(row0 + rowGroup * 16 + group) * D +
+                            slice * (D / Tile::kDSlices) + 2 * quad;
+#pragma unroll
+            for (int dt = 0; dt < kSliceTiles; ++dt)
+#pragma unroll
+                for (int h = 0; h < 2; ++h) addPair(dqRows + h * 8 * D + dt * 8, dq[dt][2 * h], dq[dt][2 * h + 1]);
+        }
+        primitives::copyAsyncWait<0>();
+    }
+
+    // dK = scale x dS^T Q and dV, this warp's 16 keys (0 for keys no query row sees).
+    char* dkGlobal = static_cast<char*>(p.dk) + 2 * (batch * p.kBatchStride + head * p.kHeadStride);
+    char* dvGlobal = static_cast<char*>(p.dv) + 2 * (batch * p.vBatchStride + head * p.vHeadStride);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const int key = key0 + warpKey + group + 8 * h;
+        if (key >= nk) continue;
+        char* kOut = dkGlobal + std::int64_t(key) * (2 * p.kRowStride) + quad * 4;
+        char* vOut = dvGlobal + std::int64_t(key) * (2 * p.vRowStride) + quad * 4;
+#pragma unroll
+        for (int dt = 0; dt < D / 8; ++dt) {
+            *reinterpret_cast<std::uint32_t*>(kOut + dt * 16) =
+                El::pack(dk[dt][2 * h] * p.scale, dk[dt][2 * h + 1] * p.scale);
+            *reinterpret_cast<std::uint32_t*>(vOut + dt * 16) = El::pack(dv[dt][2 * h], dv[dt][2 * h + 1]);
+        }
+    }
+}
+
+} // namespace flashviz::cuda::tc

@@ -1,0 +1,41 @@
+#pragma once
+// Launch layer of the tensor-core backward pass (tc_backward.cuh): its compiled variants, the
+// scratch it needs and the launch of its three kernels. No CUDA types; failures are EngineErrors.
+// Launches go to the default stream and return without waiting.
+#include "kernels/cuda/params/tc_params.h"
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace flashviz::cuda {
+
+struct TcBackwardKernelInfo {
+    int id = 0;
+    std::string name; // "tc_bwd_d128_bc64_br64_w4" (kernels::tensorCoreBackwardConfigName)
+    int headDim = 0;
+    int blockCols = 0;
+    int blockRows = 0;
+    int threads = 0;
+    std::size_t sharedBytes = 0;
+    int blocksPerSm = 1;
+};
+
+// Every compiled variant, rows of kernels::kTensorCoreBackwardConfigs.
+const std::vector<TcBackwardKernelInfo>& tcBackwardKernels();
+// Whether device 0 gives a block the variant's shared memory.
+bool tcBackwardKernelRunsHere(const TcBackwardKernelInfo& info);
+// The variant for d on device 0 (kernels::chooseTensorCoreBackwardConfig); null when none fits.
+const TcBackwardKernelInfo* defaultTcBackwardKernel(int headDim);
+
+// Query rows per (batch, head) in the scratch: the queries rounded up to whole blocks.
+int tcBackwardRowsPadded(int queries);
+// fp32 values of scratch the backward needs: dQ's accumulator and two numbers per query row.
+std::size_t tcBackwardWorkspaceFloats(const QkvParams& params);
+// checkTcParams, and dO, dQ, dK, dV, the LSE and the scratch present and 16-byte aligned.
+void checkTcBackwardParams(const TcBackwardParams& params);
+// Zeroes dQ's accumulator, then runs the pre-pass, variant `kernelId` (-1: the default for d)
+// and the post-pass. `params.lse` is the forward's; the launcher sets the scratch's pointers.
+void launchTcBackward(TcBackwardParams params, int kernelId = -1);
+
+} // namespace flashviz::cuda

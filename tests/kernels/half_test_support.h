@@ -1,0 +1,64 @@
+#pragma once
+// Shared by the fp16 / bf16 suites (tst_cuda_tensor_core, tst_cuda_tensor_core_backward): random
+// inputs in the low precision, one (batch, head) slice widened to fp64, rounding, problems.
+#include "kernels/cuda_backend.h"
+
+#include <Eigen/Dense>
+
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace flashviz::halftest {
+
+// `count` standard normal values rounded to the problem's type.
+inline std::vector<std::uint16_t> randomHalf(std::size_t count, HalfType type, std::mt19937& rng) {
+    std::normal_distribution<float> normal(0.f, 1.f);
+    std::vector<std::uint16_t> out(count);
+    for (auto& x : out) x = toHalfBits(normal(rng), type);
+    return out;
+}
+
+// Where row i of (batch b, head h) starts, in a tensor of `rows` rows per head.
+inline std::size_t offset(const HalfAttentionProblem& p, int rows, int b, int h, int i) {
+    const std::size_t d = std::size_t(p.headDim);
+    if (p.layout == HalfLayout::BatchHeadSeqDim) return ((std::size_t(b) * p.heads + h) * rows + i) * d;
+    return ((std::size_t(b) * rows + i) * p.heads + h) * d;
+}
+
+inline float roundTo(float x, HalfType type) { return fromHalfBits(toHalfBits(x, type), type); }
+
+// One matrix of a (batch, head) slice, widened.
+inline Eigen::MatrixXd slice(const HalfAttentionProblem& p, const std::vector<std::uint16_t>& data,
+                             int rows, int b, int h) {
+    Eigen::MatrixXd m(rows, p.headDim);
+    for (int i = 0; i < rows; ++i) {
+        const std::size_t base = offset(p, rows, b, h, i);
+        for (int c = 0; c < p.headDim; ++c) m(i, c) = fromHalfBits(data[base + std::size_t(c)], p.type);
+    }
+    return m;
+}
+
+inline HalfAttentionProblem problem(HalfType type, int d, int nq, int nk, bool causal, int batch = 1,
+                                    int heads = 1, HalfLayout layout = HalfLayout::BatchHeadSeqDim) {
+    HalfAttentionProblem p;
+    p.type = type;
+    p.layout = layout;
+    p.batch = batch;
+    p.heads = heads;
+    p.queries = nq;
+    p.keys = nk;
+    p.headDim = d;
+    p.causal = causal;
+    return p;
+}
+
+inline const char* typeName(HalfType t) { return t == HalfType::Fp16 ? "fp16" : "bf16"; }
+
+// Keys row i sees: all, or under the bottom-right causal mask up to its diagonal.
+inline int visibleKeys(const HalfAttentionProblem& p, int i) {
+    return p.causal ? std::min(p.keys, std::max(0, i + p.keys - p.queries + 1)) : p.keys;
+}
+
+} // namespace flashviz::halftest

@@ -1,0 +1,318 @@
+// The tensor-core (fp16 / bf16) backward pass against an fp64 reference, judged as the
+// flash-attention test suite judges gradients: each of dQ, dK and dV at most twice as far from
+// the reference as the same gradient computed plainly in the low precision (standard attention,
+// every product's result and P rounded to fp16 / bf16). Also the forward's log-sum-exp (the
+// mma.sync and the Hopper kernels write it), dK and dV reproducible bit for bit, ragged and
+// mismatched shapes, causal (bottom-right) and not, both layouts, batch and heads, every
+// variant, and the refusals (no GPU needed for those).
+#include "gpu_test_support.h"
+#include "half_test_support.h"
+
+#include "core/errors.h"
+#include "kernels/cuda_backend.h"
+#include "kernels/kernel_configs.h"
+
+#include <Eigen/Dense>
+
+#include <QtTest/QtTest>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+using namespace flashviz;
+using namespace flashviz::halftest;
+
+namespace {
+
+struct Inputs {
+    std::vector<std::uint16_t> q, k, v, dout;
+};
+
+Inputs makeInputs(const HalfAttentionProblem& p, std::uint32_t seed) {
+    std::mt19937 rng(seed);
+    Inputs in;
+    in.q = randomHalf(halfQueryElements(p), p.type, rng);
+    in.k = randomHalf(halfKeyElements(p), p.type, rng);
+    in.v = randomHalf(halfKeyElements(p), p.type, rng);
+    in.dout = randomHalf(halfQueryElements(p), p.type, rng);
+    return in;
+}
+
+// Standard attention and its gradients for one (batch, head): in fp64, or with `round` applied
+// to every product's result and to P (the plain low-precision computation).
+struct Attention {
+    Eigen::MatrixXd o, dq, dk, dv;
+    Eigen::VectorXd lse; // -inf for a row that sees no key
+};
+
+template <class Round>
+Attention standardAttention(const HalfAttentionProblem& p, const Eigen::MatrixXd& q,
+                            const Eigen::MatrixXd& k, const Eigen::MatrixXd& v,
+                            const Eigen::MatrixXd& dout, Round round) {
+    const double scale = p.scale > 0 ? p.scale : 1.0 / std::sqrt(double(p.headDim));
+    auto rounded = [&](Eigen::MatrixXd m) { return m.unaryExpr(round).eval(); };
+    const Eigen::MatrixXd s = rounded(q * k.transpose());
+    Eigen::MatrixXd prob = Eigen::MatrixXd::Zero(p.queries, p.keys);
+    Attention a;
+    a.lse = Eigen::VectorXd::Constant(p.queries, -std::numeric_limits<double>::infinity());
+    for (int i = 0; i < p.queries; ++i) {
+        const int visible = visibleKeys(p, i);
+        if (visible == 0) continue;
+        const double mx = s.row(i).head(visible).maxCoeff();
+        double sum = 0;
+        for (int j = 0; j < visible; ++j) sum += std::exp((s(i, j) - mx) * scale);
+        for (int j = 0; j < visible; ++j) prob(i, j) = std::exp((s(i, j) - mx) * scale) / sum;
+        a.lse(i) = mx * scale + std::log(sum);
+    }
+    prob = rounded(prob);
+    a.o = rounded(prob * v);
+    a.dv = rounded(prob.transpose() * dout);
+    const Eigen::MatrixXd dp = rounded(dout * v.transpose());
+    const Eigen::VectorXd d = (dp.cwiseProduct(prob)).rowwise().sum();
+    const Eigen::MatrixXd ds = rounded(prob.cwiseProduct(dp.colwise() - d));
+    a.dq = rounded(scale * ds * k);
+    a.dk = rounded(scale * ds.transpose() * q);
+    return a;
+}
+
+struct Errors {
+    double kernel = 0, plain = 0;
+    bool finite = true;
+    void add(double got, double plainValue, double reference) {
+        if (!std::isfinite(got)) finite = false;
+        kernel = std::max(kernel, std::fabs(got - reference));
+        plain = std::max(plain, std::fabs(plainValue - reference));
+    }
+    double ratio() const { return plain > 0 ? kernel / plain : (kernel > 0 ? INFINITY : 0); }
+};
+
+struct Judgement {
+    Errors o, dq, dk, dv;
+    double lseError = 0; // max |kernel LSE - fp64 LSE| over rows that see a key
+    bool lseEmptyRowsAreMinusInfinity = true;
+};
+
+Judgement judge(const HalfAttentionProblem& p, const Inputs& in, const HalfGradients& g) {
+    Judgement j;
+    auto exact = [](double x) { return x; };
+    auto low = [&](double x) { return double(roundTo(float(x), p.type)); };
+    for (int b = 0; b < p.batch; ++b)
+        for (int h = 0; h < p.heads; ++h) {
+            const Eigen::MatrixXd q = slice(p, in.q, p.queries, b, h), k = slice(p, in.k, p.keys, b, h),
+                                  v = slice(p, in.v, p.keys, b, h),
+                                  dout = slice(p, in.dout, p.queries, b, h);
+            const Attention ref = standardAttention(p, q, k, v, dout, exact);
+            const Attention plain = standardAttention(p, q, k, v, dout, low);
+            const Eigen::MatrixXd o = slice(p, g.o, p.queries, b, h), dq = slice(p, g.dq, p.queries, b, h),
+                                  dk = slice(p, g.dk, p.keys, b, h), dv = slice(p, g.dv, p.keys, b, h);
+            for (int i = 0; i < p.queries; ++i) {
+                for (int c = 0; c < p.headDim; ++c) {
+                    j.o.add(o(i, c), plain.o(i, c), ref.o(i, c));
+                    j.dq.add(dq(i, c), plain.dq(i, c), ref.dq(i, c));
+                }
+                const double lse = g.lse[(std::size_t(b) * p.heads + h) * p.queries + i];
+                if (std::isinf(ref.lse(i))) j.lseEmptyRowsAreMinusInfinity &= lse == ref.lse(i);
+                else j.lseError = std::max(j.lseError, std::isfinite(lse) ? std::fabs(lse - ref.lse(i)) : INFINITY);
+            }
+            for (int r = 0; r < p.keys; ++r)
+                for (int c = 0; c < p.headDim; ++c) {
+                    j.dk.add(dk(r, c), plain.dk(r, c), ref.dk(r, c));
+                    j.dv.add(dv(r, c), plain.dv(r, c), ref.dv(r, c));
+                }
+        }
+    return j;
+}
+
+// Where the plain computation is exact, 1e-6: with one visible key P = 1 and dS = 0 exactly,
+// which the kernel gets to within its exp2's and fp32 sums' rounding (4e-7 measured).
+constexpr double kExactFloor = 1e-6;
+
+void verifyWithinTwice(const char* what, const Errors& e) {
+    qInfo("  %s: max error %.3e, plain %.3e, ratio %.3f", what, e.kernel, e.plain, e.ratio());
+    QVERIFY2(e.finite, qPrintable(QStringLiteral("%1 has a non-finite value").arg(what)));
+    QVERIFY2(e.kernel <= std::max(2 * e.plain, kExactFloor),
+             qPrintable(QStringLiteral("%1's error %2 is more than twice the plain low-precision error %3")
+                            .arg(what)
+                            .arg(e.kernel)
+                            .arg(e.plain)));
+}
+
+void runAndJudge(const HalfAttentionProblem& p, int forwardKernel, int backwardKernel, std::uint32_t seed) {
+    FLASHVIZ_SKIP_IF_LARGE(double(p.batch) * p.heads * p.queries * p.keys);
+    const Inputs in = makeInputs(p, seed);
+    const HalfGradients g = cudaFlashBackwardHalf(p, in.q, in.k, in.v, in.dout, forwardKernel, backwardKernel);
+    const Judgement j = judge(p, in, g);
+    qInfo("%s d=%d %dx%d B=%d H=%d %s%s, forward %d, backward %d:", typeName(p.type), p.headDim,
+          p.queries, p.keys, p.batch, p.heads, p.causal ? "causal" : "full",
+          p.layout == HalfLayout::BatchSeqHeadDim ? " [b,n,h,d]" : "", forwardKernel, backwardKernel);
+    verifyWithinTwice("O", j.o);
+    verifyWithinTwice("dQ", j.dq);
+    verifyWithinTwice("dK", j.dk);
+    verifyWithinTwice("dV", j.dv);
+    // The scores' own rounding (fp32 sums of fp16 products) is far below 1e-3.
+    qInfo("  LSE: max error %.3e", j.lseError);
+    QVERIFY2(j.lseError <= 1e-3, "the forward's log-sum-exp is off");
+    QVERIFY2(j.lseEmptyRowsAreMinusInfinity, "a row that sees no key must have LSE -inf");
+}
+
+// The first mma.sync forward variant for d, whose LSE the default (on Hopper the wgmma kernel)
+// would otherwise leave untested there.
+int mmaSyncForward(int d) {
+    for (const auto& k : cudaTensorCoreKernels())
+        if (!k.wgmma && k.headDim == d) return k.id;
+    return -1;
+}
+
+} // namespace
+
+class TestCudaTensorCoreBackward : public QObject {
+    Q_OBJECT
+
+private slots:
+    void refusesWhatItCannotRun() {
+        // No GPU needed: the problem's checks come first.
+        for (int d : {32, 96, 256}) {
+            const HalfAttentionProblem p = problem(HalfType::Fp16, d, 8, 8, false);
+            const std::vector<std::uint16_t> data(halfQueryElements(p));
+            try {
+                (void)cudaFlashBackwardHalf(p, data, data, data, data);
+                QFAIL("head dimension accepted");
+            } catch (const EngineError& e) {
+                QCOMPARE(e.kind(), ErrorKind::Unsupported);
+                QVERIFY2(QString::fromUtf8(e.what()).contains("64 and 128"), e.what());
+            }
+        }
+        const HalfAttentionProblem p = problem(HalfType::Bf16, 64, 16, 16, true);
+        const std::vector<std::uint16_t> full(halfQueryElements(p)), small(10);
+        try {
+            (void)cudaFlashBackwardHalf(p, full, full, full, small);
+            QFAIL("a short dO accepted");
+        } catch (const EngineError& e) {
+            QCOMPARE(e.kind(), ErrorKind::InvalidArgument);
+            QVERIFY2(QString::fromUtf8(e.what()).contains("dO"), e.what());
+        }
+        // The scratch: dQ's fp32 accumulator over whole query blocks, two floats per row.
+        const HalfAttentionProblem big = problem(HalfType::Fp16, 128, 1000, 300, false, 2, 3);
+        QCOMPARE(halfBackwardWorkspaceBytes(big), std::size_t(2 * 3 * 1024 * (128 + 2) * 4));
+        QCOMPARE(halfLogSumExpElements(big), std::size_t(2 * 3 * 1000));
+    }
+
+    // The variants are the table's rows; the default for each d fits an H100 / H200 and an A100
+    // as many blocks per SM as it is built for, chosen by the policy every family shares (no
+    // GPU needed).
+    void variantsFitTheGpus() {
+        constexpr std::size_t KiB = 1024;
+        const auto all = cudaTensorCoreBackwardKernels();
+        QCOMPARE(int(all.size()), kernels::kTensorCoreBackwardConfigCount);
+        for (std::size_t i = 0; i < all.size(); ++i) {
+            QCOMPARE(all[i].id, int(i));
+            QCOMPARE(all[i].name, kernels::tensorCoreBackwardConfigName(kernels::kTensorCoreBackwardConfigs[i]));
+            QCOMPARE(all[i].sharedBytes, kernels::kTensorCoreBackwardConfigs[i].sharedBytes());
+        }
+        for (int d : {64, 128}) {
+            const int hopper = kernels::chooseTensorCoreBackwardConfig(d, 227 * KiB, 228 * KiB, KiB);
+            const int a100 = kernels::chooseTensorCoreBackwardConfig(d, 163 * KiB, 164 * KiB, KiB);
+            QVERIFY(hopper >= 0 && a100 >= 0);
+            for (const int row : {hopper, a100}) {
+                const auto& c = kernels::kTensorCoreBackwardConfigs[row];
+                QCOMPARE(c.headDim, d);
+                QVERIFY((c.sharedBytes() + KiB) * std::size_t(c.minBlocksPerSm) <= 164 * KiB);
+            }
+        }
+        QCOMPARE(kernels::chooseTensorCoreBackwardConfig(128, 48 * KiB, 48 * KiB, KiB), -1);
+    }
+
+    void matchesReference_data() {
+        QTest::addColumn<int>("type");
+        QTest::addColumn<int>("d");
+        QTest::addColumn<int>("nq");
+        QTest::addColumn<int>("nk");
+        QTest::addColumn<bool>("causal");
+        QTest::addColumn<int>("batch");
+        QTest::addColumn<int>("heads");
+        QTest::addColumn<bool>("sequenceMajor");
+        QTest::addColumn<bool>("mmaSyncForward");
+        for (HalfType t : {HalfType::Fp16, HalfType::Bf16})
+            for (int d : {64, 128}) {
+                auto row = [&](const char* name, int nq, int nk, bool causal, int batch, int heads,
+                               bool sequenceMajor, bool mmaSync = false) {
+                    QTest::addRow("%s d%d %s", typeName(t), d, name)
+                        << int(t) << d << nq << nk << causal << batch << heads << sequenceMajor << mmaSync;
+                };
+                row("113x203", 113, 203, false, 1, 1, false);
+                row("113x203 causal", 113, 203, true, 1, 1, false);
+                // More queries than keys: under the mask the first 90 rows see no key.
+                row("203x113 causal", 203, 113, true, 1, 1, false);
+                row("1x1", 1, 1, false, 1, 1, false);
+                row("7x300 causal", 7, 300, true, 1, 1, false);
+                row("B2 H3 129x77", 129, 77, false, 2, 3, false);
+                row("B2 H3 113x203 causal [b,n,h,d]", 113, 203, true, 2, 3, true);
+                row("H2 555x1100 [b,n,h,d]", 555, 1100, false, 1, 2, true);
+                row("1024x1024 causal", 1024, 1024, true, 1, 1, false);
+                row("300x129 causal, mma.sync forward", 300, 129, true, 1, 2, false, true);
+                row("257x513, mma.sync forward", 257, 513, false, 1, 1, false, true);
+            }
+    }
+
+    void matchesReference() {
+        FLASHVIZ_REQUIRE_GPU();
+        QFETCH(int, type);
+        QFETCH(int, d);
+        QFETCH(int, nq);
+        QFETCH(int, nk);
+        QFETCH(bool, causal);
+        QFETCH(int, batch);
+        QFETCH(int, heads);
+        QFETCH(bool, sequenceMajor);
+        QFETCH(bool, mmaSyncForward);
+        const HalfAttentionProblem p =
+            problem(HalfType(type), d, nq, nk, causal, batch, heads,
+                    sequenceMajor ? HalfLayout::BatchSeqHeadDim : HalfLayout::BatchHeadSeqDim);
+        runAndJudge(p, mmaSyncForward ? ::mmaSyncForward(d) : -1, -1, std::uint32_t(nq * 131 + nk * 7 + d));
+    }
+
+    void everyVariant_data() {
+        QTest::addColumn<int>("kernel");
+        QTest::addColumn<int>("type");
+        for (const auto& k : cudaTensorCoreBackwardKernels())
+            for (HalfType t : {HalfType::Fp16, HalfType::Bf16})
+                QTest::addRow("%s %s", k.name.c_str(), typeName(t)) << k.id << int(t);
+    }
+
+    void everyVariant() {
+        FLASHVIZ_REQUIRE_GPU();
+        QFETCH(int, kernel);
+        QFETCH(int, type);
+        const auto info = cudaTensorCoreBackwardKernels()[std::size_t(kernel)];
+        if (!info.fitsDevice) QSKIP("this variant needs more shared memory than this GPU has");
+        runAndJudge(problem(HalfType(type), info.headDim, 300, 129, true, 1, 2), -1, kernel, 5);
+        runAndJudge(problem(HalfType(type), info.headDim, 190, 333, false, 1, 2), -1, kernel, 6);
+    }
+
+    // dK and dV are sums each warp keeps in registers in a fixed order: the same bits every run.
+    // dQ's atomic adds come in any order: close, not necessarily equal.
+    void keyGradientsAreReproducible() {
+        FLASHVIZ_REQUIRE_GPU();
+        const HalfAttentionProblem p = problem(HalfType::Bf16, 128, 700, 700, false, 1, 2);
+        const Inputs in = makeInputs(p, 11);
+        const HalfGradients a = cudaFlashBackwardHalf(p, in.q, in.k, in.v, in.dout);
+        const HalfGradients b = cudaFlashBackwardHalf(p, in.q, in.k, in.v, in.dout);
+        QVERIFY(a.dk == b.dk);
+        QVERIFY(a.dv == b.dv);
+        int differing = 0;
+        for (std::size_t i = 0; i < a.dq.size(); ++i) {
+            const float x = fromHalfBits(a.dq[i], p.type), y = fromHalfBits(b.dq[i], p.type);
+            differing += x != y;
+            // At most one bf16 step (8 significant bits) apart.
+            QVERIFY2(std::fabs(x - y) <= std::ldexp(std::max(std::fabs(x), std::fabs(y)), -7),
+                     qPrintable(QStringLiteral("dQ[%1]: %2 and %3").arg(i).arg(x).arg(y)));
+        }
+        qInfo("dQ: %d of %zu values differ between two runs, each by at most one step", differing, a.dq.size());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCudaTensorCoreBackward)
+#include "tst_cuda_tensor_core_backward.moc"
