@@ -10,6 +10,25 @@ std::vector<std::string> gpuBenchVariantNames() {
     return {kGpuBenchStandardFp32, kGpuBenchFlashFp32, kGpuBenchFlashFp16, kGpuBenchFlashBf16};
 }
 
+std::string gpuBenchPassName(GpuBenchPass pass) {
+    switch (pass) {
+    case GpuBenchPass::Forward: return "forward";
+    case GpuBenchPass::Backward: return "backward";
+    case GpuBenchPass::ForwardBackward: return "forward+backward";
+    }
+    return "forward";
+}
+
+std::optional<GpuBenchPass> parseGpuBenchPass(const std::string& name) {
+    for (const GpuBenchPass pass : kGpuBenchPasses)
+        if (name == gpuBenchPassName(pass)) return pass;
+    return std::nullopt;
+}
+
+bool gpuBenchVariantRuns(const std::string& variant, GpuBenchPass pass) {
+    return pass == GpuBenchPass::Forward || variant == kGpuBenchFlashFp16 || variant == kGpuBenchFlashBf16;
+}
+
 void validateGpuBenchRequest(const GpuBenchRequest& request) {
     auto refuse = [](ErrorKind kind, const std::string& text) { throw EngineError(kind, text); };
     if (request.sizes.empty())
@@ -55,7 +74,10 @@ int gpuBenchPointCount(const GpuBenchRequest& request) {
 double gpuBenchFlops(const GpuBenchRequest& request, int n) {
     const double batch = double(request.tokens) / n;
     const double heads = double(request.headsTimesDim) / request.headDim;
-    return 4.0 * double(n) * n * request.headDim * batch * heads * (request.causal ? 0.5 : 1.0);
+    const double passes = request.pass == GpuBenchPass::Forward    ? 1.0
+                          : request.pass == GpuBenchPass::Backward ? 2.5
+                                                                   : 3.5;
+    return passes * 4.0 * double(n) * n * request.headDim * batch * heads * (request.causal ? 0.5 : 1.0);
 }
 
 } // namespace flashviz

@@ -4,7 +4,9 @@
 // kernels/bench/gpu_bench.cpp and FlashAttention's own benchmarks measure. Plain C++: no CUDA
 // types, no Qt. Run it through runGpuBenchmark() in kernels/backend_registry.h, which knows
 // whether a GPU is there; this header also builds without CUDA.
+#include <array>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,20 @@ inline constexpr int kGpuBenchMaxRepeats = 1000;
 inline constexpr long kGpuBenchMaxTokens = 1L << 24;    // batch x n
 inline constexpr int kGpuBenchMaxHeadsTimesDim = 16384; // the model width
 
+// Which pass a request times: the forward; the backward alone (dQ, dK and dV from the forward's
+// O and log-sum-exp, which are computed once beforehand and not timed); or both in turn, as a
+// training step runs them. Only the tensor-core variants (flash-fp16, flash-bf16) have a
+// backward kernel: the others' backward points come back unmeasured, with a note.
+enum class GpuBenchPass { Forward, Backward, ForwardBackward };
+// Every pass, in the order the page offers them.
+inline constexpr std::array<GpuBenchPass, 3> kGpuBenchPasses{
+    GpuBenchPass::Forward, GpuBenchPass::Backward, GpuBenchPass::ForwardBackward};
+// "forward", "backward", "forward+backward": the saved-results files' and the CLI's names.
+std::string gpuBenchPassName(GpuBenchPass pass);
+std::optional<GpuBenchPass> parseGpuBenchPass(const std::string& name);
+// Whether a variant has a kernel for the pass.
+bool gpuBenchVariantRuns(const std::string& variant, GpuBenchPass pass);
+
 struct GpuBenchRequest {
     std::vector<int> sizes{1024, 2048, 4096, 8192, 16384}; // n; each must divide `tokens`
     int headDim = 64;                                      // 64 or 128
@@ -31,6 +47,7 @@ struct GpuBenchRequest {
     int repeats = 10;         // timed runs per point after one warm-up; the median is kept
     long tokens = 16384;      // batch x n
     int headsTimesDim = 2048; // heads x d
+    GpuBenchPass pass = GpuBenchPass::Forward;
 };
 
 struct GpuBenchPoint {
@@ -57,7 +74,9 @@ using GpuBenchProgress = std::function<bool(int done, int total)>;
 void validateGpuBenchRequest(const GpuBenchRequest& request);
 // Points a request measures: sizes x variants.
 int gpuBenchPointCount(const GpuBenchRequest& request);
-// Floating-point operations of one forward pass at n (both matrix products, causal halved).
+// Floating-point operations of the request's pass at n: the forward's two matrix products,
+// 4 n^2 d batch heads; the backward's five (S recomputed, dP, dV, dQ, dK), 2.5 times that
+// (FlashAttention's convention); both 3.5 times; causal halved.
 double gpuBenchFlops(const GpuBenchRequest& request, int n);
 
 } // namespace flashviz

@@ -9,6 +9,7 @@
 #include "kernels/cuda/runtime/check.h"
 #include "kernels/cuda/runtime/device_memory.h"
 #include "kernels/cuda/launch.h"
+#include "kernels/cuda/sm80/tc_backward_launch.h"
 #include "kernels/cuda/sm80/tc_launch.h"
 
 #include "core/errors.h"
@@ -23,6 +24,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +48,9 @@ struct Options {
     std::string csv;
     bool api = false; // --api: run the library call the app's benchmark view makes instead
     bool once = false; // --once: each method's checked launch only, untimed (for profilers)
+    bool backward = false; // --backward: the tensor-core backward after each type's forward rows
+    bool backwardVariants = false; // --backward-variants: every backward variant, not the default
+    GpuBenchPass pass = GpuBenchPass::Forward; // --pass, with --api
 };
 
 std::vector<int> parseList(const char* text) {
@@ -63,6 +68,7 @@ void usage() {
         "usage: flashviz-gpu-bench [--d 64,128] [--n 1024,2048,...] [--tokens 16384]\n"
         "         [--width 2048] [--repeats 10] [--variants] [--causal] [--no-baseline]\n"
         "         [--only ID,ID] [--tc fp16,bf16] [--no-fp32] [--csv FILE] [--api] [--once]\n"
+        "         [--backward] [--backward-variants] [--pass forward|backward|forward+backward]\n"
         "  --variants   time every compiled tile configuration of the fast kernel, not only\n"
         "               the default for d\n"
         "  --only       time only these fast-kernel variants (ids as listed at the start: rows\n"
@@ -71,9 +77,16 @@ void usage() {
         "               the fp32 ones; checked against the fp32 baseline); with --variants\n"
         "               every tensor-core variant, else the default for d\n"
         "  --no-fp32    leave out the fp32 fast kernel\n"
+        "  --backward   with --tc, also time the tensor-core backward (dQ, dK, dV; its pre-pass,\n"
+        "               kernel and post-pass) after the default forward wrote O and the LSE;\n"
+        "               TFLOP/s = 2.5 x the forward's count; every backward variant with\n"
+        "               --variants. Its gradients are checked for non-finite values only (the\n"
+        "               GPU suite tst_cuda_tensor_core_backward checks them against fp64)\n"
         "  --api        measure through the library call the app's GPU benchmark view makes\n"
         "               (kernels/gpu_benchmark.h): standard-fp32, flash-fp32, -fp16, -bf16 at\n"
         "               the first --d and every --n, printing its points\n"
+        "  --backward-variants  with --backward, every backward variant (the forward's default)\n"
+        "  --pass       with --api, the pass it times (kernels/gpu_benchmark.h' GpuBenchPass)\n"
         "  --once       launch each method once (its checked run) and time nothing: one\n"
         "               launch per method for a profiler (kernels/bench/ncu_traffic.py)\n");
 }
@@ -92,6 +105,56 @@ struct Row {
 
 std::size_t freeBytes() { return memoryInfo().freeBytes; }
 
+struct TcBuffers {
+    TcElement type;
+    DeviceBuffer<std::uint16_t> q, k, v, o;
+};
+
+// The backward rows of one type at (d, n): the default forward writes O and the LSE once, then
+// each backward variant is timed (zeroing dQ's accumulator, pre-pass, kernel, post-pass). dO
+// is V's values: any data times alike.
+void addBackwardRows(std::vector<Row>& rows, const Options& opt, const TcBuffers& b, int d, int n,
+                     int batch, int heads, float scale, double forwardFlops) {
+    const std::size_t elements = std::size_t(batch) * heads * n * d;
+    TcBackwardParams p;
+    static_cast<TcParams&>(p) = denseSelfAttentionParams(b.q.get(), b.k.get(), b.v.get(), b.o.get(), batch,
+                                                         heads, n, d, scale, opt.causal, b.type);
+    DeviceBuffer<float> lse(std::size_t(batch) * heads * n, "LSE"),
+        workspace(tcBackwardWorkspaceFloats(p), "the backward's scratch");
+    DeviceBuffer<std::uint16_t> dq(elements, "dQ"), dk(elements, "dK"), dv(elements, "dV");
+    p.lse = lse.get();
+    launchTcFlash(p);
+    p.dout = b.v.get();
+    p.dq = dq.get();
+    p.dk = dk.get();
+    p.dv = dv.get();
+    p.workspace = workspace.get();
+    const TcBackwardKernelInfo* chosen = defaultTcBackwardKernel(d);
+    const char* typeName = b.type == TcElement::Fp16 ? "fp16" : "bf16";
+    std::vector<float> gradient(elements);
+    for (const auto& info : tcBackwardKernels()) {
+        if (info.headDim != d || !tcBackwardKernelRunsHere(info)) continue;
+        if (!opt.allVariants && !opt.backwardVariants && !(chosen && info.id == chosen->id)) continue;
+        Row r{d, n, batch, heads, std::string("tcbwd-") + typeName + "-" + info.name, {}, 0, 0, 0, 0, {}, false};
+        const std::size_t before = freeBytes();
+        launchTcBackward(p, info.id);
+        synchronize("The tensor-core backward");
+        r.peakBytes = double(before) - double(freeBytes()) + double(workspace.bytes() + lse.bytes());
+        r.scratchBytes = double(workspace.bytes() + lse.bytes());
+        DeviceBuffer<float> widened(elements, "a gradient in fp32");
+        for (const auto* g : {&dq, &dk, &dv}) {
+            convertTcToFloat(g->get(), widened.get(), elements, b.type);
+            widened.download(gradient.data(), elements);
+            for (float x : gradient) r.diff.nonFinite += !std::isfinite(x);
+        }
+        if (!opt.once) {
+            r.t = timeIt([&] { launchTcBackward(p, info.id); }, opt.repeats);
+            r.tflops = 2.5 * forwardFlops / (r.t.medianMs * 1e-3) / 1e12;
+        }
+        rows.push_back(r);
+    }
+}
+
 // The benchmark view's path: one call, its progress reports and its points.
 int runApi(const Options& opt) {
     GpuBenchRequest request;
@@ -101,6 +164,7 @@ int runApi(const Options& opt) {
     request.repeats = opt.repeats;
     request.tokens = opt.tokens;
     request.headsTimesDim = opt.width;
+    request.pass = opt.pass;
     const std::vector<GpuBenchPoint> points =
         runBenchmark(request, [](int done, int total) {
             std::printf("progress %d/%d\n", done, total);
@@ -143,6 +207,16 @@ int main(int argc, char** argv) {
         else if (a == "--no-fp32") opt.fp32 = false;
         else if (a == "--api") opt.api = true;
         else if (a == "--once") opt.once = true;
+        else if (a == "--backward") opt.backward = true;
+        else if (a == "--backward-variants") opt.backward = opt.backwardVariants = true;
+        else if (a == "--pass") {
+            const std::optional<GpuBenchPass> pass = parseGpuBenchPass(next());
+            if (!pass) {
+                usage();
+                return 2;
+            }
+            opt.pass = *pass;
+        }
         else if (a == "--tc") {
             const std::string list = next();
             for (std::size_t at = 0; at < list.size();) {
@@ -199,10 +273,6 @@ int main(int argc, char** argv) {
         v.upload(hv.data(), elements);
         BlasHandle blas;
         // fp16 / bf16 copies of the same inputs, one set per type, and one output each.
-        struct TcBuffers {
-            TcElement type;
-            DeviceBuffer<std::uint16_t> q, k, v, o;
-        };
         std::vector<TcBuffers> tcBuffers;
         for (const TcElement t : opt.tcTypes) {
             TcBuffers b{t, DeviceBuffer<std::uint16_t>(elements, "Q (16-bit)"),
@@ -323,6 +393,7 @@ int main(int argc, char** argv) {
                         }
                         rows.push_back(r);
                     }
+                    if (opt.backward) addBackwardRows(rows, opt, b, d, n, batch, heads, p.scale, flops);
                 }
                 for (auto it = rows.begin() + std::ptrdiff_t(firstRow); it != rows.end(); ++it)
                     std::printf("d=%-4d n=%-6d B=%-3d H=%-3d %-36s %9.3f ms (min %.3f max %.3f) "

@@ -8,7 +8,9 @@ products, CUTLASS's OpMultiplyAddFastF32) and the math path (matmul, softmax, ma
 fp16,bf16 each 16-bit type runs with every backend forced in turn: flash (FlashAttention-2),
 cuDNN, memory-efficient and math; TFLOP/s halved for causal.
 Medians over repeats with CUDA events, TFLOP/s = 4 n^2 d batch heads / t, peak memory above the
-inputs from torch.cuda.max_memory_allocated. With --flash-csv (flashviz-gpu-bench's --csv
+inputs from torch.cuda.max_memory_allocated. With --backward the 16-bit flash and cuDNN backends'
+backward passes are timed too (torch.autograd.grad of the output against Q, K, V with a fixed
+dO; TFLOP/s = 2.5 x the forward's count). With --flash-csv (flashviz-gpu-bench's --csv
 output) it prints one table with FlashViz's kernels beside PyTorch's and the ratios.
 """
 import argparse
@@ -36,6 +38,33 @@ def time_ms(fn, repeats):
     return statistics.median(times), min(times), max(times)
 
 
+def time_backward(args, d, n, batch, heads, flops, dtype_name, q, k, v):
+    """The flash and cuDNN backends' backward: dQ, dK, dV for a fixed dO, timed alone."""
+    rows = []
+    q, k, v = (x.detach().requires_grad_() for x in (q, k, v))
+    dout = torch.randn_like(q)
+    for name, backend in ((f"torch-{dtype_name}-flash-bwd", SDPBackend.FLASH_ATTENTION),
+                          (f"torch-{dtype_name}-cudnn-bwd", SDPBackend.CUDNN_ATTENTION)):
+        try:
+            with sdpa_kernel([backend]):
+                out = F.scaled_dot_product_attention(q, k, v, is_causal=args.causal)
+                run = lambda: torch.autograd.grad(out, (q, k, v), dout, retain_graph=True)
+                run()
+                med, lo, hi = time_ms(run, args.repeats)
+            del out
+        except (torch.OutOfMemoryError, RuntimeError) as error:
+            print(f"d={d} n={n} {name}: not run ({str(error).splitlines()[0][:100]})")
+            torch.cuda.empty_cache()
+            continue
+        row = dict(d=d, n=n, batch=batch, heads=heads, method=name, median_ms=med, min_ms=lo,
+                   max_ms=hi, tflops=2.5 * flops / (med * 1e-3) / 1e12, peak_bytes=0,
+                   rel_vs_efficient=0.0)
+        rows.append(row)
+        print(f"d={d:<4} n={n:<6} B={batch:<3} H={heads:<3} {name:<22} {med:9.3f} ms "
+              f"{row['tflops']:6.2f} TFLOP/s", flush=True)
+    return rows
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--d", default="64,128")
@@ -45,6 +74,8 @@ def main():
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--causal", action="store_true")
     parser.add_argument("--dtypes", default="fp32", help="comma list of fp32, fp16, bf16")
+    parser.add_argument("--backward", action="store_true",
+                        help="also time the 16-bit flash and cuDNN backward passes")
     parser.add_argument("--csv", help="write PyTorch's rows here")
     parser.add_argument("--flash-csv", help="flashviz-gpu-bench --csv output to compare with")
     args = parser.parse_args()
@@ -107,6 +138,8 @@ def main():
                     print(f"d={d:<4} n={n:<6} B={batch:<3} H={heads:<3} {name:<16} {med:9.3f} ms "
                           f"{row['tflops']:6.2f} TFLOP/s  peak {row['peak_bytes'] / 2**30:7.2f} GiB  "
                           f"rel vs first backend {err:.1e}", flush=True)
+                if args.backward and dtype != torch.float32:
+                    rows += time_backward(args, d, n, batch, heads, flops, dtype_name, q, k, v)
                 del q, k, v, reference
     if args.csv:
         with open(args.csv, "w", newline="") as f:
@@ -147,6 +180,26 @@ def main():
                       f"{float(best['scratch_bytes']) / 2**20:11.1f}M "
                       f"{gib(base['peak_bytes']) if base else '-':>11} "
                       f"{gib(eff['peak_bytes']) if eff else '-':>9}")
+
+    # The tensor-core backward (flashviz-gpu-bench --tc --backward) against PyTorch's.
+    for dt in ("fp16", "bf16"):
+        bwd = [r for r in ours if r["method"].startswith(f"tcbwd-{dt}-")]
+        if not bwd:
+            continue
+        print(f"\nFlashViz backward {dt} vs PyTorch's ({'causal' if args.causal else 'non-causal'}; "
+              f"TFLOP/s = 2.5 x 4 n^2 d BH / t)")
+        print(f"{'d':>4} {'n':>6} {'flashviz kernel':<30} {'ours':>7} {'flash':>7} {'cudnn':>7} "
+              f"{'/flash':>7} {'/cudnn':>7}")
+        for d in sorted({int(r["d"]) for r in bwd}):
+            for n in sorted({int(r["n"]) for r in bwd if int(r["d"]) == d}):
+                best = max((r for r in bwd if int(r["d"]) == d and int(r["n"]) == n),
+                           key=lambda r: float(r["tflops"]))
+                t = float(best["tflops"])
+                theirs = [torch_rows.get((d, n, f"torch-{dt}-{b}-bwd")) for b in ("flash", "cudnn")]
+                vals = [x["tflops"] if x else float("nan") for x in theirs]
+                print(f"{d:>4} {n:>6} {best['method'][11:]:<30} {t:7.1f} "
+                      + " ".join(f"{v:7.1f}" for v in vals) + " "
+                      + " ".join(f"{t / v:6.2f}x" for v in vals))
 
     # The tensor-core kernel (flashviz-gpu-bench --tc) against PyTorch's 16-bit backends.
     for dt in ("fp16", "bf16"):

@@ -5,10 +5,12 @@
 
 #include "core/errors.h"
 #include "kernels/backend_registry.h"
+#include "style/format.h"
 #include "style/paint_util.h"
 
 #include <QApplication>
 #include <QChart>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
 #include <QElapsedTimer>
@@ -62,6 +64,33 @@ GpuBenchRecord sampleRecord() {
     return r;
 }
 
+// A run of the backward (or both passes) shaped like the CUDA side's: the fp32 methods have no
+// backward kernel, so their points come back unmeasured with a note; fp16 and bf16 name their
+// kernels ("forward + backward" for both).
+const char* const kNoBackwardNote = "no backward kernel: FlashViz's fast backward is fp16 / bf16 only";
+
+GpuBenchRecord passRecord(GpuBenchPass pass) {
+    const std::string kernel = pass == GpuBenchPass::Forward ? "tc_d64_br128_bc64_w4_qreg"
+                               : pass == GpuBenchPass::Backward
+                                   ? "tc_bwd_d64_bc64_br64_w4"
+                                   : "tc_d64_br128_bc64_w4_qreg + tc_bwd_d64_bc64_br64_w4";
+    GpuBenchRecord r;
+    r.device = QStringLiteral("NVIDIA H100 80GB HBM3");
+    r.measured = QDateTime(QDate(2026, 12, 10), QTime(9, 30), Qt::UTC);
+    r.request.sizes = {1024, 2048};
+    r.request.pass = pass;
+    r.request.variants = {kGpuBenchStandardFp32, kGpuBenchFlashFp32, kGpuBenchFlashFp16,
+                          kGpuBenchFlashBf16};
+    for (const int n : r.request.sizes) {
+        const double ms = n == 1024 ? 1.25 : 2.5;
+        r.points.push_back({kGpuBenchStandardFp32, n, 16384 / n, 32, 0, 0, 0, kNoBackwardNote, ""});
+        r.points.push_back({kGpuBenchFlashFp32, n, 16384 / n, 32, 0, 0, 0, kNoBackwardNote, ""});
+        r.points.push_back({kGpuBenchFlashFp16, n, 16384 / n, 32, ms, 220.0, 2.2e6, "", kernel});
+        r.points.push_back({kGpuBenchFlashBf16, n, 16384 / n, 32, ms * 1.1, 200.0, 2.2e6, "", kernel});
+    }
+    return r;
+}
+
 void writeFile(const QString& path, const QByteArray& text) {
     QDir().mkpath(QFileInfo(path).absolutePath());
     QFile file(path);
@@ -100,6 +129,15 @@ class TestGpuBenchView : public QObject {
     void requestValidation();
     void viewRefusesAnEmptyRange();
     void controlsMakeTheRequest();
+    void passControlMakesTheRequest();
+    void runWithoutAMethodForThePassIsRefused();
+    void flopsCountThePass();
+    void passGoesThroughAFile();
+    void filesWithoutAPassAreForward();
+    void unknownPassKeepsShownResults();
+    void loadedPassIsNamedOnThePage_data();
+    void loadedPassIsNamedOnThePage();
+    void backwardWithoutKernelsSaysWhy();
     void screenshot();
 };
 
@@ -335,6 +373,7 @@ void TestGpuBenchView::jsonRoundTrip() {
     QCOMPARE(b.measured, a.measured);
     QCOMPARE(b.request.sizes, a.request.sizes);
     QCOMPARE(b.request.variants, a.request.variants);
+    QCOMPARE(b.request.pass, GpuBenchPass::Forward);
     QCOMPARE(b.points.size(), a.points.size());
     for (std::size_t i = 0; i < a.points.size(); ++i) {
         QCOMPARE(b.points[i].variant, a.points[i].variant);
@@ -387,6 +426,13 @@ void TestGpuBenchView::malformedFilesGiveMessages_data() {
         << edited([](nlohmann::json& d) { d["points"][1]["medianMs"] = -1.0; }) << "negative";
     QTest::newRow("bad d") << edited([](nlohmann::json& d) { d["request"]["headDim"] = 96; })
                            << "head dimensions 64 and 128";
+    QTest::newRow("unknown pass")
+        << edited([](nlohmann::json& d) { d["request"]["pass"] = "sideways"; }) << "\"sideways\"";
+    QTest::newRow("pass as a number")
+        << edited([](nlohmann::json& d) { d["request"]["pass"] = 2; })
+        << "\"request.pass\" must be text";
+    QTest::newRow("empty pass") << edited([](nlohmann::json& d) { d["request"]["pass"] = ""; })
+                                << "not a pass FlashViz measures";
 }
 
 void TestGpuBenchView::malformedFilesGiveMessages() {
@@ -445,7 +491,7 @@ void TestGpuBenchView::hostileFilesGiveMessages_data() {
         << replaced("\"n\":1024", "\"n\":2.048e92")
         << QStringList{"points[0].n", "whole number from 1 to 16777216", "2.048e+92"};
     QTest::newRow("version 1e300 (read as -2147483648)")
-        << replaced("\"version\":1", "\"version\":1e300") << QStringList{"\"version\"", "1e+300"};
+        << replaced("\"version\":2", "\"version\":1e300") << QStringList{"\"version\"", "1e+300"};
     QTest::newRow("n 1e12 (read as -727379968)") << replaced("\"n\":1024", "\"n\":1000000000000")
                                                  << QStringList{"points[0].n", "1000000000000"};
     QTest::newRow("size 2^32 + 1024 (read as 1024)")
@@ -536,6 +582,8 @@ void TestGpuBenchView::keptH200ResultsLoad() {
         QVERIFY(!record.points.empty());
         // The compiled-in copy is this measurement, with the program that made it named.
         const GpuBenchRecord shipped = shippedGpuBenchRecord();
+        QCOMPARE(shipped.request.pass, GpuBenchPass::Forward); // written before the pass was
+        QCOMPARE(record.request.pass, GpuBenchPass::Forward);
         QCOMPARE(shipped.program, QStringLiteral("FlashViz 0.1.0, commit 0c87131"));
         GpuBenchRecord unnamed = shipped;
         unnamed.program.clear();
@@ -755,6 +803,195 @@ void TestGpuBenchView::controlsMakeTheRequest() {
     QCOMPARE(got.repeats, 5);
     QCOMPARE(got.tokens, 16384L);
     QCOMPARE(got.headsTimesDim, 2048);
+}
+
+void TestGpuBenchView::passControlMakesTheRequest() {
+    GpuBenchmarkView view;
+    auto* pass = view.findChild<QComboBox*>(QStringLiteral("gpuBenchPass"));
+    QVERIFY(pass);
+    QCOMPARE(pass->count(), 3);
+    QCOMPARE(view.request().pass, GpuBenchPass::Forward);
+    GpuBenchRequest wanted;
+    wanted.pass = GpuBenchPass::Backward;
+    view.setRequest(wanted);
+    QCOMPARE(pass->currentText(), QStringLiteral("Backward"));
+    GpuBenchRequest got = view.request();
+    QCOMPARE(got.pass, GpuBenchPass::Backward);
+    // The methods without a backward kernel are off, say why, and are left out.
+    QCOMPARE(got.variants, (std::vector<std::string>{kGpuBenchFlashFp16, kGpuBenchFlashBf16}));
+    for (const char* id : {kGpuBenchStandardFp32, kGpuBenchFlashFp32}) {
+        auto* box = view.findChild<QCheckBox*>(QStringLiteral("gpuBenchVariant-%1").arg(QLatin1String(id)));
+        QVERIFY(box && !box->isEnabled() && box->isChecked());
+        QVERIFY2(box->toolTip().contains(QStringLiteral("fp16 / bf16 only")), qPrintable(box->toolTip()));
+    }
+    auto* fp16 = view.findChild<QCheckBox*>(QStringLiteral("gpuBenchVariant-flash-fp16"));
+    QVERIFY(fp16->isEnabled() && fp16->toolTip().isEmpty());
+    // Chosen by hand: both passes, then the forward again with every method back.
+    pass->setCurrentIndex(pass->findText(QStringLiteral("Forward + backward")));
+    QCOMPARE(view.request().pass, GpuBenchPass::ForwardBackward);
+    QCOMPARE(view.request().variants.size(), std::size_t(2));
+    pass->setCurrentIndex(pass->findText(QStringLiteral("Forward")));
+    got = view.request();
+    QCOMPARE(got.pass, GpuBenchPass::Forward);
+    QCOMPARE(got.variants, wanted.variants);
+    for (const QCheckBox* box : view.findChildren<QCheckBox*>(
+             QRegularExpression(QStringLiteral("^gpuBenchVariant-"))))
+        QVERIFY(box->isEnabled() && box->toolTip().isEmpty());
+}
+
+void TestGpuBenchView::runWithoutAMethodForThePassIsRefused() {
+    GpuBenchmarkView view;
+    GpuBenchRequest fp32Only;
+    fp32Only.variants = {kGpuBenchStandardFp32, kGpuBenchFlashFp32};
+    fp32Only.pass = GpuBenchPass::ForwardBackward;
+    view.setRequest(fp32Only);
+    QVERIFY(view.request().variants.empty());
+    view.run();
+    QVERIFY(!view.isBusy());
+    QVERIFY2(view.errorText().contains(
+                 QStringLiteral("only flash fp16 and bf16 have a forward + backward kernel")),
+             qPrintable(view.errorText()));
+}
+
+void TestGpuBenchView::flopsCountThePass() {
+    GpuBenchRequest r; // d = 64, 16384 tokens, heads x d = 2048
+    const double forward = 4.0 * 1024.0 * 1024.0 * 64 * (16384 / 1024) * (2048 / 64);
+    QCOMPARE(gpuBenchFlops(r, 1024), forward);
+    r.pass = GpuBenchPass::Backward;
+    QCOMPARE(gpuBenchFlops(r, 1024), 2.5 * forward);
+    r.pass = GpuBenchPass::ForwardBackward;
+    QCOMPARE(gpuBenchFlops(r, 1024), 3.5 * forward);
+    r.causal = true;
+    QCOMPARE(gpuBenchFlops(r, 1024), 1.75 * forward);
+}
+
+void TestGpuBenchView::passGoesThroughAFile() {
+    for (const GpuBenchPass pass : kGpuBenchPasses) {
+        const GpuBenchRecord record = passRecord(pass);
+        const QByteArray text = gpuBenchRecordToJson(record);
+        const QByteArray named = "\"pass\": \"" + QByteArray::fromStdString(gpuBenchPassName(pass)) + "\"";
+        QVERIFY2(text.contains(named), text.constData());
+        QCOMPARE(gpuBenchRecordFromJson(text).request.pass, pass);
+        saveGpuBenchRecord(record, gpuBenchResultsPath());
+        GpuBenchmarkView view; // loads the saved file on start
+        QVERIFY(!view.showsShippedResults());
+        QCOMPARE(view.shownRecord()->request.pass, pass);
+    }
+}
+
+void TestGpuBenchView::filesWithoutAPassAreForward() {
+    // As written before the pass was measured: format version 1, no "pass".
+    nlohmann::json old = nlohmann::json::parse(gpuBenchRecordToJson(sampleRecord()).toStdString());
+    old["version"] = 1;
+    old["request"].erase("pass");
+    writeFile(gpuBenchResultsPath(), QByteArray::fromStdString(old.dump(2)));
+    GpuBenchmarkView view;
+    QVERIFY2(!view.showsShippedResults(), qPrintable(view.errorText()));
+    QCOMPARE(view.shownRecord()->request.pass, GpuBenchPass::Forward);
+    QVERIFY(view.findChild<QLabel*>(QStringLiteral("gpuBenchLegend"))->text().startsWith(
+        QStringLiteral("<b>Forward pass:</b>")));
+    // A newer format is refused by name rather than misread.
+    old["version"] = 3;
+    QVERIFY_THROWS_EXCEPTION(EngineError, gpuBenchRecordFromJson(QByteArray::fromStdString(old.dump())));
+}
+
+void TestGpuBenchView::unknownPassKeepsShownResults() {
+    saveGpuBenchRecord(passRecord(GpuBenchPass::Backward), gpuBenchResultsPath());
+    GpuBenchmarkView view;
+    QCOMPARE(view.shownRecord()->request.pass, GpuBenchPass::Backward);
+    const QString caption = view.captionText();
+    nlohmann::json doc = nlohmann::json::parse(
+        gpuBenchRecordToJson(passRecord(GpuBenchPass::ForwardBackward)).toStdString());
+    doc["request"]["pass"] = "sideways";
+    const QString other = QDir::temp().filePath(QStringLiteral("tst_gpu_bench_pass.json"));
+    writeFile(other, QByteArray::fromStdString(doc.dump()));
+    QVERIFY(!view.loadResults(other));
+    QVERIFY2(view.errorText().contains(QStringLiteral("\"request.pass\" is \"sideways\"")),
+             qPrintable(view.errorText()));
+    QVERIFY2(view.errorText().contains(QStringLiteral("\"forward\", \"backward\", \"forward+backward\"")),
+             qPrintable(view.errorText()));
+    QCOMPARE(view.shownRecord()->request.pass, GpuBenchPass::Backward);
+    QCOMPARE(view.captionText(), caption);
+    QVERIFY(view.findChild<QLabel*>(QStringLiteral("gpuBenchLegend"))->text().startsWith(
+        QStringLiteral("<b>Backward pass:</b>")));
+    QFile::remove(other);
+}
+
+void TestGpuBenchView::loadedPassIsNamedOnThePage_data() {
+    QTest::addColumn<int>("pass");
+    QTest::addColumn<QString>("legend"); // the pass as the legend above the charts names it
+    QTest::addColumn<QString>("axis");
+    QTest::addColumn<QString>("caption");
+    QTest::addColumn<QString>("status");
+    QTest::newRow("forward") << int(GpuBenchPass::Forward) << "<b>Forward pass:</b>"
+                             << "TFLOP/s (4·n²·d·B·H / time)"
+                             << "Forward pass: TFLOP/s counts its two matrix products, 4·n²·d·B·H."
+                             << "(forward pass, d = 64";
+    QTest::newRow("backward") << int(GpuBenchPass::Backward) << "<b>Backward pass:</b>"
+                              << "TFLOP/s (2.5 × 4·n²·d·B·H / time)"
+                              << "TFLOP/s counts 2.5 × 4·n²·d·B·H (its five matrix products), as "
+                                 "FlashAttention reports."
+                              << "(backward pass, d = 64";
+    QTest::newRow("both") << int(GpuBenchPass::ForwardBackward)
+                          << "<b>Forward + backward pass:</b>" << "TFLOP/s (3.5 × 4·n²·d·B·H / time)"
+                          << "TFLOP/s counts 3.5 × 4·n²·d·B·H (the forward's 1 and the backward's "
+                             "2.5), as FlashAttention reports."
+                          << "(forward + backward pass, d = 64";
+}
+
+void TestGpuBenchView::loadedPassIsNamedOnThePage() {
+    QFETCH(int, pass);
+    QFETCH(QString, legend);
+    QFETCH(QString, axis);
+    QFETCH(QString, caption);
+    QFETCH(QString, status);
+    GpuBenchmarkView view;
+    const QString path = QDir::temp().filePath(QStringLiteral("tst_gpu_bench_pass.json"));
+    saveGpuBenchRecord(passRecord(GpuBenchPass(pass)), path);
+    QVERIFY(view.loadResults(path));
+    QVERIFY2(view.findChild<QLabel*>(QStringLiteral("gpuBenchLegend"))->text().startsWith(legend),
+             qPrintable(view.findChild<QLabel*>(QStringLiteral("gpuBenchLegend"))->text()));
+    QChart* throughput = view.chart(GpuBenchmarkView::ThroughputChart);
+    QCOMPARE(throughput->axes(Qt::Vertical).front()->titleText(), axis);
+    QVERIFY2(view.captionText().contains(unbroken(caption)), qPrintable(view.captionText()));
+    QVERIFY2(view.statusText().contains(status), qPrintable(view.statusText()));
+    // The numbers the caption reads are the file's: fp16 at the largest n.
+    QVERIFY2(view.captionText().contains(
+                 unbroken(QStringLiteral("flash fp16 (tensor cores) takes 2.50 ms (220 TFLOP/s)"))),
+             qPrintable(view.captionText()));
+    QFile::remove(path);
+}
+
+void TestGpuBenchView::backwardWithoutKernelsSaysWhy() {
+    const GpuBenchRecord record = passRecord(GpuBenchPass::ForwardBackward);
+    GpuBenchmarkView view;
+    view.showRecord(record);
+    const QString caption = view.captionText();
+    // The fp32 methods' points are not drawn, and their note is shown as for any point not measured.
+    for (int c = 0; c < GpuBenchmarkView::ChartCount; ++c) {
+        QVERIFY(!seriesOf(view.chart(c), kGpuBenchStandardFp32));
+        QVERIFY(!seriesOf(view.chart(c), kGpuBenchFlashFp32));
+        QVERIFY(seriesOf(view.chart(c), kGpuBenchFlashBf16));
+    }
+    QVERIFY2(caption.contains(QStringLiteral("4 point(s) not measured")), qPrintable(caption));
+    QVERIFY2(caption.contains(unbroken(QLatin1String(kNoBackwardNote))), qPrintable(caption));
+    // Both kernels are named, each as what it is.
+    QVERIFY2(caption.contains(unbroken(QStringLiteral(
+                 "flash fp16 and bf16's forward ran tc_d64_br128_bc64_w4_qreg: the mma.sync"))),
+             qPrintable(caption));
+    QVERIFY2(caption.contains(unbroken(QStringLiteral(
+                 "flash fp16 and bf16's backward ran tc_bwd_d64_bc64_br64_w4: the mma.sync "
+                 "tensor-core backward"))),
+             qPrintable(caption));
+    // The memory holds the gradients too: Q, K, V, O, dO, dQ, dK, dV in 16 bits and the scratch.
+    QChart* memory = view.chart(GpuBenchmarkView::MemoryChart);
+    QCOMPARE(memory->axes(Qt::Vertical).front()->titleText(),
+             QStringLiteral("GiB: Q, K, V, O, dO, dQ, dK, dV, scratch"));
+    const double bytes = 8.0 * 16384 * 2048 * 2 + 2.2e6;
+    QCOMPARE(gpuBenchWorkingBytes(record.request, record.points[2]), bytes);
+    QCOMPARE(seriesOf(memory, kGpuBenchFlashFp16)->at(0).y(), bytes / (1024.0 * 1024.0 * 1024.0));
+    QVERIFY2(caption.contains(unbroken(QStringLiteral("flash never stores the n × n scores"))),
+             qPrintable(caption));
 }
 
 void TestGpuBenchView::screenshot() {

@@ -4,6 +4,7 @@
 #include "kernels/cuda/runtime/check.h"
 #include "kernels/cuda/runtime/device_memory.h"
 #include "kernels/cuda/launch.h"
+#include "kernels/cuda/sm80/tc_backward_launch.h"
 #include "kernels/cuda/sm80/tc_launch.h"
 
 #include <algorithm>
@@ -36,6 +37,53 @@ struct HalfBuffers {
     TcElement element;
     DeviceBuffer<std::uint16_t> q, k, v, o;
 };
+
+// A tensor-core point of the request's pass: the forward, the backward after one untimed
+// forward that writes O and the log-sum-exp, or both in turn. dO is V's values (self-attention:
+// the same shape; any data times alike). Returns the timing; `point` gets the kernel's name,
+// the scratch, or a note when no variant fits.
+Timing timeTensorCores(const GpuBenchRequest& request, const HalfBuffers& b, const TcParams& tp,
+                       GpuBenchPoint& point) {
+    const TcKernelInfo* forward = defaultTcKernel(tp.headDim, tp.causal);
+    if (!forward) {
+        point.note = "no tensor-core kernel for d = " + std::to_string(tp.headDim) + " fits this GPU";
+        return {};
+    }
+    if (request.pass == GpuBenchPass::Forward) {
+        point.kernel = forward->name;
+        return timeIt([&] { launchTcFlash(tp, forward->id); }, request.repeats);
+    }
+    const TcBackwardKernelInfo* backward = defaultTcBackwardKernel(tp.headDim);
+    if (!backward) {
+        point.note = "no tensor-core backward kernel for d = " + std::to_string(tp.headDim) + " fits this GPU";
+        return {};
+    }
+    const std::size_t elements = b.q.size();
+    TcBackwardParams bp;
+    static_cast<TcParams&>(bp) = tp;
+    DeviceBuffer<float> lse(std::size_t(tp.batch) * tp.heads * tp.queries, "the log-sum-exp"),
+        workspace(tcBackwardWorkspaceFloats(tp), "the backward's scratch");
+    DeviceBuffer<std::uint16_t> dq(elements, "dQ"), dk(elements, "dK"), dv(elements, "dV");
+    bp.lse = lse.get();
+    bp.dout = b.v.get();
+    bp.dq = dq.get();
+    bp.dk = dk.get();
+    bp.dv = dv.get();
+    bp.workspace = workspace.get();
+    point.scratchBytes = double(lse.bytes() + workspace.bytes());
+    if (request.pass == GpuBenchPass::Backward) {
+        point.kernel = backward->name;
+        launchTcFlash(bp, forward->id);
+        return timeIt([&] { launchTcBackward(bp, backward->id); }, request.repeats);
+    }
+    point.kernel = forward->name + " + " + backward->name;
+    return timeIt(
+        [&] {
+            launchTcFlash(bp, forward->id);
+            launchTcBackward(bp, backward->id);
+        },
+        request.repeats);
+}
 
 } // namespace
 
@@ -81,7 +129,10 @@ std::vector<GpuBenchPoint> runBenchmark(const GpuBenchRequest& request,
             point.batch = batch;
             point.heads = heads;
             Timing timing;
-            if (variant == kGpuBenchStandardFp32) {
+            if (!gpuBenchVariantRuns(variant, request.pass)) {
+                point.note = "no " + gpuBenchPassName(request.pass) +
+                             " kernel: FlashViz's fast backward is fp16 / bf16 only";
+            } else if (variant == kGpuBenchStandardFp32) {
                 // The n x n scores of every (batch, head) are the scratch; leave 1 GiB spare.
                 const double scratch = double(batch) * heads * double(n) * n * sizeof(float);
                 point.scratchBytes = scratch;
@@ -110,18 +161,11 @@ std::vector<GpuBenchPoint> runBenchmark(const GpuBenchRequest& request,
                         timeIt([&] { launchFlashFast(withStats, kernel->id); }, request.repeats);
                 }
             } else {
-                HalfBuffers& b = variant == kGpuBenchFlashFp16 ? *fp16 : *bf16;
-                const TcKernelInfo* kernel = defaultTcKernel(d, request.causal);
-                if (!kernel) {
-                    point.note =
-                        "no tensor-core kernel for d = " + std::to_string(d) + " fits this GPU";
-                } else {
-                    const TcParams tp =
-                        denseSelfAttentionParams(b.q.get(), b.k.get(), b.v.get(), b.o.get(), batch,
-                                                 heads, n, d, p.scale, request.causal, b.element);
-                    point.kernel = kernel->name;
-                    timing = timeIt([&] { launchTcFlash(tp, kernel->id); }, request.repeats);
-                }
+                const HalfBuffers& b = variant == kGpuBenchFlashFp16 ? *fp16 : *bf16;
+                const TcParams tp = denseSelfAttentionParams(b.q.get(), b.k.get(), b.v.get(), b.o.get(),
+                                                             batch, heads, n, d, p.scale, request.causal,
+                                                             b.element);
+                timing = timeTensorCores(request, b, tp, point);
             }
             point.medianMs = timing.medianMs;
             if (timing.medianMs > 0) point.tflops = flops / (timing.medianMs * 1e-3) / 1e12;

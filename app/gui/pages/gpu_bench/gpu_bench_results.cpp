@@ -22,7 +22,10 @@ namespace flashviz::gui {
 namespace {
 
 constexpr const char* kFormat = "flashviz-gpu-benchmark";
-constexpr int kVersion = 1;
+// Version 2 added "request.pass": a reader of version 1 would take a backward run for a forward
+// one, so it is told the file is newer instead. Version 1 files are forward runs.
+constexpr int kFirstVersion = 1;
+constexpr int kVersion = 2;
 
 [[noreturn]] void refuse(const std::string& text) {
     throw EngineError(ErrorKind::InvalidArgument, text);
@@ -42,7 +45,8 @@ QByteArray gpuBenchRecordToJson(const GpuBenchRecord& record) {
                               {"variants", record.request.variants},
                               {"repeats", record.request.repeats},
                               {"tokens", record.request.tokens},
-                              {"headsTimesDim", record.request.headsTimesDim}};
+                              {"headsTimesDim", record.request.headsTimesDim},
+                              {"pass", gpuBenchPassName(record.request.pass)}};
     nlohmann::json points = nlohmann::json::array();
     for (const GpuBenchPoint& p : record.points)
         points.push_back({{"variant", p.variant},
@@ -205,14 +209,27 @@ constexpr double kMaxTflops = 1e5;        // 100 PFLOP/s, far past any GPU
 constexpr double kMaxScratchBytes = 1e15; // 1 PB
 constexpr int kMaxNesting = 16;
 
+// The request's pass; absent in files written before the backward was measured: the forward.
+GpuBenchPass readPass(const nlohmann::json& request) {
+    const std::string name = field::optionalString(request, "request.pass", kMaxNameChars);
+    if (name.empty() && !request.contains("pass")) return GpuBenchPass::Forward;
+    if (const std::optional<GpuBenchPass> pass = parseGpuBenchPass(name)) return *pass;
+    std::string known;
+    for (const GpuBenchPass pass : kGpuBenchPasses)
+        known += (known.empty() ? "" : ", ") + field::quoted(gpuBenchPassName(pass));
+    refuse("\"request.pass\" is " + field::quoted(name) + ", not a pass FlashViz measures (" +
+           known + ")");
+}
+
 GpuBenchRecord readRecord(const nlohmann::json& doc) {
     if (!doc.is_object() || !doc.contains("format") || doc["format"] != kFormat)
         refuse("it is not a FlashViz GPU benchmark file (no \"format\": \"" + std::string(kFormat) +
                "\")");
     const int version = field::int32(doc, "version", 1, std::numeric_limits<int>::max());
-    if (version != kVersion)
+    if (version < kFirstVersion || version > kVersion)
         refuse("it was written in format version " + std::to_string(version) +
-               ", and this FlashViz reads " + std::to_string(kVersion));
+               ", and this FlashViz reads versions " + std::to_string(kFirstVersion) + " to " +
+               std::to_string(kVersion));
     GpuBenchRecord record;
     record.device = QString::fromStdString(field::string(doc, "device", kMaxDeviceChars));
     record.measured = QDateTime::fromString(
@@ -237,6 +254,7 @@ GpuBenchRecord readRecord(const nlohmann::json& doc) {
     record.request.tokens = long(
         field::integerValue(field::member(r, "request.tokens"), "request.tokens", 1, kMaxTokens));
     record.request.headsTimesDim = field::int32(r, "request.headsTimesDim", 1, kGpuBenchMaxHeadsTimesDim);
+    record.request.pass = readPass(r);
     try {
         validateGpuBenchRequest(record.request);
     } catch (const EngineError& error) {
@@ -361,7 +379,8 @@ QString gpuBenchProgramName() {
 double gpuBenchWorkingBytes(const GpuBenchRequest& request, const GpuBenchPoint& point) {
     const double elementBytes =
         point.variant == kGpuBenchFlashFp16 || point.variant == kGpuBenchFlashBf16 ? 2.0 : 4.0;
-    const double tensors = 4.0 * double(request.tokens) * request.headsTimesDim * elementBytes;
+    const double count = request.pass == GpuBenchPass::Forward ? 4.0 : 8.0;
+    const double tensors = count * double(request.tokens) * request.headsTimesDim * elementBytes;
     return tensors + point.scratchBytes;
 }
 

@@ -27,8 +27,9 @@ inline constexpr qint64 kGpuBenchMaxFileBytes = 4 * 1024 * 1024;
 QByteArray gpuBenchRecordToJson(const GpuBenchRecord& record);
 // Throws EngineError(InvalidArgument) with a readable sentence for text that is not a saved
 // benchmark (not JSON, longer than kGpuBenchMaxFileBytes, fields missing or of the wrong type,
-// unknown methods, numbers that are not whole where they must be or out of their range, text
-// too long); the sentence names the field and its value. Nothing else escapes it.
+// unknown methods or passes, numbers that are not whole where they must be or out of their range, text
+// too long); the sentence names the field and its value. Nothing else escapes it. A file without
+// "request.pass" (written before the backward could be measured) reads as the forward.
 GpuBenchRecord gpuBenchRecordFromJson(const QByteArray& text);
 
 // Reading and writing files; EngineError naming the file when it cannot be read or written.
@@ -44,7 +45,8 @@ GpuBenchRecord shippedGpuBenchRecord();
 QString gpuBenchProgramName();
 
 // Device memory a point's method works in: Q, K, V, O in the method's element type plus its
-// scratch (the n x n scores for standard attention, m and l for the fp32 flash kernel).
+// scratch (the n x n scores for standard attention, m and l for the fp32 flash kernel); a pass
+// with the backward adds dO, dQ, dK and dV (its scratch: the log-sum-exp and dQ's fp32 sums).
 double gpuBenchWorkingBytes(const GpuBenchRequest& request, const GpuBenchPoint& point);
 
 } // namespace flashviz::gui

@@ -68,13 +68,59 @@ QString variantLabel(const std::string& id) {
     return QString::fromStdString(id);
 }
 
+// "forward", "backward", "forward + backward": the files' names (gpuBenchPassName), spaced for
+// reading.
+QString passText(GpuBenchPass pass) {
+    return QString::fromStdString(gpuBenchPassName(pass))
+        .replace(QLatin1Char('+'), QStringLiteral(" + "));
+}
+
+// A pass's work in multiples of the forward's, read from gpuBenchFlops so that the words on
+// screen count as the numbers do.
+double forwardMultiple(GpuBenchPass pass) {
+    GpuBenchRequest forward, asked;
+    asked.pass = pass;
+    const int n = forward.sizes.front();
+    return gpuBenchFlops(asked, n) / gpuBenchFlops(forward, n);
+}
+
+// What the throughput divides by the time: "4·n²·d·B·H", "2.5 × 4·n²·d·B·H".
+QString flopsFormula(GpuBenchPass pass) {
+    const QString forward = QStringLiteral("4·n²·d·B·H");
+    return pass == GpuBenchPass::Forward
+               ? forward
+               : QStringLiteral("%1 × %2").arg(QString::number(forwardMultiple(pass)), forward);
+}
+
+// Which pass was timed and how its TFLOP/s count the work (FlashAttention's convention).
+QString passSentence(const GpuBenchRequest& r) {
+    const QString halved = r.causal ? QObject::tr(", halved for the causal mask") : QString();
+    const QString formula = flopsFormula(r.pass);
+    switch (r.pass) {
+    case GpuBenchPass::Backward:
+        return QObject::tr("Backward pass alone: dQ, dK and dV from the forward's O and "
+                           "log-sum-exp, computed once beforehand and not timed. TFLOP/s counts "
+                           "%1 (its five matrix products), as FlashAttention reports%2.")
+            .arg(formula, halved);
+    case GpuBenchPass::ForwardBackward:
+        return QObject::tr("Forward and backward in turn, as a training step runs them. TFLOP/s "
+                           "counts %1 (the forward's 1 and the backward's %2), as FlashAttention "
+                           "reports%3.")
+            .arg(formula, QString::number(forwardMultiple(GpuBenchPass::Backward)), halved);
+    case GpuBenchPass::Forward: break;
+    }
+    return QObject::tr("Forward pass: TFLOP/s counts its two matrix products, %1%2.")
+        .arg(formula, halved);
+}
+
 QString shapeText(const GpuBenchRequest& r) {
-    return QObject::tr("d = %1, %2, batch × n = %3 tokens, heads × d = %4, median of %5")
+    return QObject::tr("%6 pass, d = %1, %2, batch × n = %3 tokens, heads × d = %4, median of %5")
         .arg(r.headDim)
         .arg(r.causal ? QObject::tr("causal") : QObject::tr("non-causal"))
         .arg(r.tokens)
         .arg(r.headsTimesDim)
-        .arg(r.repeats);
+        .arg(r.repeats)
+        .arg(passText(r.pass));
 }
 
 const GpuBenchPoint* findPoint(const GpuBenchRecord& record, const std::string& variant, int n) {
@@ -83,16 +129,22 @@ const GpuBenchPoint* findPoint(const GpuBenchRecord& record, const std::string& 
     return nullptr;
 }
 
-// The speed-up at the largest n standard attention ran at, against the first of the flash
-// kinds measured there (fp16, bf16, fp32), and fp32's beside a half-precision one.
-void addSpeedUp(QStringList& parts, const GpuBenchRecord& record) {
-    std::vector<int> sizes = record.request.sizes;
+const char* const kFlashOrder[] = {kGpuBenchFlashFp16, kGpuBenchFlashBf16, kGpuBenchFlashFp32};
+
+std::vector<int> largestFirst(const GpuBenchRequest& request) {
+    std::vector<int> sizes = request.sizes;
     std::sort(sizes.begin(), sizes.end(), std::greater<>());
-    const char* flashOrder[] = {kGpuBenchFlashFp16, kGpuBenchFlashBf16, kGpuBenchFlashFp32};
-    for (const int n : sizes) {
+    return sizes;
+}
+
+// The speed-up at the largest n standard attention ran at, against the first of the flash
+// kinds measured there (fp16, bf16, fp32), and fp32's beside a half-precision one. Returns
+// whether there was one.
+bool addSpeedUp(QStringList& parts, const GpuBenchRecord& record) {
+    for (const int n : largestFirst(record.request)) {
         const GpuBenchPoint* standard = findPoint(record, kGpuBenchStandardFp32, n);
         if (!standard) continue;
-        for (const char* variant : flashOrder) {
+        for (const char* variant : kFlashOrder) {
             const GpuBenchPoint* flash = findPoint(record, variant, n);
             if (!flash) continue;
             parts << QObject::tr("At n = %1, %2 takes %3 where standard attention takes %4: "
@@ -108,9 +160,54 @@ void addSpeedUp(QStringList& parts, const GpuBenchRecord& record) {
                 if (const GpuBenchPoint* fp32 = findPoint(record, kGpuBenchFlashFp32, n))
                     parts << QObject::tr("In fp32 too, flash is %1× faster.")
                                  .arg(QString::number(standard->medianMs / fp32->medianMs, 'f', 2));
-            break;
+            return true;
         }
-        return;
+        return false;
+    }
+    return false;
+}
+
+// Without standard attention beside it (as in a backward run: it has no backward kernel), the
+// first flash kind's time and throughput at the largest n it ran at.
+void addFastest(QStringList& parts, const GpuBenchRecord& record) {
+    for (const int n : largestFirst(record.request))
+        for (const char* variant : kFlashOrder)
+            if (const GpuBenchPoint* flash = findPoint(record, variant, n)) {
+                parts << QObject::tr("At n = %1, %2 takes %3 (%4 TFLOP/s).")
+                             .arg(n)
+                             .arg(variantLabel(variant))
+                             .arg(formatMilliseconds(flash->medianMs))
+                             .arg(QString::number(flash->tflops, 'f', 0));
+                return;
+            }
+}
+
+// What a tensor-core kernel is, from its name: the Hopper forward ("wgmma_..."), the mma.sync
+// backward ("tc_bwd_...") or the mma.sync forward. `whose` says which of the record's passes it ran.
+QString halfKernelSentence(const QString& kernel, const QString& whose) {
+    if (kernel.startsWith(QLatin1String("tc_bwd_")))
+        return QObject::tr("flash fp16 and bf16%1 ran %2: the mma.sync tensor-core backward "
+                           "(FlashAttention-2's: each block keeps a tile of K and V, sums dK and dV "
+                           "on chip and adds its part of dQ in HBM).")
+            .arg(whose, kernel);
+    if (kernel.startsWith(QLatin1String("wgmma_")))
+        return QObject::tr("flash fp16 and bf16%1 ran %2: the Hopper kernel (a producer warpgroup "
+                           "copying with TMA, consumers multiplying with wgmma; the "
+                           "FlashAttention-3 (Hopper) tab shows how it runs).")
+            .arg(whose, kernel);
+    return QObject::tr("flash fp16 and bf16%1 ran %2: the mma.sync tensor-core kernel "
+                       "(FlashAttention-2's split).")
+        .arg(whose, kernel);
+}
+
+// A forward-and-backward point names both kernels, "forward + backward".
+void addHalfKernels(QStringList& parts, const QString& kernel, GpuBenchPass pass) {
+    const QStringList kernels = kernel.split(QStringLiteral(" + "));
+    for (qsizetype i = 0; i < kernels.size(); ++i) {
+        const bool both = pass == GpuBenchPass::ForwardBackward && kernels.size() == 2;
+        const QString whose = !both ? QString() : i == 0 ? QObject::tr("'s forward")
+                                                         : QObject::tr("'s backward");
+        parts << halfKernelSentence(kernels[i], whose);
     }
 }
 
@@ -131,13 +228,7 @@ void addKernels(QStringList& parts, const GpuBenchRecord& record) {
                          .arg(kernel);
         } else if ((p.variant == kGpuBenchFlashFp16 || p.variant == kGpuBenchFlashBf16) && !halfSaid) {
             halfSaid = true;
-            parts << (kernel.startsWith(QLatin1String("wgmma_"))
-                          ? QObject::tr("flash fp16 and bf16 ran %1: the Hopper kernel (a producer "
-                                        "warpgroup copying with TMA, consumers multiplying with "
-                                        "wgmma; the FlashAttention-3 (Hopper) tab shows how it runs).")
-                          : QObject::tr("flash fp16 and bf16 ran %1: the mma.sync tensor-core "
-                                        "kernel (FlashAttention-2's split)."))
-                         .arg(kernel);
+            addHalfKernels(parts, kernel, record.request.pass);
         }
     }
 }
@@ -163,7 +254,11 @@ void addMemory(QStringList& parts, const GpuBenchRecord& record) {
             lo = std::min(lo, gpuBenchWorkingBytes(record.request, *p));
             hi = std::max(hi, gpuBenchWorkingBytes(record.request, *p));
         }
-        parts << QObject::tr("flash never stores them, so its memory stays flat (%1) at every n.")
+        parts << (standards.size() >= 2
+                      ? QObject::tr("flash never stores them, so its memory stays flat (%1) at "
+                                    "every n.")
+                      : QObject::tr("flash never stores the n × n scores, so its memory stays flat "
+                                    "(%1) at every n."))
                      .arg(lo == hi ? formatDeviceMemory(lo)
                                    : formatDeviceMemory(lo) + QStringLiteral("–") +
                                          formatDeviceMemory(hi));
@@ -188,8 +283,8 @@ void addUnmeasured(QStringList& parts, const GpuBenchRecord& record) {
 // What to notice, read from the measured numbers: the speed-up at the largest n both ran at,
 // and the memory of standard attention growing with n^2 while flash's stays flat.
 QString captionFor(const GpuBenchRecord& record) {
-    QStringList parts;
-    addSpeedUp(parts, record);
+    QStringList parts{passSentence(record.request)};
+    if (!addSpeedUp(parts, record)) addFastest(parts, record);
     addKernels(parts, record);
     addMemory(parts, record);
     addUnmeasured(parts, record);
@@ -275,24 +370,32 @@ QAbstractAxis* timeAxis(double yMin, double yMax) {
     return axis;
 }
 
-QAbstractAxis* linearAxis(GpuBenchmarkView::Chart chart, double yMax) {
+QAbstractAxis* linearAxis(GpuBenchmarkView::Chart chart, double yMax, GpuBenchPass pass) {
     auto* axis = new QValueAxis;
     // A little room above the data, kept finite (1.7e308 * 1.08 is not) and large enough for Qt
     // Charts to tell from 0 (1e-300 is not).
     const double top = yMax > 0 ? std::clamp(yMax * 1.08, 1e-6, std::max(yMax, 1e300)) : 1;
     axis->setRange(0, top);
-    axis->setLabelFormat(top < 1e6 ? QStringLiteral("%.0f") : QStringLiteral("%.3g"));
+    // Below 10 (a backward's GiB) whole numbers would repeat: "0, 0, 1, 1".
+    axis->setLabelFormat(top < 10    ? QStringLiteral("%.1f")
+                         : top < 1e6 ? QStringLiteral("%.0f")
+                                     : QStringLiteral("%.3g"));
     if (top < 1e6) axis->applyNiceNumbers();
     axis->setTitleText(chart == GpuBenchmarkView::ThroughputChart
-                           ? QObject::tr("TFLOP/s (4·n²·d·B·H / time)")
-                           : QObject::tr("GiB: Q, K, V, O, scratch"));
+                           ? QObject::tr("TFLOP/s (%1 / time)").arg(flopsFormula(pass))
+                       : pass == GpuBenchPass::Forward
+                           ? QObject::tr("GiB: Q, K, V, O, scratch")
+                           : QObject::tr("GiB: Q, K, V, O, dO, dQ, dK, dV, scratch"));
     return axis;
 }
 
 // One legend for the three charts, above them: wrapped by the label instead of cut short in
-// each chart at a laptop's width. Only the methods the record drew are listed.
+// each chart at a laptop's width. It names the pass measured; only the methods the record drew
+// are listed.
 QString legendText(const GpuBenchRecord& record) {
-    QStringList entries;
+    QString pass = passText(record.request.pass);
+    pass[0] = pass[0].toUpper();
+    QStringList entries{QStringLiteral("<b>%1</b>").arg(QObject::tr("%1 pass:").arg(pass))};
     for (const VariantStyle& style : variantStyles()) {
         const bool drawn =
             std::any_of(record.points.begin(), record.points.end(), [&](const GpuBenchPoint& p) {
@@ -313,7 +416,8 @@ void plotRecord(QChart* chart, const GpuBenchRecord& record, GpuBenchmarkView::C
     chart->addAxis(xAxis, Qt::AlignBottom);
     const auto [yMin, yMax] = addSeries(chart, which, record);
     QAbstractAxis* yAxis =
-        which == GpuBenchmarkView::TimeChart ? timeAxis(yMin, yMax) : linearAxis(which, yMax);
+        which == GpuBenchmarkView::TimeChart ? timeAxis(yMin, yMax)
+                                             : linearAxis(which, yMax, record.request.pass);
     chart->addAxis(yAxis, Qt::AlignLeft);
     for (QAbstractSeries* series : chart->series()) {
         series->attachAxis(xAxis);
@@ -391,6 +495,7 @@ QLayout* GpuBenchmarkView::makeRequestControls() {
         variantRow->addWidget(box);
     }
     variantRow->addStretch(1);
+    makePassControl();
 
     auto* controls = new QGridLayout;
     controls->addWidget(new QLabel(tr("n from"), this), 0, 0);
@@ -402,9 +507,45 @@ QLayout* GpuBenchmarkView::makeRequestControls() {
     controls->addWidget(m_causal, 0, 6);
     controls->addWidget(new QLabel(tr("repeats"), this), 0, 7);
     controls->addWidget(m_repeats, 0, 8);
-    controls->addLayout(variantRow, 1, 0, 1, 9);
-    controls->setColumnStretch(9, 1);
+    controls->addWidget(new QLabel(tr("pass"), this), 0, 9);
+    controls->addWidget(m_pass, 0, 10);
+    controls->addLayout(variantRow, 1, 0, 1, 11);
+    controls->setColumnStretch(11, 1);
     return controls;
+}
+
+void GpuBenchmarkView::makePassControl() {
+    m_pass = new QComboBox(this);
+    m_pass->setObjectName(QStringLiteral("gpuBenchPass"));
+    for (const GpuBenchPass pass : kGpuBenchPasses) {
+        QString label = passText(pass);
+        label[0] = label[0].toUpper();
+        m_pass->addItem(label, int(pass));
+    }
+    m_pass->setToolTip(tr("What each point times: the forward; the backward alone (dQ, dK, dV); "
+                          "or both in turn, as a training step runs them. Only flash fp16 and "
+                          "bf16 have a backward kernel."));
+    connect(m_pass, &QComboBox::currentIndexChanged, this,
+            &GpuBenchmarkView::markVariantsForPass);
+}
+
+GpuBenchPass GpuBenchmarkView::chosenPass() const {
+    return GpuBenchPass(m_pass->currentData().toInt());
+}
+
+// A method without a kernel for the pass is switched off (its check kept for the next forward
+// run) and left out of the request; its tooltip says why.
+void GpuBenchmarkView::markVariantsForPass() {
+    const GpuBenchPass pass = chosenPass();
+    for (QCheckBox* box : m_variants) {
+        const bool runs = gpuBenchVariantRuns(box->property("variant").toString().toStdString(), pass);
+        box->setEnabled(runs && !isBusy());
+        box->setToolTip(runs ? QString()
+                             : tr("No %1 kernel: FlashViz's fast backward is fp16 / bf16 only, so a "
+                                  "%1 run leaves this method out (in a saved run its points are "
+                                  "not measured, with that note).")
+                                   .arg(passText(pass)));
+    }
 }
 
 QLayout* GpuBenchmarkView::makeRunRow() {
@@ -433,7 +574,7 @@ QLayout* GpuBenchmarkView::makeCharts() {
     for (int i = 0; i < ChartCount; ++i) {
         QChartView* view = makeChartView(this);
         view->setObjectName(QStringLiteral("gpuBenchChart%1").arg(i));
-        view->setMinimumSize(280, 260);
+        view->setMinimumSize(280, 200); // short enough for 768-pixel screens with a long caption
         charts->addWidget(view, 1);
         m_views.append(view);
     }
@@ -447,10 +588,12 @@ GpuBenchRequest GpuBenchmarkView::request() const {
         r.sizes.push_back(n);
     r.headDim = m_headDim->currentData().toInt();
     r.causal = m_causal->isChecked();
+    r.pass = chosenPass();
     r.variants.clear();
-    for (const QCheckBox* box : m_variants)
-        if (box->isChecked())
-            r.variants.push_back(box->property("variant").toString().toStdString());
+    for (const QCheckBox* box : m_variants) {
+        const std::string id = box->property("variant").toString().toStdString();
+        if (box->isChecked() && gpuBenchVariantRuns(id, r.pass)) r.variants.push_back(id);
+    }
     r.repeats = m_repeats->value();
     return r;
 }
@@ -464,6 +607,7 @@ void GpuBenchmarkView::setRequest(const GpuBenchRequest& r) {
     if (const int i = m_headDim->findData(r.headDim); i >= 0) m_headDim->setCurrentIndex(i);
     m_causal->setChecked(r.causal);
     m_repeats->setValue(r.repeats);
+    m_pass->setCurrentIndex(m_pass->findData(int(r.pass)));
     for (QCheckBox* box : m_variants) {
         const std::string id = box->property("variant").toString().toStdString();
         box->setChecked(std::find(r.variants.begin(), r.variants.end(), id) != r.variants.end());
@@ -531,6 +675,12 @@ QChart* GpuBenchmarkView::chart(int index) const {
 void GpuBenchmarkView::run() {
     if (isBusy()) return;
     const GpuBenchRequest r = request();
+    if (r.variants.empty() && r.pass != GpuBenchPass::Forward) {
+        fail(tr("This run was refused: of the methods, only flash fp16 and bf16 have a %1 kernel; "
+                "choose one of them.")
+                 .arg(passText(r.pass)));
+        return;
+    }
     try {
         validateGpuBenchRequest(r);
     } catch (const EngineError& error) {
@@ -604,7 +754,9 @@ void GpuBenchmarkView::finished(const Outcome& outcome) {
 }
 
 void GpuBenchmarkView::rebuildCharts() {
-    const QStringList titles{tr("Time per forward pass"), tr("Throughput"), tr("Device memory")};
+    // The pass is named on the legend above the charts: "forward + backward" cut their titles
+    // short at a laptop's width.
+    const QStringList titles{tr("Time per pass"), tr("Throughput"), tr("Device memory")};
     for (int i = 0; i < ChartCount; ++i) {
         auto* chart = new QChart;
         chart->setTitle(titles[i]);
@@ -661,10 +813,10 @@ void GpuBenchmarkView::showBusy(bool busy) {
     m_runButton->setEnabled(!busy && canRun());
     m_runButton->setToolTip(canRun() ? tr("Measure every chosen method at every n of the range")
                                      : QString::fromStdString(m_availability.reason));
-    for (QWidget* w : std::initializer_list<QWidget*>{m_from, m_to, m_headDim, m_causal, m_repeats})
+    for (QWidget* w :
+         std::initializer_list<QWidget*>{m_from, m_to, m_headDim, m_causal, m_repeats, m_pass})
         w->setEnabled(!busy);
-    for (QCheckBox* box : m_variants)
-        box->setEnabled(!busy);
+    markVariantsForPass();
 }
 
 void GpuBenchmarkView::applyLabelFonts() {

@@ -67,7 +67,10 @@ class GpuBenchmarkView : public Page {
   private:
     struct Outcome;
 
-    QLayout* makeRequestControls(); // the range of n, d, causal, repeats and the methods
+    QLayout* makeRequestControls(); // the range of n, d, causal, repeats, the pass and the methods
+    void makePassControl();
+    GpuBenchPass chosenPass() const;
+    void markVariantsForPass(); // the methods without a kernel for the chosen pass are off
     QLayout* makeRunRow();          // Run, Cancel and the progress bar
     QLayout* makeCharts();
     void finished(const Outcome& outcome);
@@ -89,6 +92,7 @@ class GpuBenchmarkView : public Page {
     QCheckBox* m_causal = nullptr;
     QList<QCheckBox*> m_variants;
     QSpinBox* m_repeats = nullptr;
+    QComboBox* m_pass = nullptr;
     QPushButton* m_runButton = nullptr;
     QList<QChartView*> m_views;
     QLabel* m_legend = nullptr; // the methods' colours, for the three charts
