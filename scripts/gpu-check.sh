@@ -39,7 +39,7 @@ summary="$out/summary.txt"
 note() { echo "$*" | tee -a "$summary"; }
 
 tests=(tst_cuda_device tst_cuda_flash tst_cuda_trace tst_cuda_backward tst_cuda_standard
-       tst_cuda_errors tst_cuda_tensor_core tst_cuda_lost_context)
+       tst_cuda_errors tst_cuda_tensor_core tst_cuda_tensor_core_backward tst_cuda_lost_context)
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.sm,temperature.gpu,power.draw \
   --format=csv 2>&1 | tee "$out/nvidia-smi.txt" || { echo "no NVIDIA GPU here" >&2; exit 1; }

@@ -139,9 +139,11 @@ __device__ __forceinline__ void queryGradient(float (&acc)[Tile::D / 8 / Tile::k
     }
 }
 
-// *address += (x, y) in global memory: one vector reduction on Hopper (sm_90), two before.
+// *address += (x, y) in global memory: one vector reduction on Hopper (sm_90; PTX ISA 8.1, CUDA
+// 12.1), two before.
 __device__ __forceinline__ void addPair(float* address, float x, float y) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && \
+    (__CUDACC_VER_MAJOR__ > 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 1))
     asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(address), "f"(x), "f"(y) : "memory");
 #else
     atomicAdd(address, x);
