@@ -9,7 +9,7 @@
 #include "kernels/cuda/runtime/check.h"
 #include "kernels/cuda/runtime/device_memory.h"
 #include "kernels/cuda/launch.h"
-#include "kernels/cuda/sm80/tc_backward_launch.h"
+#include "kernels/cuda/sm80/tc_backward_buffers.h"
 #include "kernels/cuda/sm80/tc_launch.h"
 
 #include "core/errors.h"
@@ -116,19 +116,11 @@ struct TcBuffers {
 void addBackwardRows(std::vector<Row>& rows, const Options& opt, const TcBuffers& b, int d, int n,
                      int batch, int heads, float scale, double forwardFlops) {
     const std::size_t elements = std::size_t(batch) * heads * n * d;
-    TcBackwardParams p;
-    static_cast<TcParams&>(p) = denseSelfAttentionParams(b.q.get(), b.k.get(), b.v.get(), b.o.get(), batch,
-                                                         heads, n, d, scale, opt.causal, b.type);
-    DeviceBuffer<float> lse(std::size_t(batch) * heads * n, "LSE"),
-        workspace(tcBackwardWorkspaceFloats(p), "the backward's scratch");
-    DeviceBuffer<std::uint16_t> dq(elements, "dQ"), dk(elements, "dK"), dv(elements, "dV");
-    p.lse = lse.get();
+    const TcParams forward = denseSelfAttentionParams(b.q.get(), b.k.get(), b.v.get(), b.o.get(), batch,
+                                                      heads, n, d, scale, opt.causal, b.type);
+    TcBackwardBuffers buffers(forward);
+    const TcBackwardParams p = buffers.params(forward, b.v.get()); // dO: V's values
     launchTcFlash(p);
-    p.dout = b.v.get();
-    p.dq = dq.get();
-    p.dk = dk.get();
-    p.dv = dv.get();
-    p.workspace = workspace.get();
     const TcBackwardKernelInfo* chosen = defaultTcBackwardKernel(d);
     const char* typeName = b.type == TcElement::Fp16 ? "fp16" : "bf16";
     std::vector<float> gradient(elements);
@@ -139,10 +131,10 @@ void addBackwardRows(std::vector<Row>& rows, const Options& opt, const TcBuffers
         const std::size_t before = freeBytes();
         launchTcBackward(p, info.id);
         synchronize("The tensor-core backward");
-        r.peakBytes = double(before) - double(freeBytes()) + double(workspace.bytes() + lse.bytes());
-        r.scratchBytes = double(workspace.bytes() + lse.bytes());
+        r.peakBytes = double(before) - double(freeBytes()) + double(buffers.scratchBytes());
+        r.scratchBytes = double(buffers.scratchBytes());
         DeviceBuffer<float> widened(elements, "a gradient in fp32");
-        for (const auto* g : {&dq, &dk, &dv}) {
+        for (const auto* g : {&buffers.dq, &buffers.dk, &buffers.dv}) {
             convertTcToFloat(g->get(), widened.get(), elements, b.type);
             widened.download(gradient.data(), elements);
             for (float x : gradient) r.diff.nonFinite += !std::isfinite(x);

@@ -4,7 +4,7 @@
 #include "kernels/cuda/runtime/check.h"
 #include "kernels/cuda/runtime/device_memory.h"
 #include "kernels/cuda/launch.h"
-#include "kernels/cuda/sm80/tc_backward_launch.h"
+#include "kernels/cuda/sm80/tc_backward_buffers.h"
 #include "kernels/cuda/sm80/tc_launch.h"
 
 #include <algorithm>
@@ -58,19 +58,9 @@ Timing timeTensorCores(const GpuBenchRequest& request, const HalfBuffers& b, con
         point.note = "no tensor-core backward kernel for d = " + std::to_string(tp.headDim) + " fits this GPU";
         return {};
     }
-    const std::size_t elements = b.q.size();
-    TcBackwardParams bp;
-    static_cast<TcParams&>(bp) = tp;
-    DeviceBuffer<float> lse(std::size_t(tp.batch) * tp.heads * tp.queries, "the log-sum-exp"),
-        workspace(tcBackwardWorkspaceFloats(tp), "the backward's scratch");
-    DeviceBuffer<std::uint16_t> dq(elements, "dQ"), dk(elements, "dK"), dv(elements, "dV");
-    bp.lse = lse.get();
-    bp.dout = b.v.get();
-    bp.dq = dq.get();
-    bp.dk = dk.get();
-    bp.dv = dv.get();
-    bp.workspace = workspace.get();
-    point.scratchBytes = double(lse.bytes() + workspace.bytes());
+    TcBackwardBuffers buffers(tp);
+    const TcBackwardParams bp = buffers.params(tp, b.v.get());
+    point.scratchBytes = double(buffers.scratchBytes());
     if (request.pass == GpuBenchPass::Backward) {
         point.kernel = backward->name;
         launchTcFlash(bp, forward->id);

@@ -4,7 +4,7 @@
 #include "kernels/cuda/runtime/device_memory.h"
 #include "kernels/cuda/launch.h"
 #include "kernels/cuda/sm80/tc_api.h"
-#include "kernels/cuda/sm80/tc_backward_launch.h"
+#include "kernels/cuda/sm80/tc_backward_buffers.h"
 #include "kernels/cuda/sm80/tc_launch.h"
 #include "kernels/cuda_backend.h"
 
@@ -32,17 +32,25 @@ cuda::TcParams cuda::tcParamsFor(const HalfAttentionProblem& problem) {
     return p;
 }
 
+namespace {
+
+// Whether device 0 runs a variant (`runsHere` asks the launch layer); with no device, none does.
+template <class Info, class RunsHere>
+bool fitsDevice(const Info& info, RunsHere runsHere) {
+    try {
+        return runsHere(info);
+    } catch (const EngineError&) {
+        return false;
+    }
+}
+
+} // namespace
+
 std::vector<CudaTensorCoreKernel> cudaTensorCoreKernels() {
     std::vector<CudaTensorCoreKernel> out;
-    for (const auto& info : cuda::tcKernels()) {
-        bool fits = false;
-        try {
-            fits = cuda::tcKernelRunsHere(info);
-        } catch (const EngineError&) {
-            fits = false; // no device: nothing fits
-        }
-        out.push_back({info.id, info.name, info.headDim, info.sharedBytes, fits, info.wgmma});
-    }
+    for (const auto& info : cuda::tcKernels())
+        out.push_back({info.id, info.name, info.headDim, info.sharedBytes,
+                       fitsDevice(info, cuda::tcKernelRunsHere), info.wgmma});
     return out;
 }
 
@@ -86,15 +94,9 @@ std::size_t halfLogSumExpElements(const HalfAttentionProblem& problem) {
 
 std::vector<CudaTensorCoreBackwardKernel> cudaTensorCoreBackwardKernels() {
     std::vector<CudaTensorCoreBackwardKernel> out;
-    for (const auto& info : cuda::tcBackwardKernels()) {
-        bool fits = false;
-        try {
-            fits = cuda::tcBackwardKernelRunsHere(info);
-        } catch (const EngineError&) {
-            fits = false; // no device: nothing fits
-        }
-        out.push_back({info.id, info.name, info.headDim, info.sharedBytes, fits});
-    }
+    for (const auto& info : cuda::tcBackwardKernels())
+        out.push_back({info.id, info.name, info.headDim, info.sharedBytes,
+                       fitsDevice(info, cuda::tcBackwardKernelRunsHere)});
     return out;
 }
 
@@ -137,20 +139,24 @@ HalfGradients cudaFlashBackwardHalf(const HalfAttentionProblem& problem,
                               std::to_string(nq) + " elements, K and V " + std::to_string(nk) + ").");
     const CudaDeviceStatus status = cudaDeviceStatus();
     if (!status.usable) throw EngineError(ErrorKind::Unsupported, status.reason);
-    cuda::DeviceBuffer<std::uint16_t> dq(nq, "Q"), dk(nk, "K"), dv(nk, "V"), dout_(nq, "dO"),
-        o(nq, "O"), gq(nq, "dQ"), gk(nk, "dK"), gv(nk, "dV");
-    cuda::DeviceBuffer<float> lse(rows, "the log-sum-exp"),
-        workspace(halfBackwardWorkspaceBytes(problem) / sizeof(float), "the backward's scratch");
-    dq.upload(q.data(), nq);
-    dk.upload(k.data(), nk);
-    dv.upload(v.data(), nk);
-    dout_.upload(dout.data(), nq);
+    cuda::DeviceBuffer<std::uint16_t> qDevice(nq, "Q"), kDevice(nk, "K"), vDevice(nk, "V"),
+        doDevice(nq, "dO"), oDevice(nq, "O");
+    qDevice.upload(q.data(), nq);
+    kDevice.upload(k.data(), nk);
+    vDevice.upload(v.data(), nk);
+    doDevice.upload(dout.data(), nq);
+    cuda::TcParams forward = cuda::tcParamsFor(problem);
+    forward.q = qDevice.get();
+    forward.k = kDevice.get();
+    forward.v = vDevice.get();
+    forward.o = oDevice.get();
+    cuda::TcBackwardBuffers buffers(forward);
     // NaN in both formats: what a kernel failed to write shows.
-    for (auto* buffer : {&o, &gq, &gk, &gv}) buffer->fillBytes(0xFF);
-    lse.fillBytes(0xFF);
-    cudaFlashForwardHalfDevice(problem, dq.get(), dk.get(), dv.get(), o.get(), forwardKernel, lse.get());
-    cudaFlashBackwardHalfDevice(problem, dq.get(), dk.get(), dv.get(), o.get(), dout_.get(), lse.get(),
-                                gq.get(), gk.get(), gv.get(), workspace.get(), backwardKernel);
+    for (auto* buffer : {&oDevice, &buffers.dq, &buffers.dk, &buffers.dv}) buffer->fillBytes(0xFF);
+    buffers.lse.fillBytes(0xFF);
+    const cuda::TcBackwardParams params = buffers.params(forward, doDevice.get());
+    cuda::launchTcFlash(params, forwardKernel);
+    cuda::launchTcBackward(params, backwardKernel);
     cuda::synchronize("The tensor-core flash backward");
     HalfGradients out;
     out.o.resize(nq);
@@ -158,11 +164,11 @@ HalfGradients cudaFlashBackwardHalf(const HalfAttentionProblem& problem,
     out.dk.resize(nk);
     out.dv.resize(nk);
     out.lse.resize(rows);
-    o.download(out.o.data(), nq);
-    gq.download(out.dq.data(), nq);
-    gk.download(out.dk.data(), nk);
-    gv.download(out.dv.data(), nk);
-    lse.download(out.lse.data(), rows);
+    oDevice.download(out.o.data(), nq);
+    buffers.dq.download(out.dq.data(), nq);
+    buffers.dk.download(out.dk.data(), nk);
+    buffers.dv.download(out.dv.data(), nk);
+    buffers.lse.download(out.lse.data(), rows);
     return out;
 }
 
