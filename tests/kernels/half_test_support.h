@@ -1,9 +1,12 @@
 #pragma once
 // Shared by the fp16 / bf16 suites (tst_cuda_tensor_core, tst_cuda_tensor_core_backward): random
 // inputs in the low precision, one (batch, head) slice widened to fp64, rounding, problems.
+#include "core/errors.h"
 #include "kernels/cuda_backend.h"
 
 #include <Eigen/Dense>
+
+#include <QtTest/QtTest>
 
 #include <cstddef>
 #include <cstdint>
@@ -59,6 +62,21 @@ inline const char* typeName(HalfType t) { return t == HalfType::Fp16 ? "fp16" : 
 // Keys row i sees: all, or under the bottom-right causal mask up to its diagonal.
 inline int visibleKeys(const HalfAttentionProblem& p, int i) {
     return p.causal ? std::min(p.keys, std::max(0, i + p.keys - p.queries + 1)) : p.keys;
+}
+
+// `call` with a problem of each head dimension the kernels were not built for: each is refused
+// as Unsupported, in a message naming the ones they take. No GPU needed: the checks come first.
+template <class Call>
+void verifyHeadDimensionsRefused(Call call) {
+    for (int d : {32, 96, 256}) {
+        try {
+            call(problem(HalfType::Fp16, d, 8, 8, false));
+            QFAIL(qPrintable(QStringLiteral("head dimension %1 accepted").arg(d)));
+        } catch (const EngineError& e) {
+            QCOMPARE(e.kind(), ErrorKind::Unsupported);
+            QVERIFY2(QString::fromUtf8(e.what()).contains("64 and 128"), e.what());
+        }
+    }
 }
 
 } // namespace flashviz::halftest
