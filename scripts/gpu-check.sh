@@ -65,17 +65,8 @@ if [ -z "$bin" ]; then
 fi
 
 # Shared libraries: carried ones first, then the CUDA toolkit's, then the pip cuBLAS if needed.
-libpath="$bin/lib"
-for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
-  [ -d "$d" ] && libpath="$libpath:$d"
-done
-if ! LD_LIBRARY_PATH="$libpath" ldconfig -p 2>/dev/null | grep -q 'libcublas.so.13' &&
-   ! ls /usr/local/cuda/lib64/libcublas.so.13 >/dev/null 2>&1; then
-  pip_cublas=$(python3 -c 'import nvidia.cublas, os; print(os.path.dirname(nvidia.cublas.__file__))' 2>/dev/null)
-  [ -n "$pip_cublas" ] && libpath="$libpath:$(dirname "$(find "$pip_cublas" -name 'libcublas.so.13' | head -1)")"
-fi
-export LD_LIBRARY_PATH="$libpath${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export QT_QPA_PLATFORM=offscreen
+. "$root/kernels/bench/device_env.sh"
+use_carried_libraries "$bin"
 
 status=0
 # ---- tests ----

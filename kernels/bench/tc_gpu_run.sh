@@ -14,16 +14,9 @@ mkdir -p "$out"
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cap=${TC_RUN_TIMEOUT:-300}
 
-libpath="$bin/lib"
-for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
-  [ -d "$d" ] && libpath="$libpath:$d"
-done
-if ! ls /usr/local/cuda/lib64/libcublas.so.13 >/dev/null 2>&1; then
-  pip_cublas=$(python3 -c 'import nvidia.cublas, os; print(os.path.dirname(nvidia.cublas.__file__))' 2>/dev/null)
-  [ -n "$pip_cublas" ] && libpath="$libpath:$(dirname "$(find "$pip_cublas" -name 'libcublas.so.13' | head -1)")"
-fi
-export LD_LIBRARY_PATH="$libpath${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export QT_QPA_PLATFORM=offscreen PYTHONUNBUFFERED=1
+. "$root/kernels/bench/device_env.sh"
+use_carried_libraries "$bin"
+export PYTHONUNBUFFERED=1
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.sm,temperature.gpu \
   --format=csv 2>&1 | tee "$out/nvidia-smi.txt"

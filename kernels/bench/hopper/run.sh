@@ -34,15 +34,8 @@ done
 fi
 if [ -n "${PRODUCT_BIN:-}" ]; then
   product=$(cd "$PRODUCT_BIN" && pwd)
-  libpath="$product/lib"
-  for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
-    [ -d "$d" ] && libpath="$libpath:$d"
-  done
-  if ! ls /usr/local/cuda/lib64/libcublas.so.13 >/dev/null 2>&1; then # PyTorch's wheel has it
-    pip_cublas=$(python3 -c 'import nvidia.cublas, os; print(os.path.dirname(nvidia.cublas.__file__))' 2>/dev/null)
-    [ -n "$pip_cublas" ] && libpath="$libpath:$(dirname "$(find "$pip_cublas" -name 'libcublas.so.13' | head -1)")"
-  fi
-  export LD_LIBRARY_PATH="$libpath${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" QT_QPA_PLATFORM=offscreen
+  . "$(cd "$(dirname "$0")/.." && pwd)/device_env.sh"
+  use_carried_libraries "$product"
   timeout 300 "$product/tst_cuda_tensor_core" >"$out/tst_cuda_tensor_core.log" 2>&1 || status=1
   grep -E "^(Totals|FAIL!)|QINFO.*defaultIs" -A1 "$out/tst_cuda_tensor_core.log" | head -24
   timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$product/tst_cuda_tensor_core" \

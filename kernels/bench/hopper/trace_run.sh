@@ -9,15 +9,9 @@
 set -u -o pipefail
 tarball=$1 harness=$2 out=$3
 mkdir -p "$out"
+. "$(cd "$(dirname "$0")/.." && pwd)/device_env.sh"
+unpack_product "$tarball"
 work=$(mktemp -d)
-tar -C "$work" -xJf "$tarball"
-product=$work/product
-libpath=$product/lib
-if ! ls /usr/local/cuda/lib64/libcublas.so.13 >/dev/null 2>&1; then # PyTorch's wheel has it
-  pip_cublas=$(python3 -c 'import nvidia.cublas, os; print(os.path.dirname(nvidia.cublas.__file__))' 2>/dev/null)
-  [ -n "$pip_cublas" ] && libpath="$libpath:$(dirname "$(find "$pip_cublas" -name 'libcublas.so.13' | head -1)")"
-fi
-export LD_LIBRARY_PATH="$libpath:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" QT_QPA_PLATFORM=offscreen
 status=0
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee "$out/summary.txt"
 

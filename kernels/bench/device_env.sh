@@ -1,0 +1,27 @@
+# Sourced by the device scripts (the GPU machine has CUDA and PyTorch, no Qt): the shared
+# libraries a carried build needs, written once.
+
+# LD_LIBRARY_PATH for binaries whose libraries (Qt, ICU, ...) were carried in DIR/lib: those
+# first, then the CUDA toolkit's and, where the toolkit lacks cuBLAS 13, the copy in PyTorch's
+# wheel. Also QT_QPA_PLATFORM=offscreen for the Qt Test suites.
+use_carried_libraries() {
+  local libpath="$1/lib" d pip_cublas
+  for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
+    [ -d "$d" ] && libpath="$libpath:$d"
+  done
+  if ! ls /usr/local/cuda/lib64/libcublas.so.13 >/dev/null 2>&1; then
+    pip_cublas=$(python3 -c 'import nvidia.cublas, os; print(os.path.dirname(nvidia.cublas.__file__))' 2>/dev/null)
+    [ -n "$pip_cublas" ] && libpath="$libpath:$(dirname "$(find "$pip_cublas" -name 'libcublas.so.13' | head -1)")"
+  fi
+  export LD_LIBRARY_PATH="$libpath${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" QT_QPA_PLATFORM=offscreen
+}
+
+# Unpacks a product tarball (kernels/bench/hopper/pack_product.sh) into a fresh folder, sets
+# $product to it and uses its libraries.
+unpack_product() {
+  local work
+  work=$(mktemp -d)
+  tar -C "$work" -xJf "$1"
+  product=$work/product
+  use_carried_libraries "$product"
+}
