@@ -73,6 +73,10 @@ BackwardTrace Backend::backwardTrace(const Problem&, const Matrix&, const FlashO
     throw EngineError(ErrorKind::Unsupported, name() + " has no backward pass");
 }
 
+LowPrecisionBackward Backend::lowPrecisionBackward(const Problem&, const Matrix&, HalfType) {
+    throw EngineError(ErrorKind::Unsupported, name() + " has no fp16/bf16 tensor-core kernels");
+}
+
 BackwardResult CpuBackend::backward(const Problem& problem, const Matrix& dO,
                                     const FlashOptions& options) {
     return flashBackward(problem, dO, options);

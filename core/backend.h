@@ -4,6 +4,7 @@
 // The CPU backend is here; the CUDA backend lives in kernels/ and mirrors it.
 #include "core/backward.h"
 #include "core/flash.h"
+#include "core/low_precision.h"
 
 #include <memory>
 #include <string>
@@ -25,6 +26,12 @@ struct FlashTrace {
     const TileTrace* find(int queryBlock, int keyBlock) const;
 };
 
+// What a backend's low-precision backward computed (widened to double) and which kernels ran.
+struct LowPrecisionBackward {
+    Gradients grads;
+    std::string kernel; // "forward kernel + backward kernel"
+};
+
 class Backend {
 public:
     virtual ~Backend() = default;
@@ -43,6 +50,11 @@ public:
                                     const FlashOptions& options);
     virtual BackwardTrace backwardTrace(const Problem& problem, const Matrix& dO,
                                         const FlashOptions& options);
+    // The forward and backward on the backend's fp16 / bf16 tensor-core kernels, built for speed
+    // and with no switches: the problem's Q, K, V and dO already rounded to `type`. A backend
+    // without them throws EngineError(Unsupported), as one does for a d they were not built for.
+    virtual LowPrecisionBackward lowPrecisionBackward(const Problem& rounded, const Matrix& dO,
+                                                      HalfType type);
 };
 
 class CpuBackend final : public Backend {

@@ -78,6 +78,30 @@ struct Runner {
     }
 };
 
+// The backend's fp16 / bf16 backward on the inputs rounded to `type`, judged; or why not. Its
+// kernels have no switches: with one on they would not compute what the run shown computes.
+void runLowPrecision(BackwardRunResult& out, const Problem& problem, Backend& backend,
+                     const FlashOptions& options, HalfType type) {
+    if (!options.rescale || !options.runningMax || options.backward.anyBug()) {
+        out.lowPrecisionNote = std::string("The ") + toString(type) +
+                               " tensor-core kernels were not run: they have no switches, and "
+                               "this run has one on.";
+        return;
+    }
+    Problem rounded = problem;
+    rounded.q = roundedToHalf(problem.q, type);
+    rounded.k = roundedToHalf(problem.k, type);
+    rounded.v = roundedToHalf(problem.v, type);
+    const Matrix dO = roundedToHalf(out.dO, type);
+    try {
+        LowPrecisionBackward run = backend.lowPrecisionBackward(rounded, dO, type);
+        out.lowPrecisionCheck =
+            checkLowPrecisionGradients(rounded, dO, run.grads, type, std::move(run.kernel));
+    } catch (const EngineError& e) { // a refusal, or the GPU out of memory: the run shown stays
+        out.lowPrecisionNote = e.what();
+    }
+}
+
 } // namespace
 
 RunResult runAndCheck(const Problem& problem, Backend& backend, const RunRequest& request) {
@@ -132,6 +156,10 @@ BackwardRunResult runBackwardAndCheck(const Problem& problem, Backend& backend,
         report(RunStage::Alongside);
         out.cpuCheck = compareGradients(cpu.backward(problem, out.dO, options).grads,
                                         out.reference, defaultTolerance(spec.precision));
+    }
+    if (request.lowPrecision && ran == &backend && !onCpu) {
+        report(RunStage::LowPrecision);
+        runLowPrecision(out, problem, backend, options, *request.lowPrecision);
     }
     out.storedElements =
         backwardStoredElements(spec.queries, spec.keys, spec.headDim, options.backward);

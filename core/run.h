@@ -7,6 +7,7 @@
 #include "core/backward.h"
 #include "core/check.h"
 #include "core/counters.h"
+#include "core/low_precision.h"
 #include "core/options.h"
 #include "core/problem.h"
 
@@ -22,6 +23,7 @@ enum class RunStage {
     Run,       // flash: on the backend; standard: S and P in full, on the CPU
     Alongside, // a backend other than the CPU, beside the CPU (flash: the CPU's run;
                // standard: the backend's), when RunRequest::cpuAlongside
+    LowPrecision, // the backward: the backend's fp16 / bf16 kernels (RunRequest::lowPrecision)
 };
 
 struct RunRequest {
@@ -31,6 +33,9 @@ struct RunRequest {
     // lets the CPU stand in when the backend refuses (cpuStoodIn says why); false throws the
     // backend's refusal and runs nothing on the CPU.
     bool cpuAlongside = false;
+    // The backward on a backend other than the CPU: its fp16 / bf16 tensor-core kernels too, on
+    // the inputs rounded to this format, judged as core/low_precision.h says (nullopt: not).
+    std::optional<HalfType> lowPrecision = kDefaultLowPrecision;
     std::function<void(RunStage)> onStage; // may be empty
 };
 
@@ -63,6 +68,10 @@ struct BackwardRunResult {
     std::optional<GradientCheck> cpuCheck; // the CPU engine's, when another backend ran
     Counters counters;       // what the backward counted (the forward's not included)
     std::uint64_t storedElements = 0; // what the forward left for it (core/backward.h)
+    // The backend's fast fp16 / bf16 backward (RunRequest::lowPrecision), judged; when it did not
+    // run on a backend other than the CPU, why not (its refusal, or a switch it does not have).
+    std::optional<LowPrecisionGradientCheck> lowPrecisionCheck;
+    std::string lowPrecisionNote;
 };
 BackwardRunResult runBackwardAndCheck(const Problem& problem, Backend& backend,
                                       const RunRequest& request);

@@ -4,6 +4,7 @@
 // their launchers and the device code live in kernels/cuda/.
 #include "core/backend.h"
 #include "core/hardware.h"
+#include "core/low_precision.h" // HalfType and the host conversions
 #include "kernels/hopper_trace.h"
 
 #include <cstddef>
@@ -126,6 +127,9 @@ public:
                             const FlashOptions& options) override;
     BackwardTrace backwardTrace(const Problem& problem, const Matrix& dO,
                                 const FlashOptions& options) override;
+    // cudaFlashBackwardHalf on one head, [n][d] (d 64 or 128; others refused as Unsupported).
+    LowPrecisionBackward lowPrecisionBackward(const Problem& rounded, const Matrix& dO,
+                                              HalfType type) override;
     // The kernels compute in fp32 whatever precision the problem asks for.
     Precision arithmetic(const ProblemSpec&) const override { return Precision::Float; }
 
@@ -143,8 +147,8 @@ std::unique_ptr<Backend> makeCudaBackend();
 // ---- Tensor-core FlashAttention forward in fp16 / bf16 (kernels/cuda/tc_*.{h,cuh,cu}) ----
 // fp16 or bf16 Q, K, V and O, fp32 accumulation, mma.sync tensor-core instructions (sm_80 and
 // newer), head dimensions 64 and 128. This path is for speed: it has no CPU mirror step for
-// step (its result is checked against an fp64 reference instead, tests/kernels).
-enum class HalfType { Fp16, Bf16 };
+// step (its result is checked against an fp64 reference instead, tests/kernels). HalfType is
+// core's (core/low_precision.h).
 // [batch][heads][n][d] (each head's rows contiguous, PyTorch's SDPA layout) or
 // [batch][n][heads][d] (flash-attn's layout); densely packed either way.
 enum class HalfLayout { BatchHeadSeqDim, BatchSeqHeadDim };
@@ -222,6 +226,7 @@ void cudaFlashBackwardHalfDevice(const HalfAttentionProblem& problem, const void
 struct HalfGradients {
     std::vector<std::uint16_t> o, dq, dk, dv;
     std::vector<float> lse;
+    std::string kernels; // the variants that ran: "forward's name + backward's name"
 };
 HalfGradients cudaFlashBackwardHalf(const HalfAttentionProblem& problem,
                                     const std::vector<std::uint16_t>& q,
@@ -230,9 +235,6 @@ HalfGradients cudaFlashBackwardHalf(const HalfAttentionProblem& problem,
                                     const std::vector<std::uint16_t>& dout, int forwardKernel = -1,
                                     int backwardKernel = -1);
 
-// Host conversions, round to nearest even (inf and NaN kept).
-std::uint16_t toHalfBits(float value, HalfType type);
-float fromHalfBits(std::uint16_t bits, HalfType type);
 
 // ---- the Hopper kernel's trace mode (kernels/hopper_trace.h) ----
 // The request's variant of the Hopper kernel on fixed random inputs: timed `repeats` times

@@ -288,6 +288,36 @@ void printModelRow(std::ostream& out, const char* name, const BackwardCost& cost
     out << line;
 }
 
+nlohmann::json lowPrecisionErrorJson(const LowPrecisionError& e) {
+    return {{"error", e.kernel}, {"plain_error", e.plain}, {"ratio", e.ratio()},
+            {"non_finite", e.nonFinite}, {"passed", e.passed()}};
+}
+
+// The backend's fp16 / bf16 kernels beside the run (core/run.h), when it has a word on them.
+void addLowPrecision(nlohmann::json& j, const BackwardRunResult& run) {
+    if (const auto& c = run.lowPrecisionCheck)
+        j["low_precision"] = {{"type", toString(c->type)},
+                              {"kernel", c->kernel},
+                              {"passed", c->passed()},
+                              {"allowed_ratio", kLowPrecisionErrorFactor},
+                              {"dq", lowPrecisionErrorJson(c->dq)},
+                              {"dk", lowPrecisionErrorJson(c->dk)},
+                              {"dv", lowPrecisionErrorJson(c->dv)}};
+    else if (!run.lowPrecisionNote.empty())
+        j["low_precision_note"] = run.lowPrecisionNote;
+}
+
+void printLowPrecision(std::ostream& out, const BackwardRunResult& run) {
+    if (const auto& c = run.lowPrecisionCheck) {
+        out << "the " << toString(c->type) << " tensor-core kernels (" << c->kernel
+            << ") on the inputs rounded to " << toString(c->type) << ", against fp64 and plain "
+            << toString(c->type) << " attention (pass: within " << kLowPrecisionErrorFactor
+            << "x its error): " << c->summary() << '\n';
+    } else if (!run.lowPrecisionNote.empty()) {
+        out << "tensor cores: " << run.lowPrecisionNote << '\n';
+    }
+}
+
 int commandRunBackward(const RunSetup& setup, Backend& backend, bool json, std::ostream& out) {
     const ProblemSpec& spec = setup.spec;
     RunRequest request;
@@ -326,6 +356,7 @@ int commandRunBackward(const RunSetup& setup, Backend& backend, bool json, std::
                          {"switches", switches},
                          {"problem", describeRun(setup)},
                          {"why", why}};
+        addLowPrecision(j, run);
         // The script's model has one n (n_q = n_k).
         if (square)
             j["script_model"] = {
@@ -343,6 +374,7 @@ int commandRunBackward(const RunSetup& setup, Backend& backend, bool json, std::
             out << "  --" << flag.name << ": " << flag.help << '\n';
     out << '\n';
     out << "check against ordinary attention's gradients: " << check.summary() << '\n';
+    printLowPrecision(out, run);
     printWrongRows(out, "dQ wrong rows", check.dq);
     printWrongRows(out, "dK wrong rows", check.dk);
     printWrongRows(out, "dV wrong rows", check.dv);

@@ -431,6 +431,45 @@ BackwardResult CudaBackend::backward(const Problem& problem, const Matrix& dO,
             out.counters};
 }
 
+namespace {
+
+// One head's [n][d] rows as fp16 / bf16 bits, and back.
+std::vector<std::uint16_t> halfBits(const Matrix& m, HalfType type) {
+    std::vector<std::uint16_t> bits;
+    bits.reserve(std::size_t(m.size()));
+    for (Eigen::Index i = 0; i < m.rows(); ++i)
+        for (Eigen::Index c = 0; c < m.cols(); ++c) bits.push_back(toHalfBits(float(m(i, c)), type));
+    return bits;
+}
+
+Matrix widened(const std::vector<std::uint16_t>& bits, int rows, int cols, HalfType type) {
+    Matrix m(rows, cols);
+    for (int i = 0; i < rows; ++i)
+        for (int c = 0; c < cols; ++c)
+            m(i, c) = fromHalfBits(bits[std::size_t(i) * std::size_t(cols) + std::size_t(c)], type);
+    return m;
+}
+
+} // namespace
+
+LowPrecisionBackward CudaBackend::lowPrecisionBackward(const Problem& rounded, const Matrix& dO,
+                                                       HalfType type) {
+    const ProblemSpec& spec = rounded.spec;
+    HalfAttentionProblem p;
+    p.type = type;
+    p.queries = spec.queries;
+    p.keys = spec.keys;
+    p.headDim = spec.headDim;
+    p.scale = rounded.scale();
+    p.causal = spec.causal;
+    const HalfGradients g =
+        cudaFlashBackwardHalf(p, halfBits(rounded.q, type), halfBits(rounded.k, type),
+                              halfBits(rounded.v, type), halfBits(dO, type));
+    return {{widened(g.dq, spec.queries, spec.headDim, type), widened(g.dk, spec.keys, spec.headDim, type),
+             widened(g.dv, spec.keys, spec.headDim, type)},
+            g.kernels};
+}
+
 BackwardTrace CudaBackend::backwardTrace(const Problem& problem, const Matrix& dO,
                                          const FlashOptions& options) {
     validate(problem.spec, options);

@@ -2,11 +2,13 @@
 // float (core's flashBackward<float>) and against the closed-form gradients: ragged tiles,
 // causal, n_q != n_k both ways (rows that see no key), Br != Bc; each bug switch failing on the
 // GPU as on the CPU with the CPU's wrong answer; the stored-P trade; the per-tile trace against
-// the CPU backend's trace; the Backend interface. (Its refusals are in tst_cuda_errors.)
+// the CPU backend's trace; the Backend interface; the fast fp16 / bf16 tensor-core kernels run
+// beside it (core/run.h) as the window and the CLI run them. (Its refusals are in tst_cuda_errors.)
 #include "gpu_test_support.h"
 
 #include "core/backend.h"
 #include "core/backward.h"
+#include "core/run.h"
 
 #include <tuple>
 
@@ -341,6 +343,63 @@ class TestCudaBackward : public QObject {
                  .passed());
         const Difference diff = differenceOf(gpu.grads, cpu.grads);
         QVERIFY2(diff.within(kGpuCpuTolerance), qPrintable(diff.text()));
+    }
+
+    // The window's and the CLI's backward on the GPU: the fast tensor-core kernels on the same
+    // inputs rounded to fp16 / bf16, judged within twice plain low-precision attention's error.
+    void tensorCoreKernelsBesideTheRun_data() {
+        QTest::addColumn<int>("nq");
+        QTest::addColumn<int>("nk");
+        QTest::addColumn<int>("d");
+        QTest::addColumn<bool>("causal");
+        QTest::addColumn<int>("type");
+        QTest::newRow("bf16 d64 200x200") << 200 << 200 << 64 << false << int(HalfType::Bf16);
+        QTest::newRow("bf16 d64 causal 150x97") << 150 << 97 << 64 << true << int(HalfType::Bf16);
+        QTest::newRow("fp16 d128 77x130") << 77 << 130 << 128 << false << int(HalfType::Fp16);
+        QTest::newRow("bf16 d128 causal 256x256") << 256 << 256 << 128 << true << int(HalfType::Bf16);
+    }
+    void tensorCoreKernelsBesideTheRun() {
+        QFETCH(int, nq);
+        QFETCH(int, nk);
+        QFETCH(int, d);
+        QFETCH(bool, causal);
+        QFETCH(int, type);
+        FLASHVIZ_REQUIRE_GPU();
+        SKIP_IF_SLOW_UNDER_SANITIZER(nq, nk, d);
+        RunRequest request;
+        request.algorithm = Algorithm::Backward;
+        request.options.blockRows = 16;
+        request.options.blockCols = 16;
+        request.lowPrecision = HalfType(type);
+        CudaBackend gpuBackend;
+        const BackwardRunResult run = runBackwardAndCheck(makeProblem(spec(nq, nk, d, causal)),
+                                                          gpuBackend, request);
+        QVERIFY2(run.check.passed(), run.check.summary().c_str()); // the mirror's run, shown
+        QVERIFY2(run.lowPrecisionCheck, run.lowPrecisionNote.c_str());
+        const LowPrecisionGradientCheck& c = *run.lowPrecisionCheck;
+        qInfo("%s: %s", c.kernel.c_str(), c.summary().c_str());
+        QCOMPARE(c.type, HalfType(type));
+        QVERIFY2(c.passed(), c.summary().c_str());
+        QVERIFY(c.dq.plain > 0 && c.dk.plain > 0 && c.dv.plain > 0); // a real low-precision error
+        QVERIFY2(QString::fromStdString(c.kernel).contains(QStringLiteral("tc_bwd_d%1").arg(d)),
+                 c.kernel.c_str());
+    }
+
+    // A head dimension the tensor-core kernels were not built for: the run stands, with the
+    // kernels' refusal as its note.
+    void tensorCoreKernelsRefuseOtherHeadDimensions() {
+        FLASHVIZ_REQUIRE_GPU();
+        RunRequest request;
+        request.algorithm = Algorithm::Backward;
+        request.options.blockRows = 8;
+        request.options.blockCols = 8;
+        CudaBackend gpuBackend;
+        const BackwardRunResult run =
+            runBackwardAndCheck(makeProblem(spec(40, 40, 32, false)), gpuBackend, request);
+        QVERIFY(run.check.passed());
+        QVERIFY(!run.lowPrecisionCheck);
+        QVERIFY2(QString::fromStdString(run.lowPrecisionNote).contains("64 and 128"),
+                 run.lowPrecisionNote.c_str());
     }
 };
 

@@ -10,7 +10,6 @@
 
 #include "core/errors.h"
 
-#include <bit>
 #include <cmath>
 #include <string>
 
@@ -169,6 +168,14 @@ HalfGradients cudaFlashBackwardHalf(const HalfAttentionProblem& problem,
     buffers.dk.download(out.dk.data(), nk);
     buffers.dv.download(out.dv.data(), nk);
     buffers.lse.download(out.lse.data(), rows);
+    // The launches above refused an id out of range, and a d with no default.
+    const cuda::TcKernelInfo& forwardInfo =
+        forwardKernel < 0 ? *cuda::defaultTcKernel(problem.headDim, problem.causal)
+                          : cuda::tcKernels()[std::size_t(forwardKernel)];
+    const cuda::TcBackwardKernelInfo& backwardInfo =
+        backwardKernel < 0 ? *cuda::defaultTcBackwardKernel(problem.headDim)
+                           : cuda::tcBackwardKernels()[std::size_t(backwardKernel)];
+    out.kernels = forwardInfo.name + " + " + backwardInfo.name;
     return out;
 }
 
@@ -194,46 +201,6 @@ std::vector<std::uint16_t> cudaFlashForwardHalf(const HalfAttentionProblem& prob
     std::vector<std::uint16_t> out(nq);
     dout.download(out.data(), nq);
     return out;
-}
-
-std::uint16_t toHalfBits(float value, HalfType type) {
-    const std::uint32_t x = std::bit_cast<std::uint32_t>(value);
-    if (type == HalfType::Bf16) {
-        if (std::isnan(value)) return std::uint16_t((x >> 16) | 0x40);
-        return std::uint16_t((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
-    }
-    const std::uint32_t sign = (x >> 16) & 0x8000u;
-    const int exponent = int((x >> 23) & 0xFFu);
-    std::uint32_t mantissa = x & 0x7FFFFFu;
-    if (exponent == 0xFF) return std::uint16_t(sign | 0x7C00u | (mantissa ? 0x200u : 0u));
-    const int e = exponent - 127 + 15;
-    if (e >= 31) return std::uint16_t(sign | 0x7C00u);
-    if (e <= 0) { // subnormal half (or zero)
-        if (e < -10) return std::uint16_t(sign);
-        mantissa |= 0x800000u;
-        const int shift = 14 - e;
-        std::uint32_t h = mantissa >> shift;
-        const std::uint32_t rest = mantissa & ((1u << shift) - 1u), half = 1u << (shift - 1);
-        if (rest > half || (rest == half && (h & 1u))) ++h;
-        return std::uint16_t(sign | h);
-    }
-    std::uint32_t h = sign | (std::uint32_t(e) << 10) | (mantissa >> 13);
-    const std::uint32_t rest = mantissa & 0x1FFFu;
-    if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h; // a carry rounds up to inf
-    return std::uint16_t(h);
-}
-
-float fromHalfBits(std::uint16_t bits, HalfType type) {
-    if (type == HalfType::Bf16) return std::bit_cast<float>(std::uint32_t(bits) << 16);
-    const std::uint32_t sign = std::uint32_t(bits & 0x8000u) << 16;
-    const int exponent = (bits >> 10) & 0x1F;
-    const std::uint32_t mantissa = bits & 0x3FFu;
-    if (exponent == 0x1F) return std::bit_cast<float>(sign | 0x7F800000u | (mantissa << 13));
-    if (exponent == 0) {
-        const float magnitude = std::ldexp(float(mantissa), -24);
-        return sign ? -magnitude : magnitude;
-    }
-    return std::bit_cast<float>(sign | (std::uint32_t(exponent - 15 + 127) << 23) | (mantissa << 13));
 }
 
 } // namespace flashviz
