@@ -1,7 +1,10 @@
 // The window's scenes with the CUDA backend chosen (issue 4, "In the app"): the output and the
 // per-tile values a frame shows are the GPU's, the CPU's run is checked beside them, the rescale
 // bug fails on the GPU as it does on the CPU, and a configuration the kernel refuses falls back
-// to the CPU with a note. Needs a usable NVIDIA GPU; skips with the reason without one.
+// to the CPU with a note. The backward: the mirror kernel's gradients shown, and the fast bf16
+// tensor-core kernels judged beside them (issue 18, "In the app"). Needs a usable NVIDIA GPU;
+// skips with the reason without one.
+#include "present/check_model.h"
 #include "session/scene.h"
 #include "session/settings.h"
 
@@ -130,6 +133,40 @@ class TestGpuScene : public QObject {
         QVERIFY(compareTraceWithSteps(scene, 1e-5) > 0);
         const auto last = makeFrame(scene, scene->stepCount() - 1);
         QVERIFY(last->correct.has_value());
+    }
+
+    // The backward at d = 64: the gradients and the check are the mirror kernel's, and the bf16
+    // tensor-core kernels ran on the same inputs, within twice plain bf16's error; the check
+    // panel's model carries their verdict. At the toy's d = 4 they refuse, and say why.
+    void backwardJudgesTheTensorCoreKernels() {
+        REQUIRE_CUDA();
+        VizSettings settings = onTheGpu(toySettings());
+        settings.algorithm = Algorithm::Backward;
+        settings.spec.queries = 96;
+        settings.spec.keys = 80;
+        settings.spec.headDim = 64;
+        settings.spec.causal = true;
+        settings.options.blockRows = 32;
+        settings.options.blockCols = 16;
+        validateForWindow(settings);
+        const auto scene = buildScene(settings, nullptr);
+        QVERIFY2(scene->backendNote.isEmpty(), qPrintable(scene->backendNote));
+        const BackwardScene& b = *scene->backward;
+        QVERIFY2(b.check.passed(), b.check.summary().c_str());
+        QVERIFY2(b.lowPrecisionCheck, qPrintable(b.lowPrecisionNote));
+        const LowPrecisionGradientCheck& c = *b.lowPrecisionCheck;
+        qInfo("%s: %s", c.kernel.c_str(), c.summary().c_str());
+        QCOMPARE(c.type, HalfType::Bf16);
+        QVERIFY2(c.passed(), c.summary().c_str());
+        QVERIFY2(QString::fromStdString(c.kernel).contains(QStringLiteral("tc_bwd_d64")), c.kernel.c_str());
+        QVERIFY(checkModel(*makeFrame(scene, scene->stepCount() - 1)).lowPrecision->passed());
+
+        VizSettings toy = onTheGpu(toySettings());
+        toy.algorithm = Algorithm::Backward;
+        const auto toyScene = buildScene(toy, nullptr);
+        QVERIFY(!toyScene->backward->lowPrecisionCheck);
+        QVERIFY2(toyScene->backward->lowPrecisionNote.contains(QStringLiteral("64 and 128")),
+                 qPrintable(toyScene->backward->lowPrecisionNote));
     }
 
     void refusedConfigurationFallsBackToTheCpu() {

@@ -140,6 +140,7 @@ class TestTextFits : public QObject {
     void lecture_data();
     void lecture();
     void toolTipsSayWhatTheNumbersAre();
+    void checkPanelNamesTheFastKernels();
     void unitsStayWholeWhenWrapped();
     void hopperPage_data();
     void hopperPage();
@@ -253,6 +254,47 @@ void TestTextFits::toolTipsSayWhatTheNumbersAre() {
     }
     QVERIFY2(current.contains(QStringLiteral("step 10 (compute-weights)")), qPrintable(current));
     QVERIFY2(current.contains(QStringLiteral("P = exp(S − m_new)")), qPrintable(current));
+}
+
+// The backward on a GPU: the check panel's last line gives the fast kernels' verdict and their
+// worst error as a multiple of plain bf16's, brief where the panel is narrow; its tooltip every
+// number, the kernels' names, and the note when they did not run.
+void TestTextFits::checkPanelNamesTheFastKernels() {
+    VizSettings settings = toySettings();
+    settings.algorithm = Algorithm::Backward;
+    auto scene = std::make_shared<Scene>(*buildScene(settings, nullptr));
+    BackwardScene& b = *scene->backward;
+    const Problem rounded = makeProblem(scene->settings.spec);
+    b.lowPrecisionCheck = checkLowPrecisionGradients(
+        rounded, b.dO,
+        standardAttentionGradients(rounded.q, rounded.k, rounded.v, b.dO, rounded.scale(), false,
+                                   HalfType::Bf16)
+            .grads,
+        HalfType::Bf16, "tc_fwd + tc_bwd");
+    const LowPrecisionGradientCheck& c = *b.lowPrecisionCheck;
+    QVERIFY(c.passed());
+    CheckPanel panel;
+    panel.setTheme(Theme::desktop());
+    const auto show = [&](int width) {
+        panel.resize(width, panel.sizeHint().height());
+        panel.setInputs(makeFrame(scene, scene->stepCount() - 1), nullptr, ViewOptions{});
+    };
+    show(1900);
+    QVERIFY2(panel.lineText(2).endsWith(QStringLiteral(" · bf16 tensor cores: PASS, error ≤ 1.00× plain bf16's")),
+             qPrintable(panel.lineText(2)));
+    show(700);
+    QVERIFY2(panel.lineText(2).endsWith(QStringLiteral(" · bf16 tensor cores: PASS")), qPrintable(panel.lineText(2)));
+    const QString tip = panel.toolTipAt(QPointF(20, panel.height() / 2.0));
+    for (const QString& part : {QStringLiteral("tc_fwd + tc_bwd"), formatValue(c.dq.kernel, 2),
+                                formatValue(c.dk.plain, 2), formatValue(c.dv.kernel, 2),
+                                QStringLiteral("PASS: a kernel passes within 2× the plain error")})
+        QVERIFY2(tip.contains(part), qPrintable(part + QStringLiteral(" not in: ") + tip));
+
+    b.lowPrecisionCheck.reset();
+    b.lowPrecisionNote = QStringLiteral("The tensor-core flash kernel takes head dimensions 64 and 128, not 4.");
+    show(1900);
+    QVERIFY2(panel.lineText(2).endsWith(QStringLiteral(" · tensor cores: not run")), qPrintable(panel.lineText(2)));
+    QVERIFY(panel.toolTipAt(QPointF(20, panel.height() / 2.0)).contains(b.lowPrecisionNote));
 }
 
 // The lecture's narrative is a word-wrapped label: it broke "1.55 TB/s" after the slash and

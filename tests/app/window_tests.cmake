@@ -18,7 +18,7 @@ flashviz_add_test(tst_present_tile SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/tst_prese
 target_compile_definitions(tst_command_line PRIVATE FLASHVIZ_EXECUTABLE="$<TARGET_FILE:flashviz>")
 add_dependencies(tst_command_line flashviz)
 # The scenes with the CUDA backend chosen (skips without a usable GPU).
-flashviz_add_test(tst_gpu_scene SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/tst_gpu_scene.cpp LIBS flashviz_gui_shell)
+flashviz_add_test(tst_gpu_scene SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/tst_gpu_scene.cpp LIBS flashviz_gui_present)
 # The window's backward scene (issue #15): gradients, bugs, frames, settings and presets.
 flashviz_add_test(tst_backward_scene SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/tst_backward_scene.cpp LIBS flashviz_gui_session)
 # The monkey: seeded random use of the real window (FLASHVIZ_MONKEY_SECONDS, 20 s by default).

@@ -121,6 +121,8 @@ void backwardCheck(CheckModel& model, const Frame& frame) {
                 model.finishedMaxDiff = std::max(model.finishedMaxDiff, v);
         }
     if (bw.cpuCheck) model.cpuSummary = QString::fromStdString(bw.cpuCheck->summary());
+    model.lowPrecision = bw.lowPrecisionCheck;
+    model.lowPrecisionNote = bw.lowPrecisionNote;
     if (bw.firstBugStep) {
         model.firstBugStep = bw.firstBugStep;
         const StepInfo first = scene.engine->info(*bw.firstBugStep);

@@ -72,6 +72,10 @@ struct CheckModel {
     std::vector<char> keyRowWrong, keyRowFinished;
     Range currentKeys;
     int finishedKeyRows = 0;
+    // A GPU backend's fast fp16 / bf16 backward on the same inputs, judged; or why it did not
+    // run (BackwardScene::lowPrecisionCheck, lowPrecisionNote).
+    std::optional<LowPrecisionGradientCheck> lowPrecision;
+    QString lowPrecisionNote;
     // Blocks whose gradient is final at this step (dK_j, dV_j stored; dQ_i's last update done).
     int keyBlocksDone = 0, keyBlocks = 0, queryBlocksDone = 0, queryBlocks = 0;
     // Where a backward bug first changes a value (BackwardScene::firstBugStep), its step's kind

@@ -470,8 +470,8 @@ struct StoredMatrices {
 // its stages is called and the multiply-adds it paces by.
 struct StagePlan {
     int from = 3, to = 93;
-    QString reference, run, alongside;
-    double referenceFlops = 0, runFlops = 0, alongsideFlops = 0;
+    QString reference, run, alongside, lowPrecision;
+    double referenceFlops = 0, runFlops = 0, alongsideFlops = 0, lowPrecisionFlops = 0;
 };
 
 // Standard attention or FlashAttention: each stage is one pass of attention over the problem.
@@ -486,13 +486,15 @@ StagePlan forwardStages(const Scene& scene, Algorithm algorithm, int from, int t
                   : QStringLiteral("Standard attention: S and P in full"),
             flash ? QStringLiteral("The CPU's run, beside the %1's").arg(name)
                   : QStringLiteral("Standard attention on the %1").arg(name),
+            QString(), // the forward has no low-precision stage
             flops,
             flops,
             flops};
 }
 
 // The backward: the reference gradients take five products of attention's size (S, dP, dV, dQ,
-// dK), a backend's run seven (its forward's two, then S again, dV, dP, dQ, dK).
+// dK), a backend's run seven (its forward's two, then S again, dV, dP, dQ, dK); the
+// low-precision kernels' judgement twelve on the CPU (the exact and the plain gradients).
 StagePlan backwardStages(const Scene& scene, int from, int to) {
     const QString& name = scene.backendName;
     const double pass = attentionFlops(scene.settings.spec, scene.settings.spec.queries) / 2;
@@ -501,9 +503,12 @@ StagePlan backwardStages(const Scene& scene, int from, int to) {
             QStringLiteral("Ordinary attention's gradients, for the check"),
             QStringLiteral("The backward pass on the %1").arg(name),
             QStringLiteral("The CPU's backward, beside the %1's").arg(name),
+            QStringLiteral("The %1 tensor-core kernels, judged against plain %1")
+                .arg(QLatin1String(toString(kDefaultLowPrecision))),
             5 * pass,
             7 * pass,
-            7 * pass};
+            7 * pass,
+            12 * pass};
 }
 
 // Reports each stage of the core's run with its share of the plan's span, by its multiply-adds.
@@ -513,19 +518,22 @@ std::function<void(RunStage)> stageReporter(const Scene& scene, PacedProgress* p
         if (!paced) return;
         if (paced->cancelled()) throw BuildCancelled{};
         const bool alongside = scene.settings.backend != BackendKind::Cpu;
-        const double total =
-            plan.referenceFlops + plan.runFlops + (alongside ? plan.alongsideFlops : 0);
+        const double extra = alongside ? plan.alongsideFlops + plan.lowPrecisionFlops : 0;
+        const double total = plan.referenceFlops + plan.runFlops + extra;
         const auto at = [&](double flops) {
             return plan.from + int(std::lround((plan.to - plan.from) * flops / total));
         };
         const int afterReference = at(plan.referenceFlops);
         const int afterRun = at(plan.referenceFlops + plan.runFlops);
+        const int afterAlongside = at(plan.referenceFlops + plan.runFlops + plan.alongsideFlops);
         if (stage == RunStage::Reference)
             paced->beginStage(plan.from, afterReference, plan.referenceFlops, plan.reference);
         else if (stage == RunStage::Run)
             paced->beginStage(afterReference, afterRun, plan.runFlops, plan.run);
+        else if (stage == RunStage::Alongside)
+            paced->beginStage(afterRun, afterAlongside, plan.alongsideFlops, plan.alongside);
         else
-            paced->beginStage(afterRun, plan.to, plan.alongsideFlops, plan.alongside);
+            paced->beginStage(afterAlongside, plan.to, plan.lowPrecisionFlops, plan.lowPrecision);
     };
 }
 
@@ -608,6 +616,8 @@ void runBackwardOnBackend(Scene& scene, const Problem& problem, std::unique_ptr<
     b.reference = std::move(run.reference);
     b.check = std::move(run.check);
     b.cpuCheck = std::move(run.cpuCheck);
+    b.lowPrecisionCheck = std::move(run.lowPrecisionCheck);
+    b.lowPrecisionNote = QString::fromStdString(run.lowPrecisionNote);
     b.wrongQueryRow = rowMarks(spec.queries, {&b.check.dq});
     b.wrongKeyRow = rowMarks(spec.keys, {&b.check.dk, &b.check.dv});
     b.storedElements = run.storedElements;

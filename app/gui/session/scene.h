@@ -52,6 +52,10 @@ struct BackwardScene {
     Gradients reference;                        // closed form, double precision
     GradientCheck check;                        // grads against reference
     std::optional<GradientCheck> cpuCheck;      // the CPU engine's, when another backend ran
+    // A GPU backend's fast fp16 / bf16 kernels on the same inputs, judged (core/run.h), or why
+    // they did not run; the animation stays the mirror kernel's.
+    std::optional<LowPrecisionGradientCheck> lowPrecisionCheck;
+    QString lowPrecisionNote;
     std::vector<char> wrongQueryRow;            // per query row: dQ's row is wrong
     std::vector<char> wrongKeyRow;              // per key row: dK's or dV's row is wrong
     std::shared_ptr<const BackwardTrace> trace; // per-tile dQ_i, dK_j, dV_j the backend recorded

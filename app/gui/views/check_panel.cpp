@@ -213,11 +213,12 @@ QString CheckPanel::toolTipAt(const QPointF& pos) const {
     if (m.backward && m_layout.frame.contains(pos))
         return tr("%1\nThe verdict is for the whole run; at this step dQ is final in %2 of %3 "
                   "query rows, dK and dV in %4 of %5 key rows.")
-            .arg(rowsLine())
-            .arg(m.finishedRows)
-            .arg(m.rows)
-            .arg(m.finishedKeyRows)
-            .arg(m.keyRows);
+                   .arg(rowsLine())
+                   .arg(m.finishedRows)
+                   .arg(m.rows)
+                   .arg(m.finishedKeyRows)
+                   .arg(m.keyRows) +
+               lowPrecisionToolTip();
     if (bars.contains(pos) && m.rows > 0 && m.rowMaxDiff.size() == m.rows) {
         const int row =
             std::clamp(int((pos.x() - bars.left()) / bars.width() * m.rows), 0, m.rows - 1);
@@ -341,7 +342,7 @@ QString CheckPanel::progressLine(bool brief) const {
                         .arg(m.finishedNonFinite ? QStringLiteral("inf/NaN")
                                                  : formatValue(m.finishedMaxDiff, 2));
         if (!m.cpuSummary.isEmpty()) line += tr(" · CPU engine: %1").arg(m.cpuSummary);
-        return line;
+        return line + lowPrecisionLine(brief);
     }
     QString line = m.finishedRows == 0
                        ? tr("at this step no row of O is final yet")
@@ -352,6 +353,46 @@ QString CheckPanel::progressLine(bool brief) const {
                                                       : formatValue(m.finishedMaxDiff, 2));
     if (!m.cpuSummary.isEmpty()) line += tr(" · CPU engine: %1").arg(m.cpuSummary);
     return line;
+}
+
+// The fast fp16 / bf16 kernels beside the mirror's run: their verdict and, in full, their worst
+// error as a multiple of plain low-precision attention's. Empty when they had no word.
+QString CheckPanel::lowPrecisionLine(bool brief) const {
+    const CheckModel& m = *m_model;
+    if (!m.lowPrecision)
+        return m.lowPrecisionNote.isEmpty() ? QString() : tr(" · tensor cores: not run");
+    const LowPrecisionGradientCheck& c = *m.lowPrecision;
+    const QString type = QString::fromLatin1(toString(c.type));
+    const QString verdict = c.passed() ? tr("PASS") : tr("FAIL");
+    if (brief) return tr(" · %1 tensor cores: %2").arg(type, verdict);
+    const double worst = std::max({c.dq.ratio(), c.dk.ratio(), c.dv.ratio()});
+    return tr(" · %1 tensor cores: %2, error ≤ %3× plain %1's")
+        .arg(type, verdict, QString::number(worst, 'f', 2));
+}
+
+// The whole judgement of the fast kernels, or why they did not run.
+QString CheckPanel::lowPrecisionToolTip() const {
+    const CheckModel& m = *m_model;
+    if (!m.lowPrecision) {
+        if (m.lowPrecisionNote.isEmpty()) return {};
+        return tr("\n\nThe GPU's fast tensor-core kernels did not run: %1").arg(m.lowPrecisionNote);
+    }
+    const LowPrecisionGradientCheck& c = *m.lowPrecision;
+    const QString type = QString::fromLatin1(toString(c.type));
+    const auto one = [&](const char* name, const LowPrecisionError& e) {
+        if (e.nonFinite > 0) return tr("%1 has %2 inf/NaN values").arg(QLatin1String(name)).arg(e.nonFinite);
+        return tr("%1 %2 (plain %3, %4×)")
+            .arg(QLatin1String(name), formatValue(e.kernel, 2), formatValue(e.plain, 2),
+                 QString::number(e.ratio(), 'f', 2));
+    };
+    return tr("\n\nThe GPU's fast %1 tensor-core kernels (%2) ran the same backward on Q, K, V "
+              "and dO rounded to %1; the step-by-step shows the mirror kernel's fp32 run. Their "
+              "largest |difference| from the exact gradients of those inputs, beside plain %1 "
+              "attention's (every product and P rounded): %3, %4, %5. %6: a kernel passes within "
+              "%7× the plain error, as the flash-attention tests judge one.")
+        .arg(type, QString::fromStdString(c.kernel), one("dQ", c.dq), one("dK", c.dk),
+             one("dV", c.dv), c.passed() ? tr("PASS") : tr("FAIL"),
+             QString::number(kLowPrecisionErrorFactor, 'g', 3));
 }
 
 // ---- painting ------------------------------------------------------------------------------

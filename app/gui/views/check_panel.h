@@ -29,6 +29,9 @@ class CheckPanel : public FrameView {
     // (empty where there is nothing to explain).
     QString toolTipAt(const QPointF& pos) const override;
     QRectF barsRect() const { return m_layout.bars; }       // the per-row |diff| chart
+    // Line 0, 1 or 2 in the words painted: the whole sentence, or its brief form where it would
+    // not fit (for tests).
+    QString lineText(int line) const { return m_layout.lineTexts[line]; }
     QRectF keyBarsRect() const { return m_layout.keyBars; } // the backward's per key row
 
   signals:
@@ -63,6 +66,8 @@ class CheckPanel : public FrameView {
     QString errorLine() const;
     QString rowsLine(bool brief = false) const;
     QString progressLine(bool brief = false) const;
+    QString lowPrecisionLine(bool brief) const;
+    QString lowPrecisionToolTip() const;
     QString fittingLine(int line, const QString& whole, const QString& brief, qreal point,
                         bool bold) const;
     QString captionText() const;
