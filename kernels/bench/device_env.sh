@@ -14,6 +14,10 @@ use_carried_libraries() {
     [ -n "$pip_cublas" ] && libpath="$libpath:$(dirname "$(find "$pip_cublas" -name 'libcublas.so.13' | head -1)")"
   fi
   export LD_LIBRARY_PATH="$libpath${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" QT_QPA_PLATFORM=offscreen
+  # Carried window suites (pack_product.sh WITH_SCENES=1): Qt's offscreen plugin and a font.
+  [ -d "$1/plugins" ] && export QT_PLUGIN_PATH="$1/plugins"
+  [ -d "$1/fonts" ] && export QT_QPA_FONTDIR="$1/fonts"
+  return 0
 }
 
 # Unpacks a product tarball (kernels/bench/hopper/pack_product.sh) into a fresh folder, sets
