@@ -243,15 +243,23 @@ private slots:
         const HalfGradients b = cudaFlashBackwardHalf(p, in.q, in.k, in.v, in.dout);
         QVERIFY(a.dk == b.dk);
         QVERIFY(a.dv == b.dv);
+        float largest = 0;
+        for (const std::uint16_t bits : a.dq) largest = std::max(largest, std::fabs(fromHalfBits(bits, p.type)));
+        // fp32 sums of 700 key blocks' terms in another order differ by about 700 x 2^-24 of the
+        // largest term: where a sum cancels to near zero that is many bf16 steps of the value
+        // (an H100 run saw -1.099e-07 and -1.127e-07), so up to 2^-14 of the largest |dQ| is
+        // allowed besides.
+        const float floor = std::ldexp(largest, -14);
         int differing = 0;
         for (std::size_t i = 0; i < a.dq.size(); ++i) {
             const float x = fromHalfBits(a.dq[i], p.type), y = fromHalfBits(b.dq[i], p.type);
             differing += x != y;
-            // At most one bf16 step (8 significant bits) apart.
-            QVERIFY2(std::fabs(x - y) <= std::ldexp(std::max(std::fabs(x), std::fabs(y)), -7),
-                     qPrintable(QStringLiteral("dQ[%1]: %2 and %3").arg(i).arg(x).arg(y)));
+            // At most one bf16 step (8 significant bits) apart, or within the floor.
+            QVERIFY2(std::fabs(x - y) <= std::max(std::ldexp(std::max(std::fabs(x), std::fabs(y)), -7), floor),
+                     qPrintable(QStringLiteral("dQ[%1]: %2 and %3 (largest |dQ| %4)").arg(i).arg(x).arg(y).arg(largest)));
         }
-        qInfo("dQ: %d of %zu values differ between two runs, each by at most one step", differing, a.dq.size());
+        qInfo("dQ: %d of %zu values differ between two runs, each by at most one step or the floor", differing,
+              a.dq.size());
     }
 };
 

@@ -30,6 +30,11 @@ struct BackwardTile {
     static constexpr int kRowGroups = BR / 16;
     static constexpr int kDSlices = kWarps / kRowGroups;
     static_assert(kWarps % kRowGroups == 0 && (D / 16) % kDSlices == 0, "dQ's split");
+    // At d = 128 dK and dV take 128 registers a thread: pointers held across the query-block loop
+    // were spilled and reloaded every step (Nsight Compute: 15 M local requests, L1 hit 11 %), so
+    // the kernel finds them again from the parameters (constant memory) where used: 7-10 % faster
+    // there on an H100, while d = 64 ran faster holding them (kernels/bench/BACKWARD_NOTES.md, v3).
+    static constexpr bool kRecomputeAddresses = D == 128;
     static constexpr int kChunks = D / 8;  // 16-byte chunks per row (loadTile)
     static constexpr int kRowBytes = D * 2;
     static constexpr int kDsRowBytes = BR * 2;
@@ -167,6 +172,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) tcBackwardKe
     const float scaleLog2 = p.scale * primitives::kLog2e;
     const std::int64_t bh = std::int64_t(batch) * p.heads + head;
 
+    // Held across the loop, or found again where used (Tile::kRecomputeAddresses).
     const char* qGlobal =
         static_cast<const char*>(p.q) + 2 * (batch * p.qBatchStride + head * p.qHeadStride);
     const char* doGlobal =
@@ -207,18 +213,33 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) tcBackwardKe
 
     auto loadQueryBlock = [&](int block, int buffer) {
         const int row0 = block * BR;
-        loadTile<Tile, BR>(base + Tile::kQ + buffer * Tile::kQBytes, qGlobal + row0 * qRow, qRow,
-                           nq - row0, tid);
-        loadTile<Tile, BR>(base + Tile::kDO + buffer * Tile::kQBytes, doGlobal + row0 * doRow, doRow,
-                           nq - row0, tid);
+        const char *qRows, *doRows;
+        const float *lseRows, *deltaRows;
+        if constexpr (Tile::kRecomputeAddresses) {
+            qRows = static_cast<const char*>(p.q) +
+                    2 * (batch * p.qBatchStride + head * p.qHeadStride + row0 * p.qRowStride);
+            doRows = static_cast<const char*>(p.dout) +
+                     2 * (batch * p.oBatchStride + head * p.oHeadStride + row0 * p.oRowStride);
+            lseRows = p.lse2 + (bh * p.rowsPadded + row0);
+            deltaRows = p.delta + (bh * p.rowsPadded + row0);
+        } else {
+            qRows = qGlobal + row0 * qRow;
+            doRows = doGlobal + row0 * doRow;
+            lseRows = lseGlobal + row0;
+            deltaRows = deltaGlobal + row0;
+        }
+        const std::int64_t qRowBytes = Tile::kRecomputeAddresses ? 2 * p.qRowStride : qRow;
+        const std::int64_t doRowBytes = Tile::kRecomputeAddresses ? 2 * p.oRowStride : doRow;
+        loadTile<Tile, BR>(base + Tile::kQ + buffer * Tile::kQBytes, qRows, qRowBytes, nq - row0, tid);
+        loadTile<Tile, BR>(base + Tile::kDO + buffer * Tile::kQBytes, doRows, doRowBytes, nq - row0, tid);
         // The statistics are padded to whole blocks in the scratch: every chunk is there.
         constexpr int kStatChunks = BR / 4;
         if (tid < kStatChunks)
             primitives::copyAsync16(base + Tile::kLse + buffer * Tile::kStatBytes + tid * 16,
-                                    lseGlobal + row0 + tid * 4, true);
+                                    lseRows + tid * 4, true);
         else if (tid < 2 * kStatChunks)
             primitives::copyAsync16(base + Tile::kDelta + buffer * Tile::kStatBytes + (tid - kStatChunks) * 16,
-                                    deltaGlobal + row0 + (tid - kStatChunks) * 4, true);
+                                    deltaRows + (tid - kStatChunks) * 4, true);
         primitives::copyAsyncCommit();
     };
 
@@ -301,7 +322,9 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) tcBackwardKe
             constexpr int kSliceTiles = D / 8 / Tile::kDSlices;
             float dq[kSliceTiles][4];
             queryGradient<Tile, El>(dq, dsLane, sK + tLane, slice);
-            float* dqRows = dqGlobal + std::int64_t(row0 + rowGroup * 16 + group) * D +
+            float* dqBase = dqGlobal;
+            if constexpr (Tile::kRecomputeAddresses) dqBase = p.dqAccum + bh * p.rowsPadded * D;
+            float* dqRows = dqBase + std::int64_t(row0 + rowGroup * 16 + group) * D +
                             slice * (D / Tile::kDSlices) + 2 * quad;
 #pragma unroll
             for (int dt = 0; dt < kSliceTiles; ++dt)
