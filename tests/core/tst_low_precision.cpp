@@ -20,12 +20,12 @@ using namespace flashviz::test;
 
 namespace {
 
-// A GPU backend stand-in: the CPU's arithmetic, and as its "tensor-core kernels" the plain
-// low-precision gradients with `error` added to every entry of dK (NaN: dK poisoned), or a
-// refusal.
-class FakeGpu final : public Backend {
+// The CPU's arithmetic under another name: not the CPU, so the run asks it for its fast kernels,
+// and it has none (Backend's default).
+class CpuUnderAnotherName : public Backend {
   public:
-    std::string name() const override { return "FakeGpu"; }
+    explicit CpuUnderAnotherName(std::string name) : m_name(std::move(name)) {}
+    std::string name() const override { return m_name; }
     FlashResult flash(const Problem& p, const FlashOptions& o) override { return m_cpu.flash(p, o); }
     Matrix standard(const Problem& p) override { return m_cpu.standard(p); }
     FlashTrace trace(const Problem& p, const FlashOptions& o) override { return m_cpu.trace(p, o); }
@@ -33,6 +33,17 @@ class FakeGpu final : public Backend {
     BackwardResult backward(const Problem& p, const Matrix& dO, const FlashOptions& o) override {
         return m_cpu.backward(p, dO, o);
     }
+
+  private:
+    std::string m_name;
+    CpuBackend m_cpu;
+};
+
+// A GPU backend stand-in whose "tensor-core kernels" are the plain low-precision gradients with
+// `error` added to every entry of dK (NaN: dK poisoned), or a refusal.
+class FakeGpu final : public CpuUnderAnotherName {
+  public:
+    FakeGpu() : CpuUnderAnotherName("FakeGpu") {}
     LowPrecisionBackward lowPrecisionBackward(const Problem& rounded, const Matrix& dO,
                                               HalfType type) override {
         ++lowPrecisionCalls;
@@ -52,9 +63,6 @@ class FakeGpu final : public Backend {
     std::optional<ErrorKind> refusal;
     int lowPrecisionCalls = 0;
     bool seenInputs = false; // the last call's inputs were all in the format
-
-  private:
-    CpuBackend m_cpu;
 };
 
 // Tiles of 8 x 8, small enough for every problem here.
@@ -250,18 +258,7 @@ class TstLowPrecision : public QObject {
             QVERIFY(stages == (std::vector{RunStage::Reference, RunStage::Run, RunStage::LowPrecision}));
         }
         // A backend without such kernels says so.
-        class NoKernels final : public Backend {
-          public:
-            std::string name() const override { return "Plain"; }
-            FlashResult flash(const Problem& p, const FlashOptions& o) override { return cpu.flash(p, o); }
-            Matrix standard(const Problem& p) override { return cpu.standard(p); }
-            FlashTrace trace(const Problem& p, const FlashOptions& o) override { return cpu.trace(p, o); }
-            Precision arithmetic(const ProblemSpec& s) const override { return s.precision; }
-            BackwardResult backward(const Problem& p, const Matrix& dO, const FlashOptions& o) override {
-                return cpu.backward(p, dO, o);
-            }
-            CpuBackend cpu;
-        } plain;
+        CpuUnderAnotherName plain("Plain");
         const BackwardRunResult run = runBackwardAndCheck(p, plain, backwardRequest());
         QCOMPARE(QString::fromStdString(run.lowPrecisionNote),
                  QStringLiteral("Plain has no fp16/bf16 tensor-core kernels"));
