@@ -73,7 +73,8 @@ StandardGradients standardAttentionGradients(const Matrix& q, const Matrix& k, c
         return rounding ? roundedToHalf(m, *rounding) : m;
     };
     const int queries = int(q.rows()), keys = int(k.rows());
-    requireScoreMatrixMemory(queries, keys, int(sizeof(double)), 4); // S, P, dP, dS
+    // S, P, dP, dS and the rounding's copies in flight.
+    requireScoreMatrixMemory(queries, keys, int(sizeof(double)), 6);
     // S unscaled, as a kernel's QK^T product; the scale goes into the exponent.
     const Matrix s = rounded(q * k.transpose());
     Matrix p = Matrix::Zero(queries, keys);
@@ -105,7 +106,7 @@ double LowPrecisionError::ratio() const {
 }
 
 bool LowPrecisionError::passed() const {
-    return nonFinite == 0 &&
+    return nonFinite == 0 && referenceNonFinite == 0 &&
            kernel <= std::max(kLowPrecisionErrorFactor * plain, kLowPrecisionExactFloor);
 }
 
@@ -113,6 +114,7 @@ void LowPrecisionError::merge(const LowPrecisionError& other) {
     kernel = std::max(kernel, other.kernel);
     plain = std::max(plain, other.plain);
     nonFinite += other.nonFinite;
+    referenceNonFinite += other.referenceNonFinite;
 }
 
 LowPrecisionError compareLowPrecision(const Matrix& kernel, const Matrix& plain,
@@ -123,13 +125,17 @@ LowPrecisionError compareLowPrecision(const Matrix& kernel, const Matrix& plain,
                           "A low-precision result and its reference differ in shape.");
     LowPrecisionError e;
     for (Eigen::Index i = 0; i < exact.size(); ++i) {
-        const double got = kernel.data()[i], want = exact.data()[i];
+        const double got = kernel.data()[i], want = exact.data()[i], rounded = plain.data()[i];
+        if (!std::isfinite(want) || !std::isfinite(rounded)) {
+            ++e.referenceNonFinite;
+            continue;
+        }
         if (!std::isfinite(got)) {
             ++e.nonFinite;
             continue;
         }
         e.kernel = std::max(e.kernel, std::fabs(got - want));
-        e.plain = std::max(e.plain, std::fabs(plain.data()[i] - want));
+        e.plain = std::max(e.plain, std::fabs(rounded - want));
     }
     return e;
 }
@@ -137,7 +143,10 @@ LowPrecisionError compareLowPrecision(const Matrix& kernel, const Matrix& plain,
 std::string LowPrecisionGradientCheck::summary() const {
     const auto one = [this](const char* name, const LowPrecisionError& e, bool first) {
         char text[120];
-        if (e.nonFinite > 0)
+        if (e.referenceNonFinite > 0)
+            std::snprintf(text, sizeof text, "%s: plain %s has %d inf/NaN", name, toString(type),
+                          e.referenceNonFinite);
+        else if (e.nonFinite > 0)
             std::snprintf(text, sizeof text, "%s %d non-finite", name, e.nonFinite);
         else if (first)
             std::snprintf(text, sizeof text, "%s %.2e (x%.2f plain %s's)", name, e.kernel,
@@ -148,6 +157,34 @@ std::string LowPrecisionGradientCheck::summary() const {
     };
     return std::string(passed() ? "PASS  " : "FAIL  ") + one("dQ", dq, true) + ", " +
            one("dK", dk, false) + ", " + one("dV", dv, false);
+}
+
+std::string LowPrecisionGradientCheck::verdict() const {
+    const std::pair<const char*, const LowPrecisionError*> grads[] = {{"dQ", &dq}, {"dK", &dk}, {"dV", &dv}};
+    const std::string plainName = std::string("plain ") + toString(type) + "'s";
+    for (const auto& [name, e] : grads)
+        if (e->referenceNonFinite > 0)
+            return std::string("FAIL, plain ") + toString(type) + " overflowed in " + name + ": no yardstick";
+    for (const auto& [name, e] : grads)
+        if (e->nonFinite > 0) return std::string("FAIL, inf/NaN in ") + name;
+    char text[120];
+    for (const auto& [name, e] : grads)
+        if (!e->passed()) {
+            if (e->plain > 0)
+                std::snprintf(text, sizeof text, "FAIL, %s's error %.2f× %s", name, e->ratio(),
+                              plainName.c_str());
+            else
+                std::snprintf(text, sizeof text, "FAIL, %s's error %.1e where plain %s is exact",
+                              name, e->kernel, toString(type));
+            return text;
+        }
+    // The worst ratio where the plain error is not 0 (where it is, the floor judged).
+    double worst = -1;
+    for (const auto& [name, e] : grads)
+        if (e->plain > 0) worst = std::max(worst, e->ratio());
+    if (worst < 0) return std::string("PASS, within 1e-06 where plain ") + toString(type) + " is exact";
+    std::snprintf(text, sizeof text, "PASS, error ≤ %.2f× %s", worst, plainName.c_str());
+    return text;
 }
 
 LowPrecisionGradientCheck checkLowPrecisionGradients(const Problem& rounded, const Matrix& dO,

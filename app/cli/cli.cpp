@@ -289,8 +289,13 @@ void printModelRow(std::ostream& out, const char* name, const BackwardCost& cost
 }
 
 nlohmann::json lowPrecisionErrorJson(const LowPrecisionError& e) {
-    return {{"error", e.kernel}, {"plain_error", e.plain}, {"ratio", e.ratio()},
-            {"non_finite", e.nonFinite}, {"passed", e.passed()}};
+    // The ratio is null where the plain error is 0 (JSON has no inf).
+    return {{"error", e.kernel},
+            {"plain_error", e.plain},
+            {"ratio", e.plain > 0 ? nlohmann::json(e.ratio()) : nlohmann::json(nullptr)},
+            {"non_finite", e.nonFinite},
+            {"plain_non_finite", e.referenceNonFinite},
+            {"passed", e.passed()}};
 }
 
 // The backend's fp16 / bf16 kernels beside the run (core/run.h), when it has a word on them.
@@ -299,6 +304,7 @@ void addLowPrecision(nlohmann::json& j, const BackwardRunResult& run) {
         j["low_precision"] = {{"type", toString(c->type)},
                               {"kernel", c->kernel},
                               {"passed", c->passed()},
+                              {"verdict", c->verdict()},
                               {"allowed_ratio", kLowPrecisionErrorFactor},
                               {"dq", lowPrecisionErrorJson(c->dq)},
                               {"dk", lowPrecisionErrorJson(c->dk)},
@@ -309,10 +315,10 @@ void addLowPrecision(nlohmann::json& j, const BackwardRunResult& run) {
 
 void printLowPrecision(std::ostream& out, const BackwardRunResult& run) {
     if (const auto& c = run.lowPrecisionCheck) {
-        out << "the " << toString(c->type) << " tensor-core kernels (" << c->kernel
-            << ") on the inputs rounded to " << toString(c->type) << ", against fp64 and plain "
-            << toString(c->type) << " attention (pass: within " << kLowPrecisionErrorFactor
-            << "x its error): " << c->summary() << '\n';
+        out << toString(c->type) << " tensor cores: " << c->verdict() << '\n'
+            << "  the kernels " << c->kernel << " on the inputs rounded to " << toString(c->type)
+            << ", against fp64 and plain " << toString(c->type) << " attention (pass: within "
+            << kLowPrecisionErrorFactor << "x its error or 1e-6): " << c->summary() << '\n';
     } else if (!run.lowPrecisionNote.empty()) {
         out << "tensor cores: " << run.lowPrecisionNote << '\n';
     }

@@ -9,7 +9,8 @@ use_carried_libraries() {
   for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
     [ -d "$d" ] && libpath="$libpath:$d"
   done
-  if ! ls /usr/local/cuda/lib64/libcublas.so.13 >/dev/null 2>&1; then
+  if ! ldconfig -p 2>/dev/null | grep -q 'libcublas.so.13' &&
+     ! ls /usr/local/cuda/lib64/libcublas.so.13 >/dev/null 2>&1; then
     pip_cublas=$(python3 -c 'import nvidia.cublas, os; print(os.path.dirname(nvidia.cublas.__file__))' 2>/dev/null)
     [ -n "$pip_cublas" ] && libpath="$libpath:$(dirname "$(find "$pip_cublas" -name 'libcublas.so.13' | head -1)")"
   fi

@@ -670,32 +670,6 @@ void TestPresentTile::backwardCodeLineExecutesTheStep() {
 
 // The check model's verdict, errors and wrong rows are the scene's GradientCheck: dQ's rows are
 // query rows, the key rows those where dK or dV is wrong; the step to go to is firstBugStep.
-// A GPU backend's fast kernels beside the backward (BackwardScene::lowPrecisionCheck): the
-// check model hands their judgement and their note on unchanged; a CPU scene has neither.
-void TestPresentTile::backwardCheckCarriesTheFastKernels() {
-    const auto cpuScene = sceneOf(backwardSettings(QStringLiteral("plain")));
-    const CheckModel cpu = checkModel(*makeFrame(cpuScene, 0));
-    QVERIFY(!cpu.lowPrecision && cpu.lowPrecisionNote.isEmpty());
-
-    auto scene = std::make_shared<Scene>(*cpuScene);
-    BackwardScene& b = *scene->backward;
-    Gradients kernel = b.grads;
-    kernel.dk(0, 0) += 0.5;
-    const Problem problem = makeProblem(scene->settings.spec);
-    b.lowPrecisionCheck =
-        checkLowPrecisionGradients(problem, b.dO, kernel, HalfType::Fp16, "fwd + bwd");
-    const CheckModel model = checkModel(*makeFrame(scene, scene->stepCount() - 1));
-    QVERIFY(model.lowPrecision);
-    QCOMPARE(model.lowPrecision->kernel, std::string("fwd + bwd"));
-    QCOMPARE(model.lowPrecision->dk.kernel, b.lowPrecisionCheck->dk.kernel);
-    QVERIFY(!model.lowPrecision->passed());
-    QVERIFY(model.passed); // the run shown is still the mirror's, and right
-
-    b.lowPrecisionCheck.reset();
-    b.lowPrecisionNote = QStringLiteral("The kernels take head dimensions 64 and 128, not 4.");
-    QCOMPARE(checkModel(*makeFrame(scene, 0)).lowPrecisionNote, b.lowPrecisionNote);
-}
-
 void TestPresentTile::backwardCheckIsTheGradientCheck() {
     QFETCH(QString, variant);
     const auto scene = sceneOf(backwardSettings(variant));
@@ -734,6 +708,32 @@ void TestPresentTile::backwardCheckIsTheGradientCheck() {
         QCOMPARE(model.firstBugQueryBlock, info.queryBlock);
         QCOMPARE(model.firstBugKeyBlock, info.keyBlock);
     }
+}
+
+// A GPU backend's fast kernels beside the backward (BackwardScene::lowPrecisionCheck): the
+// check model hands their judgement and their note on unchanged; a CPU scene has neither.
+void TestPresentTile::backwardCheckCarriesTheFastKernels() {
+    const auto cpuScene = sceneOf(backwardSettings(QStringLiteral("plain")));
+    const CheckModel cpu = checkModel(*makeFrame(cpuScene, 0));
+    QVERIFY(!cpu.lowPrecision && cpu.lowPrecisionNote.isEmpty());
+
+    auto scene = std::make_shared<Scene>(*cpuScene);
+    BackwardScene& b = *scene->backward;
+    Gradients kernel = b.grads;
+    kernel.dk(0, 0) += 0.5;
+    const Problem problem = makeProblem(scene->settings.spec);
+    b.lowPrecisionCheck =
+        checkLowPrecisionGradients(problem, b.dO, kernel, HalfType::Fp16, "fwd + bwd");
+    const CheckModel model = checkModel(*makeFrame(scene, scene->stepCount() - 1));
+    QVERIFY(model.lowPrecision);
+    QCOMPARE(model.lowPrecision->kernel, std::string("fwd + bwd"));
+    QCOMPARE(model.lowPrecision->dk.kernel, b.lowPrecisionCheck->dk.kernel);
+    QVERIFY(!model.lowPrecision->passed());
+    QVERIFY(model.passed); // the run shown is still the mirror's, and right
+
+    b.lowPrecisionCheck.reset();
+    b.lowPrecisionNote = QStringLiteral("The kernels take head dimensions 64 and 128, not 4.");
+    QCOMPARE(checkModel(*makeFrame(scene, 0)).lowPrecisionNote, b.lowPrecisionNote);
 }
 
 // A key row's dK and dV are final from its key block's store on, a query row's dQ from its

@@ -287,8 +287,26 @@ void TestTextFits::checkPanelNamesTheFastKernels() {
     const QString tip = panel.toolTipAt(QPointF(20, panel.height() / 2.0));
     for (const QString& part : {QStringLiteral("tc_fwd + tc_bwd"), formatValue(c.dq.kernel, 2),
                                 formatValue(c.dk.plain, 2), formatValue(c.dv.kernel, 2),
-                                QStringLiteral("PASS: a kernel passes within 2× the plain error")})
+                                QStringLiteral("PASS, error ≤ 1.00× plain bf16's: a kernel passes within 2× the plain error")})
         QVERIFY2(tip.contains(part), qPrintable(part + QStringLiteral(" not in: ") + tip));
+
+    // Beside the CPU's check (a GPU run's): the brief line gives the fast kernels' verdict first
+    // and the CPU's word, not its numbers, so that the verdict is not what an elided line loses.
+    b.cpuCheck = b.check;
+    show(700);
+    const QString brief = panel.lineText(2);
+    QVERIFY2(brief.endsWith(QStringLiteral(" · bf16 tensor cores: PASS · CPU engine: PASS")), qPrintable(brief));
+    show(1900);
+    QVERIFY2(panel.lineText(2).contains(QStringLiteral("bf16 tensor cores: PASS")), qPrintable(panel.lineText(2)));
+    // The CPU's numbers, which the line may leave out, are in the tooltip.
+    const QString withCpu = panel.toolTipAt(QPointF(20, panel.height() / 2.0));
+    QVERIFY2(withCpu.contains(QString::fromStdString(b.cpuCheck->summary())), qPrintable(withCpu));
+    b.cpuCheck.reset();
+    // A kernel's NaN is named, never hidden behind a ratio.
+    b.lowPrecisionCheck->dk.nonFinite = 3;
+    show(1900);
+    QVERIFY2(panel.lineText(2).endsWith(QStringLiteral(" · bf16 tensor cores: FAIL, inf/NaN in dK")),
+             qPrintable(panel.lineText(2)));
 
     b.lowPrecisionCheck.reset();
     b.lowPrecisionNote = QStringLiteral("The tensor-core flash kernel takes head dimensions 64 and 128, not 4.");

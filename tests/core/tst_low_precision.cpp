@@ -166,12 +166,33 @@ class TstLowPrecision : public QObject {
         e = compareLowPrecision(kernel, plain, exact);
         QCOMPARE(e.nonFinite, 1);
         QVERIFY(!e.passed());
+        // Where the plain computation overflowed (fp16 past 65504) there is no yardstick: the
+        // entry is counted, not judged, and the output does not pass.
+        plain(1, 0) = std::numeric_limits<double>::infinity();
+        kernel = exact;
+        e = compareLowPrecision(kernel, plain, exact);
+        QCOMPARE(e.referenceNonFinite, 1);
+        QCOMPARE(e.plain, 1e-3);
+        QVERIFY(!e.passed());
+        LowPrecisionGradientCheck overflowed;
+        overflowed.type = HalfType::Fp16;
+        overflowed.dq = e;
+        QCOMPARE(QString::fromStdString(overflowed.verdict()),
+                 QStringLiteral("FAIL, plain fp16 overflowed in dQ: no yardstick"));
+        QVERIFY(QString::fromStdString(overflowed.summary()).contains("dQ: plain fp16 has 1 inf/NaN"));
+        plain(1, 0) = 0;
+        // Exact everywhere: the floor judges, and the verdict says so.
+        LowPrecisionGradientCheck exactEverywhere;
+        exactEverywhere.dq = exactEverywhere.dk = exactEverywhere.dv = compareLowPrecision(exact, exact, exact);
+        QCOMPARE(QString::fromStdString(exactEverywhere.verdict()),
+                 QStringLiteral("PASS, within 1e-06 where plain bf16 is exact"));
         // Slices merge to the worse.
-        LowPrecisionError a{1e-3, 1e-3, 0}, b{3e-3, 2e-3, 1};
+        LowPrecisionError a{1e-3, 1e-3, 0, 2}, b{3e-3, 2e-3, 1, 1};
         a.merge(b);
         QCOMPARE(a.kernel, 3e-3);
         QCOMPARE(a.plain, 2e-3);
         QCOMPARE(a.nonFinite, 1);
+        QCOMPARE(a.referenceNonFinite, 3);
         QVERIFY_THROWS_EXCEPTION(EngineError, compareLowPrecision(Matrix::Zero(2, 3), plain, exact));
     }
 
@@ -189,7 +210,11 @@ class TstLowPrecision : public QObject {
             QCOMPARE(c.type, kDefaultLowPrecision);
             QCOMPARE(QString::fromStdString(c.kernel), QStringLiteral("fake_fwd + fake_bwd"));
             QVERIFY(c.passed());
+            QVERIFY(c.dq.passed() && c.dk.passed() && c.dv.passed());
             QCOMPARE(c.dq.ratio(), 1.0); // the plain computation judged against itself
+            QCOMPARE(c.dk.ratio(), 1.0);
+            QCOMPARE(c.dv.ratio(), 1.0);
+            QCOMPARE(QString::fromStdString(c.verdict()), QStringLiteral("PASS, error ≤ 1.00× plain bf16's"));
             QVERIFY(c.dq.kernel > 0);
             QVERIFY(QString::fromStdString(c.summary()).startsWith("PASS  dQ "));
         }
@@ -205,10 +230,13 @@ class TstLowPrecision : public QObject {
         QVERIFY(run.lowPrecisionCheck->dq.passed() && !run.lowPrecisionCheck->dk.passed());
         QVERIFY(run.lowPrecisionCheck->dk.ratio() > 2);
         QVERIFY(QString::fromStdString(run.lowPrecisionCheck->summary()).startsWith("FAIL"));
+        QVERIFY2(QString::fromStdString(run.lowPrecisionCheck->verdict()).startsWith("FAIL, dK's error "),
+                 run.lowPrecisionCheck->verdict().c_str());
         gpu.error = std::nan("");
         run = runBackwardAndCheck(p, gpu, backwardRequest());
         QCOMPARE(run.lowPrecisionCheck->dk.nonFinite, 16 * 8);
         QVERIFY(QString::fromStdString(run.lowPrecisionCheck->summary()).contains("dK 128 non-finite"));
+        QCOMPARE(QString::fromStdString(run.lowPrecisionCheck->verdict()), QStringLiteral("FAIL, inf/NaN in dK"));
     }
 
     void notRunWithASwitchOnOrOnTheCpu() {

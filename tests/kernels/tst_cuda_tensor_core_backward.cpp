@@ -245,10 +245,10 @@ private slots:
         QVERIFY(a.dv == b.dv);
         float largest = 0;
         for (const std::uint16_t bits : a.dq) largest = std::max(largest, std::fabs(fromHalfBits(bits, p.type)));
-        // fp32 sums of 700 key blocks' terms in another order differ by about 700 x 2^-24 of the
-        // largest term: where a sum cancels to near zero that is many bf16 steps of the value
+        // dQ sums the key blocks' partial products (6 of 128 keys here) by fp32 atomic adds in any
+        // order; where a sum cancels to near zero, their rounding is many bf16 steps of the value
         // (an H100 run saw -1.099e-07 and -1.127e-07), so up to 2^-14 of the largest |dQ| is
-        // allowed besides.
+        // allowed besides: generous against fp32 reordering, still far below any wrong sum.
         const float floor = std::ldexp(largest, -14);
         int differing = 0;
         for (std::size_t i = 0; i < a.dq.size(); ++i) {

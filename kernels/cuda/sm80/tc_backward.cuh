@@ -33,7 +33,8 @@ struct BackwardTile {
     // At d = 128 dK and dV take 128 registers a thread: pointers held across the query-block loop
     // were spilled and reloaded every step (Nsight Compute: 15 M local requests, L1 hit 11 %), so
     // the kernel finds them again from the parameters (constant memory) where used: 7-10 % faster
-    // there on an H100, while d = 64 ran faster holding them (kernels/bench/BACKWARD_NOTES.md, v3).
+    // there on an H100 without the mask, level with it, while d = 64 ran faster holding them
+    // (kernels/bench/BACKWARD_NOTES.md, v3).
     static constexpr bool kRecomputeAddresses = D == 128;
     static constexpr int kChunks = D / 8;  // 16-byte chunks per row (loadTile)
     static constexpr int kRowBytes = D * 2;
