@@ -158,6 +158,7 @@ class TestPresentTile : public QObject {
     void backwardCheckIsTheGradientCheck_data() { addBackwardVariants(); }
     void backwardCheckIsTheGradientCheck();
     void backwardCheckCarriesTheFastKernels();
+    void checkCarriesTheCpuVerdict();
     void backwardProgressFollowsTheDoneSteps_data() { addBackwardVariants(); }
     void backwardProgressFollowsTheDoneSteps();
     void backwardComparisonTotalsAreTheScenes_data() { addBackwardVariants(); }
@@ -734,6 +735,34 @@ void TestPresentTile::backwardCheckCarriesTheFastKernels() {
     b.lowPrecisionCheck.reset();
     b.lowPrecisionNote = QStringLiteral("The kernels take head dimensions 64 and 128, not 4.");
     QCOMPARE(checkModel(*makeFrame(scene, 0)).lowPrecisionNote, b.lowPrecisionNote);
+}
+
+// The CPU engine's check beside another backend's run: its words and its verdict as a value
+// (CheckModel::cpuPassed), which the panel's brief line reads; a CPU run has neither.
+void TestPresentTile::checkCarriesTheCpuVerdict() {
+    const auto cpuForward = sceneOf(toySettings());
+    QVERIFY(checkModel(*makeFrame(cpuForward, 0)).cpuSummary.isEmpty());
+    auto forward = std::make_shared<Scene>(*cpuForward);
+    forward->cpuCheck = forward->check;
+    QVERIFY(forward->cpuCheck->passed());
+    QVERIFY(checkModel(*makeFrame(forward, 0)).cpuPassed);
+    forward->cpuCheck->wrongRows = {0};
+    CheckModel model = checkModel(*makeFrame(forward, 0));
+    QCOMPARE(model.cpuSummary, QString::fromStdString(forward->cpuCheck->summary()));
+    QVERIFY(!model.cpuPassed);
+    QVERIFY(model.passed); // the run shown is still right
+
+    const auto cpuBackward = sceneOf(backwardSettings(QStringLiteral("plain")));
+    QVERIFY(checkModel(*makeFrame(cpuBackward, 0)).cpuSummary.isEmpty());
+    auto backward = std::make_shared<Scene>(*cpuBackward);
+    BackwardScene& b = *backward->backward;
+    b.cpuCheck = b.check;
+    QVERIFY(checkModel(*makeFrame(backward, 0)).cpuPassed);
+    b.cpuCheck->dv.nonFiniteCount = 2;
+    model = checkModel(*makeFrame(backward, 0));
+    QCOMPARE(model.cpuSummary, QString::fromStdString(b.cpuCheck->summary()));
+    QVERIFY(!model.cpuPassed);
+    QVERIFY(model.passed);
 }
 
 // A key row's dK and dV are final from its key block's store on, a query row's dQ from its

@@ -301,6 +301,12 @@ void TestTextFits::checkPanelNamesTheFastKernels() {
     // The CPU's numbers, which the line may leave out, are in the tooltip.
     const QString withCpu = panel.toolTipAt(QPointF(20, panel.height() / 2.0));
     QVERIFY2(withCpu.contains(QString::fromStdString(b.cpuCheck->summary())), qPrintable(withCpu));
+    // A failing CPU check's word is FAIL (CheckModel::cpuPassed), the fast kernels' still PASS.
+    b.cpuCheck->dk.wrongRows = {0};
+    QVERIFY(!b.cpuCheck->passed());
+    show(700);
+    QVERIFY2(panel.lineText(2).endsWith(QStringLiteral(" · bf16 tensor cores: PASS · CPU engine: FAIL")),
+             qPrintable(panel.lineText(2)));
     b.cpuCheck.reset();
     // A kernel's NaN is named, never hidden behind a ratio.
     b.lowPrecisionCheck->dk.nonFinite = 3;

@@ -120,7 +120,10 @@ void backwardCheck(CheckModel& model, const Frame& frame) {
             else
                 model.finishedMaxDiff = std::max(model.finishedMaxDiff, v);
         }
-    if (bw.cpuCheck) model.cpuSummary = QString::fromStdString(bw.cpuCheck->summary());
+    if (bw.cpuCheck) {
+        model.cpuSummary = QString::fromStdString(bw.cpuCheck->summary());
+        model.cpuPassed = bw.cpuCheck->passed();
+    }
     model.lowPrecision = bw.lowPrecisionCheck;
     model.lowPrecisionNote = bw.lowPrecisionNote;
     if (bw.firstBugStep) {
@@ -181,7 +184,10 @@ CheckModel checkModel(const Frame& frame) {
     for (int r = 0; r < model.rows; ++r)
         model.rowWrong[std::size_t(r)] = scene.isRowWrong(r);
     progressAt(model, scene, frame.state.info.index);
-    if (scene.cpuCheck) model.cpuSummary = QString::fromStdString(scene.cpuCheck->summary());
+    if (scene.cpuCheck) {
+        model.cpuSummary = QString::fromStdString(scene.cpuCheck->summary());
+        model.cpuPassed = scene.cpuCheck->passed();
+    }
     if (scene.firstRescaleStep && !scene.settings.options.rescale) {
         model.firstRescaleStep = scene.firstRescaleStep;
         const StepInfo first = scene.engine->info(*scene.firstRescaleStep);

@@ -40,6 +40,7 @@ struct CheckModel {
     double finishedMaxDiff = 0;
     bool finishedNonFinite = false;
     QString cpuSummary;  // the CPU engine's check, when another backend ran
+    bool cpuPassed = true; // its verdict, as a value: the panel's brief line says PASS or FAIL
     QString backendNote; // why the CPU stood in, when the chosen backend refused
 
     // With the rescale switched off: where the bug first changes a value

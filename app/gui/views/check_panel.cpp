@@ -346,8 +346,9 @@ QString CheckPanel::progressLine(bool brief) const {
         // Brief: the fast kernels' verdict before the CPU's, whose numbers give way to its word.
         if (brief)
             return line + lowPrecisionLine(true) +
-                   (m.cpuSummary.isEmpty() ? QString()
-                                           : tr(" · CPU engine: %1").arg(m.cpuSummary.section(' ', 0, 0)));
+                   (m.cpuSummary.isEmpty()
+                        ? QString()
+                        : tr(" · CPU engine: %1").arg(m.cpuPassed ? tr("PASS") : tr("FAIL")));
         if (!m.cpuSummary.isEmpty()) line += tr(" · CPU engine: %1").arg(m.cpuSummary);
         return line + lowPrecisionLine(false);
     }
