@@ -140,23 +140,22 @@ LowPrecisionError compareLowPrecision(const Matrix& kernel, const Matrix& plain,
     return e;
 }
 
+std::string describe(const LowPrecisionError& error, std::string_view name, HalfType type) {
+    const std::string output(name);
+    if (error.referenceNonFinite > 0)
+        return output + ": plain " + toString(type) + " has " +
+               std::to_string(error.referenceNonFinite) + " inf/NaN values";
+    if (error.nonFinite > 0)
+        return output + " has " + std::to_string(error.nonFinite) + " inf/NaN values";
+    char text[80];
+    std::snprintf(text, sizeof text, " %.2e (plain %.2e, %.2f×)", error.kernel, error.plain,
+                  error.ratio());
+    return output + text;
+}
+
 std::string LowPrecisionGradientCheck::summary() const {
-    const auto one = [this](const char* name, const LowPrecisionError& e, bool first) {
-        char text[120];
-        if (e.referenceNonFinite > 0)
-            std::snprintf(text, sizeof text, "%s: plain %s has %d inf/NaN", name, toString(type),
-                          e.referenceNonFinite);
-        else if (e.nonFinite > 0)
-            std::snprintf(text, sizeof text, "%s %d non-finite", name, e.nonFinite);
-        else if (first)
-            std::snprintf(text, sizeof text, "%s %.2e (x%.2f plain %s's)", name, e.kernel,
-                          e.ratio(), toString(type));
-        else
-            std::snprintf(text, sizeof text, "%s %.2e (x%.2f)", name, e.kernel, e.ratio());
-        return std::string(text);
-    };
-    return std::string(passed() ? "PASS  " : "FAIL  ") + one("dQ", dq, true) + ", " +
-           one("dK", dk, false) + ", " + one("dV", dv, false);
+    return std::string(passed() ? "PASS  " : "FAIL  ") + describe(dq, "dQ", type) + ", " +
+           describe(dk, "dK", type) + ", " + describe(dv, "dV", type);
 }
 
 std::string LowPrecisionGradientCheck::verdict() const {

@@ -61,6 +61,10 @@ struct LowPrecisionError {
 };
 LowPrecisionError compareLowPrecision(const Matrix& kernel, const Matrix& plain,
                                       const Matrix& exact);
+// One output's errors in words, worded once for the summary below and the window's tooltip:
+// "dQ 2.12e-03 (plain 1.93e-03, 1.10×)"; "dK has 3 inf/NaN values" (the kernel's); or, first as
+// in verdict() because then nothing is judged, "dQ: plain fp16 has 2 inf/NaN values".
+std::string describe(const LowPrecisionError& error, std::string_view name, HalfType type);
 
 // dQ, dK and dV of a low-precision kernel, judged.
 struct LowPrecisionGradientCheck {
@@ -68,7 +72,7 @@ struct LowPrecisionGradientCheck {
     std::string kernel; // what ran, e.g. "tc_d64_br128_bc64_w4_qreg + tc_bwd_d64_bc128_br128_w8"
     LowPrecisionError dq, dk, dv;
     bool passed() const { return dq.passed() && dk.passed() && dv.passed(); }
-    // "PASS  dQ 2.12e-03 (x1.10 plain bf16's), dK 1.90e-03 (x0.95), dV 1.20e-03 (x1.00)"
+    // "PASS  dQ 2.12e-03 (plain 1.93e-03, 1.10×), dK ..., dV ...": describe() of each
     std::string summary() const;
     // The verdict in a few words, as the window's check panel and flashviz-cli print it:
     // "PASS, error ≤ 1.10× plain bf16's", "FAIL, dK's error 3.10× plain bf16's",

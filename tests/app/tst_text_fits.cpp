@@ -285,8 +285,11 @@ void TestTextFits::checkPanelNamesTheFastKernels() {
     show(700);
     QVERIFY2(panel.lineText(2).endsWith(QStringLiteral(" · bf16 tensor cores: PASS")), qPrintable(panel.lineText(2)));
     const QString tip = panel.toolTipAt(QPointF(20, panel.height() / 2.0));
-    for (const QString& part : {QStringLiteral("tc_fwd + tc_bwd"), formatValue(c.dq.kernel, 2),
-                                formatValue(c.dk.plain, 2), formatValue(c.dv.kernel, 2),
+    const auto described = [&](const LowPrecisionError& e, const char* name) {
+        return QString::fromStdString(describe(e, name, c.type));
+    };
+    for (const QString& part : {QStringLiteral("tc_fwd + tc_bwd"), described(c.dq, "dQ"),
+                                described(c.dk, "dK"), described(c.dv, "dV"),
                                 QStringLiteral("PASS, error ≤ 1.00× plain bf16's: a kernel passes within 2× the plain error")})
         QVERIFY2(tip.contains(part), qPrintable(part + QStringLiteral(" not in: ") + tip));
 

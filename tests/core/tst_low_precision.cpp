@@ -196,6 +196,32 @@ class TstLowPrecision : public QObject {
         QVERIFY_THROWS_EXCEPTION(EngineError, compareLowPrecision(Matrix::Zero(2, 3), plain, exact));
     }
 
+    // One output's errors in words (the CLI's summary and the window's tooltip): the ordinary
+    // case with its plain error and ratio, the kernel's inf/NaN, and the plain or exact value's,
+    // which is named first because then nothing is judged.
+    void describesAnOutputsErrors() {
+        const auto text = [](const LowPrecisionError& e, const char* name, HalfType type) {
+            return QString::fromStdString(describe(e, name, type));
+        };
+        QCOMPARE(text({2.5e-3, 1.25e-3, 0, 0}, "dQ", HalfType::Bf16),
+                 QStringLiteral("dQ 2.50e-03 (plain 1.25e-03, 2.00×)"));
+        QCOMPARE(text({1e-3, 1e-3, 3, 0}, "dK", HalfType::Bf16),
+                 QStringLiteral("dK has 3 inf/NaN values"));
+        QCOMPARE(text({1e-3, 1e-3, 0, 2}, "dV", HalfType::Fp16),
+                 QStringLiteral("dV: plain fp16 has 2 inf/NaN values"));
+        QCOMPARE(text({1e-3, 1e-3, 3, 2}, "dV", HalfType::Bf16),
+                 QStringLiteral("dV: plain bf16 has 2 inf/NaN values"));
+        // The summary is the verdict's word and the three descriptions.
+        LowPrecisionGradientCheck c;
+        c.type = HalfType::Fp16;
+        c.dq = {2.5e-3, 1.25e-3, 0, 0};
+        c.dk = {0, 0, 3, 0};
+        c.dv = {0, 0, 0, 1};
+        QCOMPARE(QString::fromStdString(c.summary()),
+                 QStringLiteral("FAIL  dQ 2.50e-03 (plain 1.25e-03, 2.00×), dK has 3 inf/NaN values, "
+                                "dV: plain fp16 has 1 inf/NaN values"));
+    }
+
     void runsBesideTheBackwardOnAGpuBackend() {
         for (const bool causal : {false, true}) {
             const Problem p = problemOf(24, 17, 8, causal);
@@ -235,7 +261,7 @@ class TstLowPrecision : public QObject {
         gpu.error = std::nan("");
         run = runBackwardAndCheck(p, gpu, backwardRequest());
         QCOMPARE(run.lowPrecisionCheck->dk.nonFinite, 16 * 8);
-        QVERIFY(QString::fromStdString(run.lowPrecisionCheck->summary()).contains("dK 128 non-finite"));
+        QVERIFY(QString::fromStdString(run.lowPrecisionCheck->summary()).contains("dK has 128 inf/NaN values"));
         QCOMPARE(QString::fromStdString(run.lowPrecisionCheck->verdict()), QStringLiteral("FAIL, inf/NaN in dK"));
     }
 

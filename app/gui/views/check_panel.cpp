@@ -384,13 +384,9 @@ QString CheckPanel::lowPrecisionToolTip() const {
     }
     const LowPrecisionGradientCheck& c = *m.lowPrecision;
     const QString type = QString::fromLatin1(toString(c.type));
+    // Worded in core, as the CLI's summary is: the two cannot drift apart.
     const auto one = [&](const char* name, const LowPrecisionError& e) {
-        if (e.nonFinite > 0) return tr("%1 has %2 inf/NaN values").arg(QLatin1String(name)).arg(e.nonFinite);
-        if (e.referenceNonFinite > 0)
-            return tr("%1: plain %2 has %3 inf/NaN values").arg(QLatin1String(name), type).arg(e.referenceNonFinite);
-        return tr("%1 %2 (plain %3, %4×)")
-            .arg(QLatin1String(name), formatValue(e.kernel, 2), formatValue(e.plain, 2),
-                 QString::number(e.ratio(), 'f', 2));
+        return QString::fromStdString(describe(e, name, c.type));
     };
     return tr("\n\nThe GPU's fast %1 tensor-core kernels (%2) ran the same backward on Q, K, V "
               "and dO rounded to %1; the step-by-step shows the mirror kernel's fp32 run. Their "
