@@ -88,10 +88,12 @@ void runLowPrecision(BackwardRunResult& out, const Problem& problem, Backend& ba
                                "this run has one on.";
         return;
     }
-    Problem rounded = problem;
-    rounded.q = roundedToHalf(problem.q, type);
-    rounded.k = roundedToHalf(problem.k, type);
-    rounded.v = roundedToHalf(problem.v, type);
+    // Built from the rounded matrices rather than a copy of the problem overwritten. No upstream:
+    // the rounded dO goes beside it, and nothing on this path reads Problem::upstream.
+    const Problem rounded{.spec = problem.spec,
+                          .q = roundedToHalf(problem.q, type),
+                          .k = roundedToHalf(problem.k, type),
+                          .v = roundedToHalf(problem.v, type)};
     const Matrix dO = roundedToHalf(out.dO, type);
     try {
         LowPrecisionBackward run = backend.lowPrecisionBackward(rounded, dO, type);
