@@ -148,8 +148,11 @@ std::string describe(const LowPrecisionError& error, std::string_view name, Half
     if (error.nonFinite > 0)
         return output + " has " + std::to_string(error.nonFinite) + " inf/NaN values";
     char text[80];
-    std::snprintf(text, sizeof text, " %.2e (plain %.2e, %.2f×)", error.kernel, error.plain,
-                  error.ratio());
+    if (error.plain == 0.0) // a ratio to an exact plain computation would be infinite
+        std::snprintf(text, sizeof text, " %.2e (plain exact)", error.kernel);
+    else
+        std::snprintf(text, sizeof text, " %.2e (plain %.2e, %.2f×)", error.kernel, error.plain,
+                      error.ratio());
     return output + text;
 }
 

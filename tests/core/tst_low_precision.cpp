@@ -205,6 +205,7 @@ class TstLowPrecision : public QObject {
         };
         QCOMPARE(text({2.5e-3, 1.25e-3, 0, 0}, "dQ", HalfType::Bf16),
                  QStringLiteral("dQ 2.50e-03 (plain 1.25e-03, 2.00×)"));
+        QCOMPARE(text({4e-7, 0, 0, 0}, "dQ", HalfType::Bf16), QStringLiteral("dQ 4.00e-07 (plain exact)"));
         QCOMPARE(text({1e-3, 1e-3, 3, 0}, "dK", HalfType::Bf16),
                  QStringLiteral("dK has 3 inf/NaN values"));
         QCOMPARE(text({1e-3, 1e-3, 0, 2}, "dV", HalfType::Fp16),
