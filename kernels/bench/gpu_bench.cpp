@@ -119,7 +119,7 @@ void addBackwardRows(std::vector<Row>& rows, const Options& opt, const TcBuffers
     const TcParams forward = denseSelfAttentionParams(b.q.get(), b.k.get(), b.v.get(), b.o.get(), batch,
                                                       heads, n, d, scale, opt.causal, b.type);
     TcBackwardBuffers buffers(forward);
-    const TcBackwardParams p = buffers.params(forward, b.v.get()); // dO: V's values
+    const TcBackwardParams p = buffers.params(b.v.get()); // dO: V's values
     launchTcFlash(p);
     const TcBackwardKernelInfo* chosen = defaultTcBackwardKernel(d);
     const char* typeName = b.type == TcElement::Fp16 ? "fp16" : "bf16";

@@ -59,7 +59,7 @@ Timing timeTensorCores(const GpuBenchRequest& request, const HalfBuffers& b, con
         return {};
     }
     TcBackwardBuffers buffers(tp);
-    const TcBackwardParams bp = buffers.params(tp, b.v.get());
+    const TcBackwardParams bp = buffers.params(b.v.get());
     point.scratchBytes = double(buffers.scratchBytes());
     if (request.pass == GpuBenchPass::Backward) {
         point.kernel = backward->name;

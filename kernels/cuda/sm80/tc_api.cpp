@@ -153,7 +153,7 @@ HalfGradients cudaFlashBackwardHalf(const HalfAttentionProblem& problem,
     // NaN in both formats: what a kernel failed to write shows.
     for (auto* buffer : {&oDevice, &buffers.dq, &buffers.dk, &buffers.dv}) buffer->fillBytes(0xFF);
     buffers.lse.fillBytes(0xFF);
-    const cuda::TcBackwardParams params = buffers.params(forward, doDevice.get());
+    const cuda::TcBackwardParams params = buffers.params(doDevice.get());
     cuda::launchTcFlash(params, forwardKernel);
     cuda::launchTcBackward(params, backwardKernel);
     cuda::synchronize("The tensor-core flash backward");

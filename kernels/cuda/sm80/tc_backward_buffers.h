@@ -1,7 +1,8 @@
 #pragma once
 // The device buffers a tensor-core backward needs beside Q, K, V, O and dO: the forward's
 // log-sum-exp, the scratch (dQ's fp32 accumulator, D and the scaled LSE) and dQ, dK, dV. The
-// benchmarks and the host-data API allocate them here, sized from the forward's parameters.
+// benchmarks and the host-data API allocate them here, sized from the forward's parameters, which
+// are kept so that the backward's parameters cannot describe another problem.
 #include "kernels/cuda/runtime/device_memory.h"
 #include "kernels/cuda/sm80/tc_backward_launch.h"
 
@@ -11,16 +12,17 @@
 namespace flashviz::cuda {
 
 struct TcBackwardBuffers {
-    explicit TcBackwardBuffers(const QkvParams& forward)
-        : lse(std::size_t(forward.batch) * forward.heads * forward.queries, "the log-sum-exp"),
-          workspace(tcBackwardWorkspaceFloats(forward), "the backward's scratch"),
-          dq(elements(forward, forward.queries), "dQ"),
-          dk(elements(forward, forward.keys), "dK"),
-          dv(elements(forward, forward.keys), "dV") {}
+    explicit TcBackwardBuffers(const TcParams& sizes)
+        : forward(sizes),
+          lse(std::size_t(sizes.batch) * sizes.heads * sizes.queries, "the log-sum-exp"),
+          workspace(tcBackwardWorkspaceFloats(sizes), "the backward's scratch"),
+          dq(elements(sizes, sizes.queries), "dQ"),
+          dk(elements(sizes, sizes.keys), "dK"),
+          dv(elements(sizes, sizes.keys), "dV") {}
 
     // The forward's parameters writing the LSE here (a forward launched with them leaves what
     // the backward reads), with dO and these gradients: ready for launchTcBackward.
-    TcBackwardParams params(const TcParams& forward, const void* dout) const {
+    TcBackwardParams params(const void* dout) const {
         TcBackwardParams p;
         static_cast<TcParams&>(p) = forward;
         p.lse = lse.get();
@@ -34,6 +36,7 @@ struct TcBackwardBuffers {
     // What the backward adds to the forward's memory besides the gradients.
     std::size_t scratchBytes() const { return lse.bytes() + workspace.bytes(); }
 
+    const TcParams forward; // what the buffers are sized for
     DeviceBuffer<float> lse, workspace;
     DeviceBuffer<std::uint16_t> dq, dk, dv;
 
