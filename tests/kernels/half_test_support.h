@@ -2,6 +2,7 @@
 // Shared by the fp16 / bf16 suites (tst_cuda_tensor_core, tst_cuda_tensor_core_backward): random
 // inputs in the low precision, one (batch, head) slice widened to fp64, rounding, problems.
 #include "core/errors.h"
+#include "core/tiling.h"
 #include "kernels/cuda_backend.h"
 
 #include <Eigen/Dense>
@@ -59,9 +60,9 @@ inline HalfAttentionProblem problem(HalfType type, int d, int nq, int nk, bool c
 
 inline const char* typeName(HalfType t) { return t == HalfType::Fp16 ? "fp16" : "bf16"; }
 
-// Keys row i sees: all, or under the bottom-right causal mask up to its diagonal.
+// Keys row i sees: all, or under the bottom-right causal mask up to its diagonal (core's rule).
 inline int visibleKeys(const HalfAttentionProblem& p, int i) {
-    return p.causal ? std::min(p.keys, std::max(0, i + p.keys - p.queries + 1)) : p.keys;
+    return lastVisibleKey(i, p.queries, p.keys, p.causal) + 1;
 }
 
 // `call` with a problem of each head dimension the kernels were not built for: each is refused
