@@ -207,7 +207,7 @@ std::size_t halfLogSumExpElements(const HalfAttentionProblem& problem);
 // differ between runs (FlashAttention-2's non-deterministic mode; there is no other).
 struct CudaTensorCoreBackwardKernel {
     int id = 0;
-    std::string name; // "tc_bwd_d128_bc64_br64_w4"
+    std::string name; // "tc_bwd_d128_bc64_br64_w4_m2"
     int headDim = 0;
     std::size_t sharedBytes = 0;
     bool fitsDevice = false;

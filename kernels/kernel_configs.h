@@ -60,6 +60,10 @@ inline std::string tensorCoreConfigName(const TensorCoreConfig& c) {
 // problems a row is preferred for, where the schedules measured differently with and without
 // the causal mask.
 enum class MaskPreference { Any, Full, Causal };
+// Whether a row for these masks is chosen for a run with (causal) or without the mask.
+constexpr bool prefers(MaskPreference masks, bool causal) {
+    return masks == MaskPreference::Any || masks == (causal ? MaskPreference::Causal : MaskPreference::Full);
+}
 struct HopperConfig {
     MaskPreference masks;
     int headDim;
@@ -117,10 +121,16 @@ inline std::string hopperConfigName(const HopperConfig& c) {
 // walks the query blocks of as many rows. Each warp keeps dK and dV of its 16 keys in registers;
 // dQ, a sum over key blocks, goes to an fp32 buffer by atomic adds.
 struct TensorCoreBackwardConfig {
+    MaskPreference masks; // the masks it is chosen for (chooseTensorCoreBackwardConfig)
     int headDim;
     int warps;
     int rows;           // Br: query rows per step, a multiple of 64 dividing 16 x warps
     int minBlocksPerSm; // __launch_bounds__' promise
+    // Whether a warp walks the step's query rows 16 at a time (S^T, P^T, dV, dP^T, dS^T, dK for
+    // each group in turn: no whole-step P^T and dS^T in registers), and whether it then keeps the
+    // A fragments of its 16 keys of K and V in registers instead of reading them again per group.
+    bool streamed;
+    bool kvInRegisters;
     constexpr int threads() const { return warps * 32; }
     constexpr int blockCols() const { return 16 * warps; }
     constexpr int blockRows() const { return rows; }
@@ -134,24 +144,32 @@ struct TensorCoreBackwardConfig {
     }
 };
 
-// In order of preference per d (chooseTensorCoreBackwardConfig); the id of a variant is its index.
-// H100 figures: kernels/bench/BACKWARD_NOTES.md. 128 keys a block lead at d = 128 by 4-30 %
-// (fewer query-block steps, Q and dO loads and dQ additions per key); at d = 64 so do 128 rows
-// a step under the causal mask (8-10 %), level without it.
+// In order of preference per d and mask (chooseTensorCoreBackwardConfig); the id of a variant is
+// its index. H100 figures: kernels/bench/BACKWARD_NOTES.md. Without the mask the streamed rows
+// with K and V in registers lead (v4: +13-14 % at d = 64, +6-8 % at d = 128); under it the v3 rows:
+// 128 keys a block lead at d = 128 by 4-30 % (fewer query-block steps, Q and dO loads and dQ
+// additions per key), and at d = 64 so do 128 rows a step (8-10 %).
 inline constexpr TensorCoreBackwardConfig kTensorCoreBackwardConfigs[] = {
-    {64, 8, 128, 1},  // 128 keys x 128 rows, 130 KiB
-    {64, 8, 64, 1},   // 128 keys x 64 rows, 81 KiB
-    {64, 4, 64, 2},   // 64 keys x 64 rows, 57 KiB
-    {128, 8, 64, 1},  // 128 keys x 64 rows, 145 KiB
-    {128, 4, 64, 2},  // 64 keys x 64 rows, 105 KiB
+    {MaskPreference::Full, 64, 8, 128, 1, true, true},   // 128 keys x 128 rows, 130 KiB, streamed
+    {MaskPreference::Any, 64, 8, 128, 1, false, false},  // 128 keys x 128 rows, 130 KiB
+    {MaskPreference::Any, 64, 8, 64, 1, false, false},   // 128 keys x 64 rows, 81 KiB
+    {MaskPreference::Any, 64, 4, 64, 2, false, false},   // 64 keys x 64 rows, 57 KiB
+    {MaskPreference::Any, 64, 8, 64, 1, true, true},     // streamed
+    {MaskPreference::Any, 64, 8, 64, 2, true, false},    // two blocks an SM at 128 registers
+    {MaskPreference::Full, 128, 8, 64, 1, true, true},   // 128 keys x 64 rows, 145 KiB, streamed
+    {MaskPreference::Any, 128, 8, 64, 1, false, false},  // 128 keys x 64 rows, 145 KiB
+    {MaskPreference::Any, 128, 4, 64, 2, false, false},  // 64 keys x 64 rows, 105 KiB
+    {MaskPreference::Any, 128, 8, 64, 1, true, false},   // streamed, K and V read per group
 };
 inline constexpr int kTensorCoreBackwardConfigCount =
     int(sizeof(kTensorCoreBackwardConfigs) / sizeof(kTensorCoreBackwardConfigs[0]));
 
-// "tc_bwd_d128_bc64_br64_w4".
+// "tc_bwd_d128_bc64_br64_w4_m2", "tc_bwd_d64_bc128_br128_w8_st_kv".
 inline std::string tensorCoreBackwardConfigName(const TensorCoreBackwardConfig& c) {
     return "tc_bwd_d" + std::to_string(c.headDim) + "_bc" + std::to_string(c.blockCols()) + "_br" +
-           std::to_string(c.blockRows()) + "_w" + std::to_string(c.warps);
+           std::to_string(c.blockRows()) + "_w" + std::to_string(c.warps) +
+           (c.minBlocksPerSm > 1 ? "_m" + std::to_string(c.minBlocksPerSm) : "") +
+           (c.streamed ? "_st" : "") + (c.kvInRegisters ? "_kv" : "");
 }
 
 // ---- the fast fp32 kernels ----
@@ -255,11 +273,11 @@ constexpr int chooseTensorCoreConfig(int headDim, std::size_t perBlock, std::siz
                         [](const TensorCoreConfig&) { return true; });
 }
 
-// The backward variant for d: every row runs well where it fits.
-constexpr int chooseTensorCoreBackwardConfig(int headDim, std::size_t perBlock, std::size_t perSm,
-                                             std::size_t reservedPerBlock) {
+// The backward variant for d, with or without the causal mask.
+constexpr int chooseTensorCoreBackwardConfig(int headDim, bool causal, std::size_t perBlock,
+                                             std::size_t perSm, std::size_t reservedPerBlock) {
     return chooseConfig(kTensorCoreBackwardConfigs, headDim, perBlock, perSm, reservedPerBlock,
-                        [](const TensorCoreBackwardConfig&) { return true; });
+                        [causal](const TensorCoreBackwardConfig& c) { return prefers(c.masks, causal); });
 }
 
 // Whether a GPU of this compute capability runs sm_90a code (the Hopper rows): 9.0 exactly.
@@ -270,10 +288,7 @@ constexpr bool runsSm90a(int major, int minor) { return major == 9 && minor == 0
 constexpr int chooseHopperConfig(int headDim, bool causal, std::size_t perBlock, std::size_t perSm,
                                  std::size_t reservedPerBlock) {
     return chooseConfig(kHopperConfigs, headDim, perBlock, perSm, reservedPerBlock,
-                        [causal](const HopperConfig& c) {
-                            return c.masks == MaskPreference::Any ||
-                                   c.masks == (causal ? MaskPreference::Causal : MaskPreference::Full);
-                        });
+                        [causal](const HopperConfig& c) { return prefers(c.masks, causal); });
 }
 
 // The fast fp32 variant for d: 3xTF32 rows only where `tf32x3OutrunsFma` (the tensor cores' TF32

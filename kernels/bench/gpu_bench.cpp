@@ -121,7 +121,7 @@ void addBackwardRows(std::vector<Row>& rows, const Options& opt, const TcBuffers
     TcBackwardBuffers buffers(forward);
     const TcBackwardParams p = buffers.params(b.v.get()); // dO: V's values
     launchTcFlash(p);
-    const TcBackwardKernelInfo* chosen = defaultTcBackwardKernel(d);
+    const TcBackwardKernelInfo* chosen = defaultTcBackwardKernel(d, opt.causal);
     const char* typeName = b.type == TcElement::Fp16 ? "fp16" : "bf16";
     std::vector<float> gradient(elements);
     for (const auto& info : tcBackwardKernels()) {

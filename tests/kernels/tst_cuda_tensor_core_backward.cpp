@@ -153,17 +153,22 @@ private slots:
             QCOMPARE(all[i].name, kernels::tensorCoreBackwardConfigName(kernels::kTensorCoreBackwardConfigs[i]));
             QCOMPARE(all[i].sharedBytes, kernels::kTensorCoreBackwardConfigs[i].sharedBytes());
         }
-        for (int d : {64, 128}) {
-            const int hopper = kernels::chooseTensorCoreBackwardConfig(d, 227 * KiB, 228 * KiB, KiB);
-            const int a100 = kernels::chooseTensorCoreBackwardConfig(d, 163 * KiB, 164 * KiB, KiB);
-            QVERIFY(hopper >= 0 && a100 >= 0);
-            for (const int row : {hopper, a100}) {
-                const auto& c = kernels::kTensorCoreBackwardConfigs[row];
-                QCOMPARE(c.headDim, d);
-                QVERIFY((c.sharedBytes() + KiB) * std::size_t(c.minBlocksPerSm) <= 164 * KiB);
+        for (int d : {64, 128})
+            for (const bool causal : {false, true}) {
+                const int hopper = kernels::chooseTensorCoreBackwardConfig(d, causal, 227 * KiB, 228 * KiB, KiB);
+                const int a100 = kernels::chooseTensorCoreBackwardConfig(d, causal, 163 * KiB, 164 * KiB, KiB);
+                QVERIFY(hopper >= 0 && a100 >= 0);
+                for (const int row : {hopper, a100}) {
+                    const auto& c = kernels::kTensorCoreBackwardConfigs[row];
+                    QCOMPARE(c.headDim, d);
+                    QVERIFY((c.sharedBytes() + KiB) * std::size_t(c.minBlocksPerSm) <= 164 * KiB);
+                    QVERIFY(kernels::prefers(c.masks, causal));
+                }
+                // As measured on an H100 (kernels/bench/BACKWARD_NOTES.md, v4): the streamed
+                // schedule without the mask, v3's whole-step schedule under it.
+                QCOMPARE(kernels::kTensorCoreBackwardConfigs[hopper].streamed, !causal);
             }
-        }
-        QCOMPARE(kernels::chooseTensorCoreBackwardConfig(128, 48 * KiB, 48 * KiB, KiB), -1);
+        QCOMPARE(kernels::chooseTensorCoreBackwardConfig(128, false, 48 * KiB, 48 * KiB, KiB), -1);
     }
 
     void matchesReference_data() {

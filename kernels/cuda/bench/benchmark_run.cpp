@@ -53,7 +53,7 @@ Timing timeTensorCores(const GpuBenchRequest& request, const HalfBuffers& b, con
         point.kernel = forward->name;
         return timeIt([&] { launchTcFlash(tp, forward->id); }, request.repeats);
     }
-    const TcBackwardKernelInfo* backward = defaultTcBackwardKernel(tp.headDim);
+    const TcBackwardKernelInfo* backward = defaultTcBackwardKernel(tp.headDim, tp.causal);
     if (!backward) {
         point.note = "no tensor-core backward kernel for d = " + std::to_string(tp.headDim) + " fits this GPU";
         return {};

@@ -173,7 +173,7 @@ HalfGradients cudaFlashBackwardHalf(const HalfAttentionProblem& problem,
         forwardKernel < 0 ? *cuda::defaultTcKernel(problem.headDim, problem.causal)
                           : cuda::tcKernels()[std::size_t(forwardKernel)];
     const cuda::TcBackwardKernelInfo& backwardInfo =
-        backwardKernel < 0 ? *cuda::defaultTcBackwardKernel(problem.headDim)
+        backwardKernel < 0 ? *cuda::defaultTcBackwardKernel(problem.headDim, problem.causal)
                            : cuda::tcBackwardKernels()[std::size_t(backwardKernel)];
     out.kernels = forwardInfo.name + " + " + backwardInfo.name;
     return out;

@@ -7,7 +7,9 @@
 //      cp.async. Each warp owns 16 of the keys and computes, transposed so that its keys are the
 //      mma rows:  S^T = K Q^T,  P^T = exp2(S^T scale log2(e) - LSE log2(e)),  dP^T = V dO^T,
 //      dV += P^T dO,  dS^T = P^T o (dP^T - D),  dK += dS^T Q   (dK, dV in registers all along);
-//      dS^T goes to shared memory, and dQ_i += dS K_j is computed with the warps over query rows
+//      dS^T goes to shared memory (a streamed variant does all of this for 16 query rows at a
+//      time, so only dK, dV and one group's scores stay in registers across the step),
+//      and dQ_i += dS K_j is computed with the warps over query rows
 //      (and d) instead and added to an fp32 buffer (red.add: dQ is summed over key blocks in no
 //      fixed order, so it is not bit-for-bit reproducible; dK and dV are);
 //   3. backwardFinishKernel: dQ = scale x that buffer, rounded to the input type.
@@ -17,10 +19,16 @@
 
 namespace flashviz::cuda::tc {
 
-template <int D_, int Warps_, int BR_, int MinBlocks_>
+template <int D_, int Warps_, int BR_, int MinBlocks_, bool Streamed_ = false, bool KVInRegisters_ = false>
 struct BackwardTile {
     static constexpr int D = D_;
     static constexpr int kWarps = Warps_;
+    // A warp's step in groups of 16 query rows (kernels::TensorCoreBackwardConfig::streamed): only
+    // dK, dV and one group's scores live across the step, so the registers spilled by whole-step
+    // P^T and dS^T (Nsight Compute on v2) are free for the compiler to load operands ahead.
+    static constexpr bool kStreamed = Streamed_;
+    static constexpr bool kKVInRegisters = KVInRegisters_;
+    static_assert(kStreamed || !kKVInRegisters, "K and V fragments are held only when streamed");
     static constexpr int kThreads = kWarps * 32;
     static constexpr int kMinBlocks = MinBlocks_;
     static constexpr int BC = 16 * kWarps; // keys per block: 16 a warp
@@ -61,7 +69,64 @@ struct BackwardTile {
         static constexpr bool QInRegs = false;
         using QFragments = std::uint32_t[1][1][4];
     };
+    // The same for one group of 16 query rows; the A operand (the warp's keys of K or V) from
+    // registers when kKVInRegisters.
+    struct GroupProducts {
+        static constexpr int D = D_;
+        static constexpr int MT = 1;
+        static constexpr int BC = 16;
+        static constexpr bool QInRegs = kKVInRegisters;
+        using QFragments = std::uint32_t[1][kKVInRegisters ? D / 16 : 1][4];
+    };
 };
+
+// P^T = exp2(S^T scale log2(e) - LSE log2(e)) in place for NT n-tiles of 8 query rows, the
+// first `row` (this lane's, 2 quad added) and `lse2` at the first tile's row. Keys past the end
+// (zero rows of K, which would give exp(-LSE)) and, under the mask, keys past a row's diagonal
+// get 0.
+template <int NT>
+__device__ __forceinline__ void probabilities(float (&s)[1][NT][4], const float* lse2, int key, int row,
+                                              bool ragged, bool diagonal, int nk, int shift, float scaleLog2) {
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) {
+        const float2 l = *reinterpret_cast<const float2*>(lse2 + nt * 8);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            float value = primitives::exp2Approx(fmaf(s[0][nt][e], scaleLog2, -(e & 1 ? l.y : l.x)));
+            const int k = key + (e >> 1) * 8, r = row + nt * 8 + (e & 1);
+            if ((ragged && k >= nk) || (diagonal && k > r + shift)) value = 0.f;
+            s[0][nt][e] = value;
+        }
+    }
+}
+
+// dS^T = P^T o (dP^T - D) in place of dP^T, `delta` at the first tile's row.
+template <int NT>
+__device__ __forceinline__ void scoreGradients(float (&ds)[1][NT][4], const float (&pt)[1][NT][4],
+                                               const float* delta) {
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) {
+        const float2 dd = *reinterpret_cast<const float2*>(delta + nt * 8);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) ds[0][nt][e] = pt[0][nt][e] * (ds[0][nt][e] - (e & 1 ? dd.y : dd.x));
+    }
+}
+
+// dS^T to shared memory, rounded as the products' operands are: this thread's (key, two query
+// rows) pairs of NT n-tiles from n-tile `firstTile`, chunk t of row `key` swizzled to t ^ (key & 7).
+template <class Tile, class El, int NT>
+__device__ __forceinline__ void storeScoreGradients(unsigned char* dsShared, const float (&ds)[1][NT][4],
+                                                    int firstTile, int warpKey, int group, int quad) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const int key = warpKey + group + 8 * h;
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt)
+            *reinterpret_cast<std::uint32_t*>(dsShared + key * Tile::kDsRowBytes +
+                                              (((firstTile + nt) ^ group) << 4) + quad * 4) =
+                El::pack(ds[0][nt][2 * h], ds[0][nt][2 * h + 1]);
+    }
+}
 
 // D = rowsum(dO o O) in fp32 of each query row, and LSE log2(e) (+inf where the forward's LSE is
 // -inf, a row that saw no key, and on the padding rows, so that exp2 gives P = 0 there). One
@@ -258,6 +323,17 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) tcBackwardKe
                                    2 * (batch * p.vBatchStride + head * p.vHeadStride + key0 * p.vRowStride),
                            2 * p.vRowStride, nk - key0, tid);
         loadQueryBlock(firstBlock, 0);
+        // The warp's 16 keys of K and V as A fragments, for every step (Tile::kKVInRegisters).
+        typename Tile::GroupProducts::QFragments kFragments = {}, vFragments = {};
+        if constexpr (Tile::kKVInRegisters) {
+            primitives::copyAsyncWait<0>();
+            __syncthreads();
+#pragma unroll
+            for (int kk = 0; kk < D / 16; ++kk) {
+                primitives::ldmatrixX4((sK + aLane) ^ (kk << 5), kFragments[0][kk]);
+                primitives::ldmatrixX4((sV + aLane) ^ (kk << 5), vFragments[0][kk]);
+            }
+        }
 
         for (int i = firstBlock; i < blocks; ++i) {
             const int buffer = (i - firstBlock) & 1;
@@ -271,50 +347,47 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) tcBackwardKe
             const float* delta =
                 reinterpret_cast<const float*>(sharedBase + Tile::kDelta + buffer * Tile::kStatBytes);
 
-            // P^T: keys past the end (zero rows of K, which would give exp(-LSE)) and, under the
-            // mask, keys past a row's diagonal get 0.
-            float pt[1][BR / 8][4];
-            scores<Products, El>(pt, sK + aLane, sQ + bLane, {});
             const bool ragged = key0 + BC > nk;
             const bool diagonal = Causal && key0 + BC - 1 > row0 + shift;
-#pragma unroll
-            for (int nt = 0; nt < BR / 8; ++nt) {
-                const float2 l = *reinterpret_cast<const float2*>(lse2 + nt * 8 + 2 * quad);
-#pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    float value = primitives::exp2Approx(fmaf(pt[0][nt][e], scaleLog2, -(e & 1 ? l.y : l.x)));
-                    const int key = key0 + warpKey + group + (e >> 1) * 8;
-                    const int row = row0 + nt * 8 + 2 * quad + (e & 1);
-                    if ((ragged && key >= nk) || (diagonal && key > row + shift)) value = 0.f;
-                    pt[0][nt][e] = value;
-                }
-            }
-            // dV += P^T dO_i.
-            accumulatePV<Products, El>(reinterpret_cast<float(&)[1][D / 8][4]>(dv), pt, sDO + tLane);
-
-            // dS^T = P^T o (dP^T - D), dP^T = V dO^T.
-            float ds[1][BR / 8][4];
-            scores<Products, El>(ds, sV + aLane, sDO + bLane, {});
-#pragma unroll
-            for (int nt = 0; nt < BR / 8; ++nt) {
-                const float2 dd = *reinterpret_cast<const float2*>(delta + nt * 8 + 2 * quad);
-#pragma unroll
-                for (int e = 0; e < 4; ++e) ds[0][nt][e] = pt[0][nt][e] * (ds[0][nt][e] - (e & 1 ? dd.y : dd.x));
-            }
-            // dK += dS^T Q_i (scaled once at the end).
-            accumulatePV<Products, El>(reinterpret_cast<float(&)[1][D / 8][4]>(dk), ds, sQ + tLane);
-
-            // dS^T to shared memory, rounded as the products' operands are: this thread's
-            // (key, two query rows) pairs, chunk nt of row `key` swizzled to nt ^ (key & 7).
+            const int key = key0 + warpKey + group;
             unsigned char* dsShared = const_cast<unsigned char*>(sharedBase) + Tile::kDS;
+            if constexpr (Tile::kStreamed) {
+                using Group = typename Tile::GroupProducts;
 #pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                const int key = warpKey + group + 8 * h;
+                for (int g = 0; g < BR / 16; ++g) {
+                    const std::uint32_t rows = std::uint32_t(g * 16 * Tile::kRowBytes);
+                    float pt[1][2][4], ds[1][2][4];
+                    // Under the mask, a group of rows that sees none of the warp's keys adds
+                    // nothing to dK and dV; its dS^T is 0.
+                    if (diagonal && key0 + warpKey > row0 + g * 16 + 15 + shift) {
 #pragma unroll
-                for (int nt = 0; nt < BR / 8; ++nt)
-                    *reinterpret_cast<std::uint32_t*>(dsShared + key * Tile::kDsRowBytes +
-                                                      ((nt ^ group) << 4) + quad * 4) =
-                        El::pack(ds[0][nt][2 * h], ds[0][nt][2 * h + 1]);
+                        for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+                            for (int e = 0; e < 4; ++e) ds[0][nt][e] = 0.f;
+                        storeScoreGradients<Tile, El>(dsShared, ds, 2 * g, warpKey, group, quad);
+                        continue;
+                    }
+                    scores<Group, El>(pt, sK + aLane, sQ + bLane + rows, kFragments);
+                    probabilities(pt, lse2 + g * 16 + 2 * quad, key, row0 + g * 16 + 2 * quad, ragged,
+                                  diagonal, nk, shift, scaleLog2);
+                    accumulatePV<Group, El>(reinterpret_cast<float(&)[1][D / 8][4]>(dv), pt, sDO + tLane + rows);
+                    scores<Group, El>(ds, sV + aLane, sDO + bLane + rows, vFragments);
+                    scoreGradients(ds, pt, delta + g * 16 + 2 * quad);
+                    accumulatePV<Group, El>(reinterpret_cast<float(&)[1][D / 8][4]>(dk), ds, sQ + tLane + rows);
+                    storeScoreGradients<Tile, El>(dsShared, ds, 2 * g, warpKey, group, quad);
+                }
+            } else {
+                // P^T, dV += P^T dO_i, dS^T = P^T o (dP^T - D) with dP^T = V dO^T, dK += dS^T Q_i
+                // (scaled once at the end), dS^T to shared memory.
+                float pt[1][BR / 8][4];
+                scores<Products, El>(pt, sK + aLane, sQ + bLane, {});
+                probabilities(pt, lse2 + 2 * quad, key, row0 + 2 * quad, ragged, diagonal, nk, shift, scaleLog2);
+                accumulatePV<Products, El>(reinterpret_cast<float(&)[1][D / 8][4]>(dv), pt, sDO + tLane);
+                float ds[1][BR / 8][4];
+                scores<Products, El>(ds, sV + aLane, sDO + bLane, {});
+                scoreGradients(ds, pt, delta + 2 * quad);
+                accumulatePV<Products, El>(reinterpret_cast<float(&)[1][D / 8][4]>(dk), ds, sQ + tLane);
+                storeScoreGradients<Tile, El>(dsShared, ds, 0, warpKey, group, quad);
             }
             __syncthreads();
 

@@ -71,7 +71,7 @@ void launchTile(const TcBackwardParams& p) {
 template <int I>
 BackwardVariant variant() {
     constexpr kernels::TensorCoreBackwardConfig c = kernels::kTensorCoreBackwardConfigs[I];
-    using Tile = tc::BackwardTile<c.headDim, c.warps, c.rows, c.minBlocksPerSm>;
+    using Tile = tc::BackwardTile<c.headDim, c.warps, c.rows, c.minBlocksPerSm, c.streamed, c.kvInRegisters>;
     static_assert(Tile::BC == c.blockCols() && Tile::BR == c.blockRows() &&
                       Tile::kThreads == c.threads() && std::size_t(Tile::kSharedBytes) == c.sharedBytes() &&
                       kRowPadding % Tile::BR == 0,
@@ -116,8 +116,8 @@ bool tcBackwardKernelRunsHere(const TcBackwardKernelInfo& info) {
     return info.sharedBytes <= maxSharedBytesPerBlock();
 }
 
-const TcBackwardKernelInfo* defaultTcBackwardKernel(int headDim) {
-    const int i = kernels::chooseTensorCoreBackwardConfig(headDim, maxSharedBytesPerBlock(),
+const TcBackwardKernelInfo* defaultTcBackwardKernel(int headDim, bool causal) {
+    const int i = kernels::chooseTensorCoreBackwardConfig(headDim, causal, maxSharedBytesPerBlock(),
                                                           sharedBytesPerSm(), reservedSharedBytesPerBlock());
     return i < 0 ? nullptr : &tcBackwardKernels()[std::size_t(i)];
 }
@@ -146,7 +146,7 @@ void launchTcBackward(TcBackwardParams p, int kernelId) {
     checkTcBackwardParams(p);
     const TcBackwardKernelInfo* chosen = nullptr;
     if (kernelId < 0) {
-        chosen = defaultTcBackwardKernel(p.headDim);
+        chosen = defaultTcBackwardKernel(p.headDim, p.causal);
         if (!chosen)
             throw EngineError(ErrorKind::Unsupported,
                               "No tensor-core backward variant for d = " + std::to_string(p.headDim) +

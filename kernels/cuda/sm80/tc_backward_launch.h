@@ -12,7 +12,7 @@ namespace flashviz::cuda {
 
 struct TcBackwardKernelInfo {
     int id = 0;
-    std::string name; // "tc_bwd_d128_bc64_br64_w4" (kernels::tensorCoreBackwardConfigName)
+    std::string name; // "tc_bwd_d128_bc64_br64_w4_m2" (kernels::tensorCoreBackwardConfigName)
     int headDim = 0;
     int blockCols = 0;
     int blockRows = 0;
@@ -25,8 +25,9 @@ struct TcBackwardKernelInfo {
 const std::vector<TcBackwardKernelInfo>& tcBackwardKernels();
 // Whether device 0 gives a block the variant's shared memory.
 bool tcBackwardKernelRunsHere(const TcBackwardKernelInfo& info);
-// The variant for d on device 0 (kernels::chooseTensorCoreBackwardConfig); null when none fits.
-const TcBackwardKernelInfo* defaultTcBackwardKernel(int headDim);
+// The variant for d, with or without the mask, on device 0 (kernels::chooseTensorCoreBackwardConfig);
+// null when none fits.
+const TcBackwardKernelInfo* defaultTcBackwardKernel(int headDim, bool causal);
 
 // Query rows per (batch, head) in the scratch: the queries rounded up to whole blocks.
 int tcBackwardRowsPadded(int queries);
