@@ -12,6 +12,7 @@
 #include <functional>
 
 QT_BEGIN_NAMESPACE
+class QAbstractAxis;
 class QChart;
 class QChartView;
 class QLabel;
@@ -20,6 +21,10 @@ class QPushButton;
 QT_END_NAMESPACE
 
 namespace flashviz::gui {
+
+// An axis's title as its chart wrote it. A page's charts wrap a title too long for its axis into
+// lines (HTML "<br>") instead of letting Qt Charts cut it; titleText() is then the lines shown.
+QString writtenAxisTitle(const QAbstractAxis* axis);
 
 class Page : public QWidget {
     Q_OBJECT

@@ -381,11 +381,12 @@ QAbstractAxis* linearAxis(GpuBenchmarkView::Chart chart, double yMax, GpuBenchPa
                          : top < 1e6 ? QStringLiteral("%.0f")
                                      : QStringLiteral("%.3g"));
     if (top < 1e6) axis->applyNiceNumbers();
-    axis->setTitleText(chart == GpuBenchmarkView::ThroughputChart
-                           ? QObject::tr("TFLOP/s (%1 / time)").arg(flopsFormula(pass))
+    // The unit and what is counted; how TFLOP/s counts the work is the caption's first sentence
+    // (passSentence): beside a short chart it cut the title. Page wraps a title that is too long.
+    axis->setTitleText(chart == GpuBenchmarkView::ThroughputChart ? QObject::tr("TFLOP/s")
                        : pass == GpuBenchPass::Forward
-                           ? QObject::tr("GiB: Q, K, V, O, scratch")
-                           : QObject::tr("GiB: Q, K, V, O, dO, dQ, dK, dV, scratch"));
+                           ? QObject::tr("GiB (Q, K, V, O, scratch)")
+                           : QObject::tr("GiB (Q, K, V, O, dO, dQ, dK, dV, scratch)"));
     return axis;
 }
 
@@ -574,7 +575,9 @@ QLayout* GpuBenchmarkView::makeCharts() {
     for (int i = 0; i < ChartCount; ++i) {
         QChartView* view = makeChartView(this);
         view->setObjectName(QStringLiteral("gpuBenchChart%1").arg(i));
-        view->setMinimumSize(280, 200); // short enough for 768-pixel screens with a long caption
+        // Short enough for 768-pixel screens with a long caption; three narrow enough for the
+        // window to keep 1280 pixels beside the settings (280 made it 1294).
+        view->setMinimumSize(250, 200);
         charts->addWidget(view, 1);
         m_views.append(view);
     }
