@@ -2,8 +2,11 @@
 // its neighbours, at the window sizes a lecturer meets (1920 x 1080, the default 1600 x 1000, a
 // 1366 x 768 laptop, a 1280 x 800 projector), in the step view and in lecture mode, with the bug
 // on and off: the toy's 4 x 4 tile lists all its rows and prints all its values. The Hopper
-// page's picture likewise, for every variant it has a trace of and one it has none of.
+// page's picture likewise, for every variant it has a trace of and one it has none of. Every
+// chart of the analysis page and the GPU benchmark page shows its axes' titles whole.
 #include "hopper_trace_support.h"
+#include "pages/analysis/analysis_view.h"
+#include "pages/gpu_bench/gpu_benchmark_view.h"
 #include "pages/hopper/hopper_page.h"
 #include "pages/hopper/hopper_view.h"
 #include "views/check_panel.h"
@@ -17,9 +20,14 @@
 #include "session/controller.h"
 #include "style/format.h"
 
+#include <QAbstractAxis>
+#include <QChart>
+#include <QChartView>
 #include <QFontMetricsF>
+#include <QGraphicsTextItem>
 #include <QTemporaryDir>
 #include <QLabel>
+#include <QTextDocument>
 #include <QTextLayout>
 #include <QToolTip>
 
@@ -113,6 +121,49 @@ QString hopperTextProblems(const HopperView& view) {
     return problems.join(QStringLiteral("; "));
 }
 
+// A chart text (HTML allowed, as Qt Charts takes it) as the reader sees it: plain, one space
+// where it breaks a line.
+QString shownText(const QTextDocument& document) {
+    return document.toPlainText().simplified();
+}
+QString shownText(const QString& html) {
+    QTextDocument document;
+    document.setHtml(html);
+    return shownText(document);
+}
+
+// What is cut of the visible charts' axis titles, or an empty string. Qt Charts elides a title
+// longer than its axis ("..."): then no text item of the chart reads the whole title.
+QString axisTitleProblems(const QWidget& page) {
+    QStringList problems;
+    for (const QChartView* view : page.findChildren<QChartView*>()) {
+        if (!view->isVisible()) continue;
+        QChart* chart = view->chart();
+        std::vector<const QGraphicsTextItem*> texts;
+        QList<QGraphicsItem*> pending = chart->childItems();
+        while (!pending.isEmpty()) {
+            QGraphicsItem* item = pending.takeLast();
+            if (const auto* text = dynamic_cast<const QGraphicsTextItem*>(item))
+                if (text->isVisible()) texts.push_back(text);
+            pending << item->childItems();
+        }
+        for (const QAbstractAxis* axis : chart->axes()) {
+            if (!axis->isVisible() || !axis->isTitleVisible() || axis->titleText().isEmpty()) continue;
+            const QString title = shownText(axis->titleText());
+            const auto shown = std::find_if(texts.begin(), texts.end(), [&](const QGraphicsTextItem* t) {
+                return shownText(*t->document()) == title;
+            });
+            const QString where = QStringLiteral("'%1' (%2 x %3 chart '%4')")
+                                      .arg(title)
+                                      .arg(view->width())
+                                      .arg(view->height())
+                                      .arg(chart->title());
+            if (shown == texts.end()) problems << where + QStringLiteral(" is cut short");
+        }
+    }
+    return problems.join(QStringLiteral("; "));
+}
+
 const TileDetailView* shownTile(const MainWindow& w) {
     if (w.lecture() && w.lecture()->isVisible()) {
         const auto* tile = w.lecture()->findChild<TileDetailView*>();
@@ -144,6 +195,10 @@ class TestTextFits : public QObject {
     void unitsStayWholeWhenWrapped();
     void hopperPage_data();
     void hopperPage();
+    void analysisAxisTitles_data();
+    void analysisAxisTitles();
+    void gpuBenchAxisTitles_data();
+    void gpuBenchAxisTitles();
 };
 
 void TestTextFits::stepView_data() {
@@ -419,6 +474,59 @@ void TestTextFits::hopperPage() {
     problems = hopperTextProblems(*view);
     QVERIFY2(problems.isEmpty(), qPrintable(QStringLiteral("with a message: ") + problems));
     QCOMPARE(window->size(), size);
+}
+
+void TestTextFits::analysisAxisTitles_data() {
+    lecture_data();
+    QTest::addRow("1600x1000") << QSize(1600, 1000);
+}
+
+// Every analysis chart, both its panels where it has two: each axis's title is shown whole.
+void TestTextFits::analysisAxisTitles() {
+    QFETCH(QSize, size);
+    const auto window = freshWindow(size);
+    MainWindow& w = *window;
+    QStringList problems;
+    for (int chart = 0; chart < w.analysis()->chartTitles().size(); ++chart) {
+        w.showAnalysis(chart);
+        QVERIFY(w.waitUntilIdle());
+        QTest::qWait(50); // the layouts a wrapped title asks for
+        const QString found = axisTitleProblems(*w.analysis());
+        if (!found.isEmpty()) problems << w.analysis()->chartTitles()[chart] + QStringLiteral(": ") + found;
+    }
+    QVERIFY2(problems.isEmpty(), qPrintable(problems.join(QStringLiteral("\n"))));
+    QCOMPARE(w.size(), size);
+}
+
+void TestTextFits::gpuBenchAxisTitles_data() {
+    analysisAxisTitles_data();
+}
+
+// The GPU benchmark page's three charts, for each pass (the backward's memory names the most
+// buffers, its throughput the longest count), causal or not: each axis's title is shown whole.
+void TestTextFits::gpuBenchAxisTitles() {
+    QFETCH(QSize, size);
+    const auto window = freshWindow(size);
+    MainWindow& w = *window;
+    GpuBenchmarkView* page = w.gpuBenchmark();
+    w.tabs()->setCurrentWidget(page->parentWidget());
+    QTRY_VERIFY(page->isVisible());
+    QVERIFY(page->shownRecord());
+    GpuBenchRecord record = *page->shownRecord();
+    QStringList problems;
+    for (const GpuBenchPass pass : kGpuBenchPasses)
+        for (const bool causal : {false, true}) {
+            record.request.pass = pass;
+            record.request.causal = causal;
+            page->showRecord(record);
+            QTest::qWait(50);
+            const QString found = axisTitleProblems(*page);
+            if (!found.isEmpty())
+                problems << QString::fromStdString(gpuBenchPassName(pass)) +
+                                (causal ? QStringLiteral(" causal: ") : QStringLiteral(": ")) + found;
+        }
+    QVERIFY2(problems.isEmpty(), qPrintable(problems.join(QStringLiteral("\n"))));
+    QCOMPARE(w.size(), size);
 }
 
 QTEST_MAIN(TestTextFits)
