@@ -145,12 +145,13 @@ struct TensorCoreBackwardConfig {
 };
 
 // In order of preference per d and mask (chooseTensorCoreBackwardConfig); the id of a variant is
-// its index. H100 figures: kernels/bench/BACKWARD_NOTES.md. Without the mask the streamed rows
-// with K and V in registers lead (v4: +13-14 % at d = 64, +6-8 % at d = 128); under it the v3 rows:
-// 128 keys a block lead at d = 128 by 4-30 % (fewer query-block steps, Q and dO loads and dQ
-// additions per key), and at d = 64 so do 128 rows a step (8-10 %).
+// its index. H100 figures: kernels/bench/BACKWARD_NOTES.md. The streamed rows with K and V in
+// registers lead without the mask (v4: +13-14 % at d = 64, +6-8 % at d = 128) and, walked without
+// a branch off the diagonal (v5), at d = 64 under it too (+5-6 %); at d = 128 under the mask they
+// tie with v3's row, which stays: 128 keys a block lead there by 4-30 % (fewer query-block
+// steps, Q and dO loads and dQ additions per key).
 inline constexpr TensorCoreBackwardConfig kTensorCoreBackwardConfigs[] = {
-    {MaskPreference::Full, 64, 8, 128, 1, true, true},   // 128 keys x 128 rows, 130 KiB, streamed
+    {MaskPreference::Any, 64, 8, 128, 1, true, true},    // 128 keys x 128 rows, 130 KiB, streamed
     {MaskPreference::Any, 64, 8, 128, 1, false, false},  // 128 keys x 128 rows, 130 KiB
     {MaskPreference::Any, 64, 8, 64, 1, false, false},   // 128 keys x 64 rows, 81 KiB
     {MaskPreference::Any, 64, 4, 64, 2, false, false},   // 64 keys x 64 rows, 57 KiB

@@ -17,6 +17,8 @@
 // scores() computes S^T and dP^T (a 16-row tile against BR columns), accumulatePV() dV and dK.
 #include "kernels/cuda/sm80/tc_flash.cuh"
 
+#include <type_traits>
+
 namespace flashviz::cuda::tc {
 
 template <int D_, int Warps_, int BR_, int MinBlocks_, bool Streamed_ = false, bool KVInRegisters_ = false>
@@ -338,8 +340,11 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) tcBackwardKe
         for (int i = firstBlock; i < blocks; ++i) {
             const int buffer = (i - firstBlock) & 1;
             const int row0 = i * BR;
-            primitives::copyAsyncWait<0>(); // Q_i, dO_i and their statistics landed
-            __syncthreads();                // ... for every thread; step i - 1 is done with dS^T
+            // Q_i, dO_i and their statistics landed for every thread; step i - 1 is done with
+            // dS^T. (With K and V held the first step's wait finds nothing left to wait for;
+            // skipping it there made ptxas spill more at d = 128, 68 -> 112 bytes.)
+            primitives::copyAsyncWait<0>();
+            __syncthreads();
             if (i + 1 < blocks) loadQueryBlock(i + 1, buffer ^ 1);
             const std::uint32_t sQ = base + Tile::kQ + buffer * Tile::kQBytes;
             const std::uint32_t sDO = base + Tile::kDO + buffer * Tile::kQBytes;
@@ -352,30 +357,43 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) tcBackwardKe
             const int key = key0 + warpKey + group;
             unsigned char* dsShared = const_cast<unsigned char*>(sharedBase) + Tile::kDS;
             if constexpr (Tile::kStreamed) {
-                using Group = typename Tile::GroupProducts;
+                // Two copies of the walk: off the diagonal it has no mask and no branch, so the
+                // compiler may overlap one group's loads with the previous group's products.
+                auto walk = [&](auto onDiagonal) {
+                    constexpr bool kDiagonal = decltype(onDiagonal)::value;
+                    using Group = typename Tile::GroupProducts;
 #pragma unroll
-                for (int g = 0; g < BR / 16; ++g) {
-                    const std::uint32_t rows = std::uint32_t(g * 16 * Tile::kRowBytes);
-                    float pt[1][2][4], ds[1][2][4];
-                    // Under the mask, a group of rows that sees none of the warp's keys adds
-                    // nothing to dK and dV; its dS^T is 0.
-                    if (diagonal && key0 + warpKey > row0 + g * 16 + 15 + shift) {
+                    for (int g = 0; g < BR / 16; ++g) {
+                        const std::uint32_t rows = std::uint32_t(g * 16 * Tile::kRowBytes);
+                        float pt[1][2][4], ds[1][2][4];
+                        // A group of rows that sees none of the warp's keys adds nothing to dK
+                        // and dV; its dS^T is 0.
+                        if constexpr (kDiagonal) {
+                            if (key0 + warpKey > row0 + g * 16 + 15 + shift) {
 #pragma unroll
-                        for (int nt = 0; nt < 2; ++nt)
+                                for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
-                            for (int e = 0; e < 4; ++e) ds[0][nt][e] = 0.f;
+                                    for (int e = 0; e < 4; ++e) ds[0][nt][e] = 0.f;
+                                storeScoreGradients<Tile, El>(dsShared, ds, 2 * g, warpKey, group, quad);
+                                continue;
+                            }
+                        }
+                        scores<Group, El>(pt, sK + aLane, sQ + bLane + rows, kFragments);
+                        probabilities(pt, lse2 + g * 16 + 2 * quad, key, row0 + g * 16 + 2 * quad, ragged,
+                                      kDiagonal, nk, shift, scaleLog2);
+                        accumulatePV<Group, El>(reinterpret_cast<float(&)[1][D / 8][4]>(dv), pt,
+                                                sDO + tLane + rows);
+                        scores<Group, El>(ds, sV + aLane, sDO + bLane + rows, vFragments);
+                        scoreGradients(ds, pt, delta + g * 16 + 2 * quad);
+                        accumulatePV<Group, El>(reinterpret_cast<float(&)[1][D / 8][4]>(dk), ds,
+                                                sQ + tLane + rows);
                         storeScoreGradients<Tile, El>(dsShared, ds, 2 * g, warpKey, group, quad);
-                        continue;
                     }
-                    scores<Group, El>(pt, sK + aLane, sQ + bLane + rows, kFragments);
-                    probabilities(pt, lse2 + g * 16 + 2 * quad, key, row0 + g * 16 + 2 * quad, ragged,
-                                  diagonal, nk, shift, scaleLog2);
-                    accumulatePV<Group, El>(reinterpret_cast<float(&)[1][D / 8][4]>(dv), pt, sDO + tLane + rows);
-                    scores<Group, El>(ds, sV + aLane, sDO + bLane + rows, vFragments);
-                    scoreGradients(ds, pt, delta + g * 16 + 2 * quad);
-                    accumulatePV<Group, El>(reinterpret_cast<float(&)[1][D / 8][4]>(dk), ds, sQ + tLane + rows);
-                    storeScoreGradients<Tile, El>(dsShared, ds, 2 * g, warpKey, group, quad);
-                }
+                };
+                if (diagonal)
+                    walk(std::true_type{});
+                else
+                    walk(std::false_type{});
             } else {
                 // P^T, dV += P^T dO_i, dS^T = P^T o (dP^T - D) with dP^T = V dO^T, dK += dS^T Q_i
                 // (scaled once at the end), dS^T to shared memory.
