@@ -975,25 +975,29 @@ void TestAnalysis::legendLabelsAreWholeOnALaptop() {
         m_view->showChart(0);
     });
     m_view->resize(940, 560); // the page at 1366 x 768 with the settings dock open
+    const auto cutEntries = [this](int chart, int panel) {
+        QStringList cut;
+        std::function<void(QGraphicsItem*)> visit = [&](QGraphicsItem* item) {
+            if (auto* text = dynamic_cast<QGraphicsTextItem*>(item);
+                text && item->isVisible() &&
+                (text->toPlainText().contains(QChar(0x2026)) ||
+                 text->toPlainText().contains(QStringLiteral("..."))))
+                cut << text->toPlainText();
+            for (QGraphicsItem* child : item->childItems())
+                visit(child);
+        };
+        visit(m_view->chart(chart, panel)->legend());
+        return cut;
+    };
     for (int i = 0; i < AnalysisChartCount; ++i) {
         m_view->showChart(i);
-        QTest::qWait(20);
-        for (int panel = 0; panel < m_view->panelCount(i); ++panel) {
-            QStringList cut;
-            std::function<void(QGraphicsItem*)> visit = [&](QGraphicsItem* item) {
-                if (auto* text = dynamic_cast<QGraphicsTextItem*>(item);
-                    text && item->isVisible() &&
-                    (text->toPlainText().contains(QChar(0x2026)) ||
-                     text->toPlainText().contains(QStringLiteral("..."))))
-                    cut << text->toPlainText();
-                for (QGraphicsItem* child : item->childItems())
-                    visit(child);
-            };
-            visit(m_view->chart(i, panel)->legend());
-            QVERIFY2(cut.isEmpty(), qPrintable(QStringLiteral("chart %1: %2")
-                                                   .arg(i + 1)
-                                                   .arg(cut.join(QStringLiteral(" | ")))));
-        }
+        // Until the layout settles: an axis title that wraps (Page::setChart) lays the chart out
+        // once more, later under a slow (sanitizer) build than 20 ms.
+        for (int panel = 0; panel < m_view->panelCount(i); ++panel)
+            QTRY_VERIFY2(cutEntries(i, panel).isEmpty(),
+                         qPrintable(QStringLiteral("chart %1: %2")
+                                        .arg(i + 1)
+                                        .arg(cutEntries(i, panel).join(QStringLiteral(" | ")))));
     }
 }
 
