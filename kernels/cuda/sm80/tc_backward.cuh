@@ -231,8 +231,13 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) tcBackwardKe
     using Products = typename Tile::WarpProducts;
     extern __shared__ __align__(16) unsigned char shared[];
 
-    // Under the causal mask the first key blocks see the most query rows: they start first.
-    const int keyBlock = int(blockIdx.x), head = int(blockIdx.y), batch = int(blockIdx.z);
+    // The grid's order (launchTyped): without the mask (key blocks, heads, batch), so that one
+    // head's blocks run together and its Q, dO and dQ stay in L2; under it (heads, key blocks,
+    // batch): key block j walks about (1 - j / key blocks) of the query blocks, and head after
+    // head the last heads' longest blocks started near the end and ran past everything else
+    // (BACKWARD_NOTES.md, v5). Read from blockIdx, not computed: no register holds them.
+    const int keyBlock = int(Causal ? blockIdx.y : blockIdx.x), head = int(Causal ? blockIdx.x : blockIdx.y),
+              batch = int(blockIdx.z);
     const int key0 = keyBlock * BC;
     const int tid = int(threadIdx.x), warp = tid / 32, lane = tid % 32;
     const int group = lane / 4, quad = lane % 4;

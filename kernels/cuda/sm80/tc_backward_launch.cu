@@ -35,7 +35,9 @@ void launchTyped(const TcBackwardParams& p) {
     check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                int(Tile::kSharedBytes)),
           "Reserving shared memory for the tensor-core backward kernel");
-    const dim3 grid(unsigned(blockCount(p.keys, Tile::BC)), unsigned(p.heads), unsigned(p.batch));
+    // Under the mask every head's first (longest) key blocks start first (tcBackwardKernel).
+    const unsigned keyBlocks = unsigned(blockCount(p.keys, Tile::BC)), heads = unsigned(p.heads);
+    const dim3 grid = Causal ? dim3(heads, keyBlocks, unsigned(p.batch)) : dim3(keyBlocks, heads, unsigned(p.batch));
     kernel<<<grid, Tile::kThreads, Tile::kSharedBytes>>>(p);
     checkLaunch("flash backward (tensor cores)");
 }
@@ -163,6 +165,12 @@ void launchTcBackward(TcBackwardParams p, int kernelId) {
                               "The tensor-core backward variant " + chosen->name +
                                   " needs more shared memory than this GPU gives a block.");
     }
+    // Under the mask the key blocks are the grid's y (launchTyped), which holds 65535.
+    if (p.causal && blockCount(p.keys, chosen->blockCols) > 65535)
+        throw EngineError(ErrorKind::LimitExceeded,
+                          "Under the causal mask the tensor-core backward takes at most " +
+                              std::to_string(65535 * chosen->blockCols) + " keys (got " +
+                              std::to_string(p.keys) + ").");
     p.rowsPadded = tcBackwardRowsPadded(p.queries);
     const std::size_t rows = std::size_t(p.batch) * std::size_t(p.heads) * std::size_t(p.rowsPadded);
     p.dqAccum = p.workspace;
