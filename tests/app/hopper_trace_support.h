@@ -36,7 +36,7 @@ struct Writer {
     std::uint64_t reading() const {
         return global0 + std::uint64_t(t * nsPerCycle / double(kTimerStepNs)) * kTimerStepNs;
     }
-    void emit(HopperMark mark, int tile = -1) {
+    void record(HopperMark mark, int tile = -1) {
         HopperRawMark m;
         m.mark = mark;
         m.tile = tile;
@@ -45,17 +45,17 @@ struct Writer {
         marks->push_back(m);
     }
     void finish() {
-        emit(HopperMark::Finish);
+        record(HopperMark::Finish);
         marks->back().globalNs = reading();
         const std::uint64_t next = marks->back().globalNs + kTimerStepNs;
         t = std::max(t + 1, double(next - global0) / nsPerCycle);
-        emit(HopperMark::TimerTick);
+        record(HopperMark::TimerTick);
         marks->back().globalNs = next;
     }
     void wait(HopperMark begin, HopperMark end, int tile, double ready) {
-        emit(begin, tile);
+        record(begin, tile);
         t = std::max(t + 1, ready);
-        emit(end, tile);
+        record(end, tile);
     }
 };
 
@@ -69,7 +69,7 @@ struct Times {
 
 inline void producer(Writer& w, const kernels::HopperConfig& c, int tiles,
                      const SyntheticDurations& d, const Times& before, Times& after) {
-    w.emit(HopperMark::QIssued);
+    w.record(HopperMark::QIssued);
     after.qArrive = w.t + d.copy;
     w.t += 10;
     for (int j = 0; j < tiles; ++j) {
@@ -82,13 +82,13 @@ inline void producer(Writer& w, const kernels::HopperConfig& c, int tiles,
         if (j >= c.stages)
             w.wait(HopperMark::KBufferWait, HopperMark::KIssued, j, freed(before.sRetired));
         else
-            w.emit(HopperMark::KIssued, j);
+            w.record(HopperMark::KIssued, j);
         after.kArrive[std::size_t(j)] = w.t + d.copy;
         w.t += 5;
         if (j >= c.stages)
             w.wait(HopperMark::VBufferWait, HopperMark::VIssued, j, freed(before.vRetired));
         else
-            w.emit(HopperMark::VIssued, j);
+            w.record(HopperMark::VIssued, j);
         after.vArrive[std::size_t(j)] = w.t + d.copy;
         w.t += 5;
     }
@@ -113,32 +113,32 @@ inline void consumer(Writer& w, const kernels::HopperConfig& c, int index, int t
     };
     const auto endTurn = [&] { turnEnds.push_back(w.t); };
     const auto softmax = [&](int j) {
-        w.emit(HopperMark::SoftmaxBegin, j);
+        w.record(HopperMark::SoftmaxBegin, j);
         w.t += d.softmax;
-        w.emit(HopperMark::SoftmaxEnd, j);
+        w.record(HopperMark::SoftmaxEnd, j);
     };
     const auto retireScores = [&](int j, double done) {
         w.t = std::max(w.t + 1, done);
-        w.emit(HopperMark::ScoresRetired, j);
+        w.record(HopperMark::ScoresRetired, j);
         sDone[std::size_t(j)] = w.t;
     };
     double valuesDone = 0;
     const auto issueValues = [&](int j, double queuedUntil) {
         w.wait(HopperMark::VWait, HopperMark::VReady, j, before.vArrive[std::size_t(j)]);
-        w.emit(HopperMark::ValuesIssued, j);
+        w.record(HopperMark::ValuesIssued, j);
         valuesDone = std::max(w.t, queuedUntil) + d.values; // behind any product already queued
     };
     const auto retireValues = [&](int j) {
-        w.emit(HopperMark::ValuesWait, j);
+        w.record(HopperMark::ValuesWait, j);
         w.t = std::max(w.t + 1, valuesDone);
-        w.emit(HopperMark::ValuesRetired, j);
+        w.record(HopperMark::ValuesRetired, j);
         vDone[std::size_t(j)] = w.t;
     };
     w.t = 3.0 * index;
     w.wait(HopperMark::QWait, HopperMark::QReady, -1, before.qArrive);
     w.wait(HopperMark::KWait, HopperMark::KReady, 0, before.kArrive[0]);
     beginTurn(0);
-    w.emit(HopperMark::ScoresIssued, 0);
+    w.record(HopperMark::ScoresIssued, 0);
     double scoresDone = w.t + d.scores;
     endTurn();
     retireScores(0, scoresDone);
@@ -148,7 +148,7 @@ inline void consumer(Writer& w, const kernels::HopperConfig& c, int index, int t
         if (c.overlap) {
             beginTurn(next);
             w.wait(HopperMark::KWait, HopperMark::KReady, next, before.kArrive[std::size_t(next)]);
-            w.emit(HopperMark::ScoresIssued, next);
+            w.record(HopperMark::ScoresIssued, next);
             scoresDone = w.t + d.scores;
             issueValues(j, scoresDone);
             endTurn();
@@ -159,7 +159,7 @@ inline void consumer(Writer& w, const kernels::HopperConfig& c, int index, int t
             issueValues(j, 0);
             retireValues(j);
             w.wait(HopperMark::KWait, HopperMark::KReady, next, before.kArrive[std::size_t(next)]);
-            w.emit(HopperMark::ScoresIssued, next);
+            w.record(HopperMark::ScoresIssued, next);
             retireScores(next, w.t + d.scores);
             softmax(next);
         }
@@ -168,9 +168,9 @@ inline void consumer(Writer& w, const kernels::HopperConfig& c, int index, int t
     issueValues(tiles - 1, 0);
     endTurn();
     retireValues(tiles - 1);
-    w.emit(HopperMark::StoreBegin);
+    w.record(HopperMark::StoreBegin);
     w.t += d.store;
-    w.emit(HopperMark::StoreEnd);
+    w.record(HopperMark::StoreEnd);
     w.finish();
 }
 

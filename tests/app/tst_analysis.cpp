@@ -1,6 +1,7 @@
 // The analysis views against the engine: every chart is compared, point by point, with what
 // core/analysis.h returns for the same settings; settings changes recompute, refusals keep the
 // previous charts and show the engine's message.
+#include "chart_support.h"
 #include "pages/analysis/analysis_charts.h"
 #include "pages/analysis/analysis_data.h"
 #include "pages/analysis/analysis_view.h"
@@ -35,11 +36,11 @@
 #include <QXYSeries>
 
 #include <cmath>
-#include <functional>
 #include <memory>
 
 using namespace flashviz;
 using namespace flashviz::gui;
+using namespace flashviz::gui::test;
 
 namespace {
 
@@ -942,17 +943,12 @@ void TestAnalysis::insideLegendsStackEveryEntry() {
             if (legend->isAttachedToChart()) continue;
             // The entries' label items: one column means one left edge.
             QSet<int> columns;
-            std::function<void(QGraphicsItem*)> visit = [&](QGraphicsItem* item) {
-                if (item->isVisible() && dynamic_cast<QGraphicsTextItem*>(item))
-                    columns.insert(qRound(item->scenePos().x()));
-                for (QGraphicsItem* child : item->childItems())
-                    visit(child);
-            };
             // The legend settles once the chart has been laid out, which under the sanitizers on
             // a busy machine takes longer than a fixed pause: wait for it, up to 5 s.
             const auto columnCount = [&] {
                 columns.clear();
-                visit(legend);
+                for (const QGraphicsTextItem* text : visibleTextItems({legend}))
+                    columns.insert(qRound(text->scenePos().x()));
                 return columns.size();
             };
             QTRY_COMPARE_WITH_TIMEOUT(columnCount(), qsizetype(1), 5000);
@@ -977,16 +973,9 @@ void TestAnalysis::legendLabelsAreWholeOnALaptop() {
     m_view->resize(940, 560); // the page at 1366 x 768 with the settings dock open
     const auto cutEntries = [this](int chart, int panel) {
         QStringList cut;
-        std::function<void(QGraphicsItem*)> visit = [&](QGraphicsItem* item) {
-            if (auto* text = dynamic_cast<QGraphicsTextItem*>(item);
-                text && item->isVisible() &&
-                (text->toPlainText().contains(QChar(0x2026)) ||
-                 text->toPlainText().contains(QStringLiteral("..."))))
+        for (const QGraphicsTextItem* text : visibleTextItems({m_view->chart(chart, panel)->legend()}))
+            if (text->toPlainText().contains(QChar(0x2026)) || text->toPlainText().contains(QStringLiteral("...")))
                 cut << text->toPlainText();
-            for (QGraphicsItem* child : item->childItems())
-                visit(child);
-        };
-        visit(m_view->chart(chart, panel)->legend());
         return cut;
     };
     for (int i = 0; i < AnalysisChartCount; ++i) {
