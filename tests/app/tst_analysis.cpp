@@ -5,6 +5,7 @@
 #include "pages/analysis/analysis_charts.h"
 #include "pages/analysis/analysis_data.h"
 #include "pages/analysis/analysis_view.h"
+#include "pages/page.h"
 #include "style/format.h"
 
 #include "core/analysis.h"
@@ -18,9 +19,11 @@
 #include <QAbstractAxis>
 #include <QAbstractBarSeries>
 #include <QAreaSeries>
+#include <QBarCategoryAxis>
 #include <QBarSet>
 #include <QChart>
 #include <QDir>
+#include <QFontMetricsF>
 #include <QGraphicsSimpleTextItem>
 #include <QGraphicsTextItem>
 #include <QLabel>
@@ -28,6 +31,7 @@
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QPointer>
+#include <QRegularExpression>
 #include <QScopeGuard>
 #include <QSignalSpy>
 #include <QTest>
@@ -138,6 +142,8 @@ class TestAnalysis : public QObject {
     void fontsFollowTheWidget();
     void insideLegendsStackEveryEntry();
     void legendLabelsAreWholeOnALaptop();
+    void barLabelsPrintWholeNumbers();
+    void logScaleGlossWrapsOntoItsOwnLine();
     void insideLegendsLeaveTheDataVisible();
     void showChartPages();
     void cleanupTestCase();
@@ -988,6 +994,66 @@ void TestAnalysis::legendLabelsAreWholeOnALaptop() {
                                         .arg(i + 1)
                                         .arg(cutEntries(i, panel).join(QStringLiteral(" | ")))));
     }
+}
+
+// A bar of 1000 or more is labelled with its digits ("2048"), not Qt's 'g' form ("2.05e+03")
+// beside "512": chart 11's grid times are whole numbers and read as such.
+void TestAnalysis::barLabelsPrintWholeNumbers() {
+    const auto restore = qScopeGuard([this] {
+        apply(*m_view, m_settings);
+        m_view->showChart(0);
+    });
+    Settings small = m_settings;
+    small.spec.headDim = 32;     // no tensor-core kernel: the grid launches the mirror kernel,
+    small.options.blockRows = 8; // whose 8-row tiles make 1024 query blocks at n = 8192
+    apply(*m_view, small);
+    QVERIFY(m_view->waitForIdle());
+    m_view->showChart(VersionsChart);
+    QChart* grid = m_view->chart(VersionsChart, 1);
+    QVERIFY(grid);
+    const auto* bars = qobject_cast<QAbstractBarSeries*>(grid->series().front());
+    QVERIFY(bars);
+    QStringList expected;
+    for (const QBarSet* set : bars->barSets())
+        for (int i = 0; i < set->count(); ++i)
+            if (set->at(i) >= 1000) expected << QString::number(qint64(set->at(i)));
+    QVERIFY2(!expected.isEmpty(), "no grid time of 1000 or more at these settings: nothing to check");
+    const auto labels = [grid] {
+        QStringList shown;
+        for (const QGraphicsTextItem* text : visibleTextItems(grid->childItems())) shown << text->toPlainText();
+        return shown;
+    };
+    // The category axis names n (512 … 8192), which the times may equal: count both.
+    const QStringList categories = qobject_cast<QBarCategoryAxis*>(grid->axes(Qt::Horizontal).front())->categories();
+    for (const QString& number : expected)
+        QTRY_VERIFY2(labels().count(number) >= expected.count(number) + categories.count(number),
+                     qPrintable(number + QStringLiteral(" missing among ") + labels().join(QStringLiteral(" | "))));
+    for (const QString& label : labels())
+        QVERIFY2(!label.contains(QRegularExpression(QStringLiteral("\\de\\+"))), qPrintable(label));
+}
+
+// A title too long for its axis breaks before its trailing "(log scale)", which then reads as a
+// line of its own, where that takes no more lines than breaking elsewhere ("… query blocks'" /
+// "work (log scale)" was the balanced break); where it would, the fewest lines win.
+void TestAnalysis::logScaleGlossWrapsOntoItsOwnLine() {
+    const QString title = QStringLiteral("time, in query blocks' work (log scale)");
+    const QFont font = m_view->chart(VersionsChart, 1)->axes(Qt::Vertical).front()->titleFont();
+    const QFontMetricsF fm(font);
+    const qreal margin = 20; // above what Qt Charts adds around a title
+    const qreal head = fm.horizontalAdvance(QStringLiteral("time, in query blocks' work"));
+    QCOMPARE(wrappedAxisTitle(title, font, fm.horizontalAdvance(title) + margin), title);
+    QCOMPARE(wrappedAxisTitle(title, font, head + margin),
+             QStringLiteral("time, in query blocks' work<br>(log scale)"));
+    // Too short for that head on one line: two balanced lines beat three with the gloss alone.
+    const qreal balanced = fm.horizontalAdvance(QStringLiteral("work (log scale)"));
+    const qreal twoLines = std::max(balanced, fm.horizontalAdvance(QStringLiteral("time, in query blocks'")));
+    QVERIFY(twoLines < head);
+    QCOMPARE(wrappedAxisTitle(title, font, twoLines + margin),
+             QStringLiteral("time, in query blocks'<br>work (log scale)"));
+    // The unit's gloss keeps its parenthesis whole.
+    QCOMPARE(wrappedAxisTitle(QStringLiteral("GiB (Q, K, V, O, scratch)"), font,
+                              fm.horizontalAdvance(QStringLiteral("(Q, K, V, O, scratch)")) + margin),
+             QStringLiteral("GiB<br>(Q, K, V, O, scratch)"));
 }
 
 // A legend inside the plot covers no data point (chart 3's covered the lines' first points at

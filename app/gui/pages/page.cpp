@@ -51,33 +51,6 @@ QStringList balancedLines(const QStringList& chunks, int lines, const QFontMetri
     return result;
 }
 
-// `text` in as few lines as fit `length` pixels, the lines of about one width: broken first only
-// between the words outside parentheses ("median ms" above "(log scale)"), else between any two.
-// Plain text only; what cannot fit is left for Qt Charts to cut, as it would have been.
-QString wrappedTitle(const QString& text, const QFont& font, qreal length) {
-    const QFontMetricsF fm(font);
-    if (Qt::mightBeRichText(text) || fm.horizontalAdvance(text) + kTitleMargin <= length) return text;
-    QStringList outside{QString()};
-    int depth = 0;
-    for (const QChar c : text) {
-        if (c == QLatin1Char('(')) ++depth;
-        if (c == QLatin1Char(')')) depth = std::max(0, depth - 1);
-        if (c == QLatin1Char(' ') && depth == 0) outside << QString();
-        else outside.back() += c;
-    }
-    for (const QStringList& chunks : {outside, text.split(QLatin1Char(' '), Qt::SkipEmptyParts)})
-        for (int lines = 2; lines <= chunks.size(); ++lines) {
-            QStringList shown = balancedLines(chunks, lines, fm);
-            const bool fits = std::all_of(shown.begin(), shown.end(), [&](const QString& line) {
-                return fm.horizontalAdvance(line) + kTitleMargin <= length;
-            });
-            if (!fits) continue;
-            for (QString& line : shown) line = line.toHtmlEscaped();
-            return shown.join(QStringLiteral("<br>"));
-        }
-    return text;
-}
-
 // Each axis's title wrapped to the length of its side of the plot, instead of cut short with
 // "...": the axes beside a narrow panel or under a short one on a laptop's screen. From the title
 // as written each time, so that a larger plot joins the lines again.
@@ -89,13 +62,48 @@ void fitAxisTitles(QChart* chart) {
             axis->setProperty(kWrittenTitle, axis->titleText());
         const QString written = axis->property(kWrittenTitle).toString();
         const qreal length = axis->orientation() == Qt::Horizontal ? plot.width() : plot.height();
-        const QString shown = wrappedTitle(written, axis->titleFont(), length);
+        const QString shown = wrappedAxisTitle(written, axis->titleFont(), length);
         axis->setProperty(kShownTitle, shown);
         if (shown != axis->titleText()) axis->setTitleText(shown);
     }
 }
 
 } // namespace
+
+// In as few lines as fit, the lines of about one width: broken first only
+// between the words outside parentheses, else between any two. A trailing "(…)" takes a line of
+// its own where that needs no more lines: "(log scale)" under the quantity it glosses.
+// Plain text only; what cannot fit is left for Qt Charts to cut, as it would have been.
+QString wrappedAxisTitle(const QString& text, const QFont& font, qreal length) {
+    const QFontMetricsF fm(font);
+    if (Qt::mightBeRichText(text) || fm.horizontalAdvance(text) + kTitleMargin <= length) return text;
+    QStringList outside{QString()};
+    int depth = 0;
+    for (const QChar c : text) {
+        if (c == QLatin1Char('(')) ++depth;
+        if (c == QLatin1Char(')')) depth = std::max(0, depth - 1);
+        if (c == QLatin1Char(' ') && depth == 0) outside << QString();
+        else outside.back() += c;
+    }
+    const bool glossed = outside.size() > 1 && outside.back().startsWith(QLatin1Char('('));
+    const QStringList head = outside.mid(0, outside.size() - 1);
+    const auto shownIfFits = [&](QStringList shown) {
+        for (const QString& line : shown)
+            if (fm.horizontalAdvance(line) + kTitleMargin > length) return QString();
+        for (QString& line : shown) line = line.toHtmlEscaped();
+        return shown.join(QStringLiteral("<br>"));
+    };
+    const QStringList words = text.split(QLatin1Char(' '), Qt::SkipEmptyParts);
+    for (const QStringList* chunks : {static_cast<const QStringList*>(&outside), &words})
+        for (int lines = 2; lines <= chunks->size(); ++lines) {
+            QString shown;
+            if (chunks == &outside && glossed)
+                shown = shownIfFits(balancedLines(head, lines - 1, fm) << outside.back());
+            if (shown.isEmpty()) shown = shownIfFits(balancedLines(*chunks, lines, fm));
+            if (!shown.isEmpty()) return shown;
+        }
+    return text;
+}
 
 QString writtenAxisTitle(const QAbstractAxis* axis) {
     return axis->property(kShownTitle).toString() == axis->titleText()

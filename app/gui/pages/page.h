@@ -13,6 +13,7 @@
 
 QT_BEGIN_NAMESPACE
 class QAbstractAxis;
+class QFont;
 class QChart;
 class QChartView;
 class QLabel;
@@ -25,6 +26,9 @@ namespace flashviz::gui {
 // An axis's title as its chart wrote it. A page's charts wrap a title too long for its axis into
 // lines (HTML "<br>") instead of letting Qt Charts cut it; titleText() is then the lines shown.
 QString writtenAxisTitle(const QAbstractAxis* axis);
+// `text` as a chart's axis `length` pixels long shows it in `font`: whole where it fits, else in
+// as few lines as fit (joined by "<br>", each HTML-escaped), else as written.
+QString wrappedAxisTitle(const QString& text, const QFont& font, qreal length);
 
 class Page : public QWidget {
     Q_OBJECT

@@ -793,6 +793,12 @@ struct BarPanel {
     std::vector<ExtraBars> more;
 };
 
+// Bar labels with three significant digits, or all of the largest value's whole digits: Qt
+// Charts prints them as 'g' does, so 1024 at three would read "1.02e+03" beside "512".
+int barLabelPrecision(double largest) {
+    return largest >= 1000 ? int(std::floor(std::log10(largest))) + 1 : 3;
+}
+
 QChart* pairedBars(const BarPanel& panel) {
     QChart* chart = newChart(panel.headline, panel.settings);
     auto* bars = new QBarSeries;
@@ -820,7 +826,7 @@ QChart* pairedBars(const BarPanel& panel) {
     bars->setBarWidth(0.75);
     bars->setLabelsVisible(true);
     bars->setLabelsFormat(QStringLiteral("@value"));
-    bars->setLabelsPrecision(3);
+    bars->setLabelsPrecision(barLabelPrecision(hi));
     bars->setLabelsPosition(QAbstractBarSeries::LabelsOutsideEnd);
     auto* x = new QBarCategoryAxis;
     x->append(panel.categories);
@@ -1119,7 +1125,8 @@ ChartPage debugCopyChart(const AnalysisResults& r) {
     bars->append(kept);
     bars->setLabelsVisible(true);
     bars->setLabelsFormat(QStringLiteral("@value MB"));
-    bars->setLabelsPrecision(3);
+    bars->setLabelsPrecision(barLabelPrecision(std::max(toMB(demo.withCopy.peakScratchBytes()),
+                                                        toMB(demo.withCopy.hbmBytes()))));
     bars->setLabelsPosition(QAbstractBarSeries::LabelsOutsideEnd);
     auto* x = new QBarCategoryAxis;
     x->append({QStringLiteral("peak scratch memory"), QStringLiteral("HBM traffic")});
