@@ -18,6 +18,19 @@ std::optional<HalfType> parseHalfType(std::string_view name) {
     return std::nullopt;
 }
 
+const char* toString(const LowPrecisionCheck& check) { return check ? toString(*check) : "off"; }
+
+std::optional<LowPrecisionCheck> parseLowPrecisionCheck(std::string_view name) {
+    if (name == "off") return std::optional<LowPrecisionCheck>(std::in_place); // no check
+    if (const auto type = parseHalfType(name)) return std::optional<LowPrecisionCheck>(*type);
+    return std::nullopt;
+}
+
+std::string unknownLowPrecisionCheckMessage(std::string_view name) {
+    return std::string("--") + kLowPrecisionCheckOption + " '" + std::string(name) +
+           "': use " + kLowPrecisionCheckNames;
+}
+
 std::uint16_t toHalfBits(float value, HalfType type) {
     const std::uint32_t x = std::bit_cast<std::uint32_t>(value);
     if (type == HalfType::Bf16) {

@@ -21,6 +21,20 @@ inline constexpr HalfType kDefaultLowPrecision = HalfType::Bf16;
 const char* toString(HalfType type); // "fp16", "bf16"
 std::optional<HalfType> parseHalfType(std::string_view name);
 
+// The tensor-core gradient check a backward on a GPU backend runs beside it (RunRequest::
+// lowPrecision): its format, or std::nullopt for none. The CLI's `run --tc-check`, the window's
+// --tc-check, its control and its saved settings all name it the same way: "fp16", "bf16" or
+// "off" (kDefaultLowPrecision when not given).
+using LowPrecisionCheck = std::optional<HalfType>;
+inline constexpr const char* kLowPrecisionCheckOption = "tc-check"; // without the leading "--"
+inline constexpr const char* kLowPrecisionCheckNames = "fp16, bf16 or off";
+const char* toString(const LowPrecisionCheck& check); // "fp16", "bf16" or "off"
+// One of the names above; std::nullopt for anything else.
+std::optional<LowPrecisionCheck> parseLowPrecisionCheck(std::string_view name);
+// What every command line says when parseLowPrecisionCheck() does not know the name:
+// "--tc-check 'fp32': use fp16, bf16 or off".
+std::string unknownLowPrecisionCheckMessage(std::string_view name);
+
 // Round to nearest even; inf and NaN kept (NaN stays a quiet NaN).
 std::uint16_t toHalfBits(float value, HalfType type);
 float fromHalfBits(std::uint16_t bits, HalfType type);

@@ -35,7 +35,7 @@ struct RunRequest {
     bool cpuAlongside = false;
     // The backward on a backend other than the CPU: its fp16 / bf16 tensor-core kernels too, on
     // the inputs rounded to this format, judged as core/low_precision.h says (nullopt: not).
-    std::optional<HalfType> lowPrecision = kDefaultLowPrecision;
+    LowPrecisionCheck lowPrecision = kDefaultLowPrecision;
     std::function<void(RunStage)> onStage; // may be empty
 };
 

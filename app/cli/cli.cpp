@@ -121,7 +121,7 @@ const std::map<std::string, std::set<QString>>& commandOptions() {
         std::map<std::string, std::set<QString>> o;
         o["demos"] = {"only"};
         o["run"] = problem;
-        o["run"].insert({"backend", "json"});
+        o["run"].insert({"backend", kLowPrecisionCheckOption, "json"});
         o["steps"] = problem;
         o["steps"].insert({"step", "all", "json"});
         o["bench"] = {"sizes", "repeats", "br", "bc", "d", "json"};
@@ -170,6 +170,12 @@ void addProblemOptions(QCommandLineParser& p) {
     p.addOptions({
         {"backend", "run: cpu (default) or cuda; the CUDA backend alone, the CPU never stands in.",
          "B"},
+        {kLowPrecisionCheckOption,
+         QString("run --backward --backend cuda: the tensor-core gradient check beside the "
+                 "backward, its kernels on the inputs rounded to fp16 or bf16, or off "
+                 "(default %1).")
+             .arg(toString(kDefaultLowPrecision)),
+         "TYPE"},
         {"json", "run, bench, steps: print one JSON object instead of text (steps: the state at "
                   "--step K, or at every step listed, as the window's step data export)."},
     });
@@ -324,11 +330,13 @@ void printLowPrecision(std::ostream& out, const BackwardRunResult& run) {
     }
 }
 
-int commandRunBackward(const RunSetup& setup, Backend& backend, bool json, std::ostream& out) {
+int commandRunBackward(const RunSetup& setup, Backend& backend, LowPrecisionCheck tcCheck,
+                       bool json, std::ostream& out) {
     const ProblemSpec& spec = setup.spec;
     RunRequest request;
     request.algorithm = Algorithm::Backward;
     request.options = setup.options;
+    request.lowPrecision = tcCheck;
     const BackwardRunResult run = runBackwardAndCheck(makeProblem(spec), backend, request);
     const GradientCheck& check = run.check;
     const BackwardTrade trade =
@@ -409,6 +417,27 @@ int commandRunBackward(const RunSetup& setup, Backend& backend, bool json, std::
     return 0;
 }
 
+// --tc-check: the format of the backward's tensor-core check (core/low_precision.h), the default
+// where not given. Refused where it would change nothing: on the forward, and a format on the
+// CPU backend, which has no tensor-core kernels ("off" is what the CPU does anyway).
+LowPrecisionCheck tcCheckFrom(const QCommandLineParser& p, const RunSetup& setup,
+                              BackendKind kind) {
+    const QString name = kLowPrecisionCheckOption;
+    if (!p.isSet(name)) return kDefaultLowPrecision;
+    const std::string text = valueOf(p, name);
+    const auto parsed = parseLowPrecisionCheck(text);
+    if (!parsed) throw UsageError(unknownLowPrecisionCheckMessage(text));
+    if (setup.algorithm != Algorithm::Backward)
+        throw UsageError("--" + name.toStdString() +
+                         " is the backward's tensor-core check, and "
+                         "this is " +
+                         toString(setup.algorithm) + " attention's forward: add --backward");
+    if (*parsed && kind == BackendKind::Cpu)
+        throw UsageError("--" + name.toStdString() + " " + text + " checks the CUDA backend's " +
+                         "tensor-core kernels, and the CPU backend has none: add --backend cuda");
+    return *parsed;
+}
+
 int commandRun(const QCommandLineParser& p, std::ostream& out) {
     const RunSetup setup = setupFrom(p);
     BackendKind kind = BackendKind::Cpu;
@@ -417,9 +446,10 @@ int commandRun(const QCommandLineParser& p, std::ostream& out) {
         if (!parsed) throw UsageError(unknownBackendMessage(valueOf(p, "backend")));
         kind = *parsed;
     }
+    const LowPrecisionCheck tcCheck = tcCheckFrom(p, setup, kind);
     requireReferenceMemory(setup);
     if (setup.algorithm == Algorithm::Backward)
-        return commandRunBackward(setup, *makeBackend(kind), p.isSet("json"), out);
+        return commandRunBackward(setup, *makeBackend(kind), tcCheck, p.isSet("json"), out);
     const Problem problem = makeProblem(setup.spec);
     const auto backend = makeBackend(kind);
     RunRequest request;

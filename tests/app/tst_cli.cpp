@@ -8,6 +8,8 @@
 #include "core/hardware.h"
 #include "app/measured/shipped_measurements.h"
 #include "core/l2_traffic.h"
+#include "core/low_precision.h"
+#include "kernels/backend_registry.h"
 #include "kernels/kernel_shapes.h"
 #include "core/options.h"
 #include "core/run.h"
@@ -63,6 +65,8 @@ class TestCli : public QObject {
     void trafficChecksAGivenMeasurement();
     void trafficRefusesBadOptions();
     void trafficReadsTheShippedMeasurement();
+    void runBackwardTakesTheTensorCoreCheck();
+    void runBackwardOnCudaRunsTheCheckAsked();
 };
 
 void TestCli::helpAllPrintsTheHelp() {
@@ -662,6 +666,101 @@ void TestCli::demoFiveCountsTheEnginesBackward() {
         QVERIFY2(r.out.find(line) != std::string::npos, line);
     }
     QVERIFY2(r.out.find("where the script counts 6 (12 n²d)") != std::string::npos, r.out.c_str());
+}
+
+// --tc-check: listed with its default (core's, not restated), a name it does not know refused
+// with the names it knows, refused where it would change nothing (the forward, a format on the
+// CPU backend, another command), each refusal exit status 2 with nothing run; "off" on the CPU
+// is the run without it.
+void TestCli::runBackwardTakesTheTensorCoreCheck() {
+    const auto help = runCli({"--help"});
+    QCOMPARE(help.code, 0);
+    const std::size_t at = help.out.find("--tc-check <TYPE>");
+    QVERIFY2(at != std::string::npos, help.out.c_str());
+    const std::string listed = help.out.substr(at, help.out.find("\n  -", at) - at);
+    QVERIFY2(listed.find(std::string("(default ") +
+                         flashviz::toString(flashviz::kDefaultLowPrecision) + ")") !=
+                 std::string::npos,
+             listed.c_str());
+    const auto refused = [](std::vector<std::string> args, const std::string& message) {
+        const auto r = runCli(std::move(args));
+        QCOMPARE(r.code, 2);
+        QVERIFY(r.out.empty());
+        QVERIFY2(r.err.find(message) != std::string::npos, r.err.c_str());
+    };
+    for (const std::string bad : {"fp32", "BF16", "", "none"})
+        refused({"run", "--backward", "--tc-check", bad},
+                "--tc-check '" + bad + "': use fp16, bf16 or off");
+    refused({"run", "--backward", "--backend", "cuda", "--tc-check", "fp8"},
+            "--tc-check 'fp8': use fp16, bf16 or off");
+    refused({"run", "--tc-check", "off"},
+            "--tc-check is the backward's tensor-core check, and this is flash attention's "
+            "forward: add --backward");
+    refused({"run", "--algorithm", "standard", "--tc-check", "fp16"},
+            "this is standard attention's forward: add --backward");
+    for (const std::string type : {"fp16", "bf16"})
+        refused({"run", "--backward", "--tc-check", type},
+                "--tc-check " + type +
+                    " checks the CUDA backend's tensor-core kernels, and the CPU backend "
+                    "has none: add --backend cuda");
+    refused({"steps", "--algorithm", "backward", "--tc-check", "fp16"},
+            "steps does not take --tc-check");
+    // Off on the CPU: exactly the run without it, with no word on the tensor cores.
+    auto args = argsOf("run", kRagged);
+    args.push_back("--json");
+    const auto plain = runCli(args);
+    args.insert(args.end(), {"--tc-check", "off"});
+    const auto off = runCli(args);
+    QCOMPARE(off.code, 0);
+    QCOMPARE(off.out, plain.out);
+    const auto j = nlohmann::json::parse(off.out);
+    QVERIFY(!j.contains("low_precision") && !j.contains("low_precision_note"));
+    auto text = argsOf("run", kRagged);
+    text.insert(text.end(), {"--tc-check=off"});
+    const auto offText = runCli(text);
+    QCOMPARE(offText.code, 0);
+    QVERIFY2(offText.out.find("tensor cores") == std::string::npos, offText.out.c_str());
+}
+
+// On the CUDA backend the format asked for is the one the kernels ran in, the default core's,
+// and off runs none: no line, no JSON key. Needs a usable NVIDIA GPU; skips with the reason.
+void TestCli::runBackwardOnCudaRunsTheCheckAsked() {
+    for (const flashviz::BackendAvailability& b : flashviz::listBackends())
+        if (b.kind == flashviz::BackendKind::Cuda && !b.available)
+            QSKIP(("needs the CUDA backend: " + b.reason).c_str());
+    if (!flashviz::cudaBackendBuilt()) QSKIP("needs the CUDA backend: built without CUDA");
+    // d = 64, no switch on: a problem the tensor-core kernels take.
+    const std::vector<std::string> base{"run",  "--backward", "--backend", "cuda", "--n",
+                                        "96",   "--nk",       "80",        "--d",  "64",
+                                        "--br", "32",         "--bc",      "16",   "--causal"};
+    const auto typeRun = [&](std::vector<std::string> extra) {
+        std::vector<std::string> args = base;
+        args.insert(args.end(), extra.begin(), extra.end());
+        args.push_back("--json");
+        const auto r = runCli(args);
+        if (r.code != 0) qWarning("%s", r.err.c_str());
+        return r.code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json();
+    };
+    for (const std::string type : {"fp16", "bf16"}) {
+        const auto j = typeRun({"--tc-check", type});
+        QVERIFY2(j.contains("low_precision"), j.dump().c_str());
+        QCOMPARE(j.at("low_precision").at("type").get<std::string>(), type);
+    }
+    const auto byDefault = typeRun({});
+    QVERIFY2(byDefault.contains("low_precision"), byDefault.dump().c_str());
+    QCOMPARE(byDefault.at("low_precision").at("type").get<std::string>(),
+             std::string(flashviz::toString(flashviz::kDefaultLowPrecision)));
+    const auto off = typeRun({"--tc-check", "off"});
+    QVERIFY2(off.contains("passed"), off.dump().c_str());
+    QVERIFY(!off.contains("low_precision") && !off.contains("low_precision_note"));
+    std::vector<std::string> text = base;
+    text.insert(text.end(), {"--tc-check", "off"});
+    const auto offText = runCli(text);
+    QCOMPARE(offText.code, 0);
+    QVERIFY2(offText.out.find("tensor cores") == std::string::npos, offText.out.c_str());
+    text.back() = "fp16";
+    const auto fp16Text = runCli(text);
+    QVERIFY2(fp16Text.out.find("fp16 tensor cores: ") != std::string::npos, fp16Text.out.c_str());
 }
 
 QTEST_APPLESS_MAIN(TestCli)

@@ -14,6 +14,8 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
+#include <vector>
 
 using namespace flashviz;
 using namespace flashviz::test;
@@ -21,7 +23,7 @@ using namespace flashviz::test;
 namespace {
 
 // The CPU's arithmetic under another name: not the CPU, so the run asks it for its fast kernels,
-// and it has none (Backend's default).
+// and it has none (Backend's default). Each format it was asked for is recorded.
 class CpuUnderAnotherName : public Backend {
   public:
     explicit CpuUnderAnotherName(std::string name) : m_name(std::move(name)) {}
@@ -33,6 +35,13 @@ class CpuUnderAnotherName : public Backend {
     BackwardResult backward(const Problem& p, const Matrix& dO, const FlashOptions& o) override {
         return m_cpu.backward(p, dO, o);
     }
+    LowPrecisionBackward lowPrecisionBackward(const Problem& rounded, const Matrix& dO,
+                                              HalfType type) override {
+        typesAsked.push_back(toString(type));
+        return Backend::lowPrecisionBackward(rounded, dO, type);
+    }
+    // "fp16" / "bf16", one for each call of lowPrecisionBackward, in order.
+    std::vector<std::string> typesAsked;
 
   private:
     std::string m_name;
@@ -47,6 +56,7 @@ class FakeGpu final : public CpuUnderAnotherName {
     LowPrecisionBackward lowPrecisionBackward(const Problem& rounded, const Matrix& dO,
                                               HalfType type) override {
         ++lowPrecisionCalls;
+        typesAsked.push_back(toString(type));
         if (refusal) throw EngineError(*refusal, "the fake kernels refuse this problem");
         seenInputs = rounded.q == roundedToHalf(rounded.q, type) &&
                      rounded.k == roundedToHalf(rounded.k, type) &&
@@ -295,6 +305,72 @@ class TstLowPrecision : public QObject {
         CpuBackend cpu;
         run = runBackwardAndCheck(p, cpu, backwardRequest());
         QVERIFY(!run.lowPrecisionCheck && run.lowPrecisionNote.empty());
+    }
+
+    // The names every face takes for the check (the CLI's and the window's --tc-check, the
+    // window's saved settings): the two formats and "off", nothing else.
+    void namesTheCheck() {
+        QCOMPARE(QString::fromLatin1(kLowPrecisionCheckOption), QStringLiteral("tc-check"));
+        for (const LowPrecisionCheck check :
+             {LowPrecisionCheck(HalfType::Fp16), LowPrecisionCheck(HalfType::Bf16),
+              LowPrecisionCheck()}) {
+            const auto parsed = parseLowPrecisionCheck(toString(check));
+            QVERIFY2(parsed && *parsed == check, toString(check));
+        }
+        QCOMPARE(QString::fromLatin1(toString(LowPrecisionCheck())), QStringLiteral("off"));
+        QCOMPARE(QString::fromLatin1(toString(LowPrecisionCheck(HalfType::Fp16))),
+                 QStringLiteral("fp16"));
+        for (const char* bad : {"", "fp32", "FP16", "bf16 ", "none", "on"})
+            QVERIFY2(!parseLowPrecisionCheck(bad), bad);
+        QCOMPARE(QString::fromStdString(unknownLowPrecisionCheckMessage("fp32")),
+                 QStringLiteral("--tc-check 'fp32': use fp16, bf16 or off"));
+    }
+
+    // The format asked for is the one the backend's kernels get, the inputs rounded to it, and
+    // the one the check reports; nullopt asks the backend for nothing and reports no stage.
+    void runsTheFormatAsked() {
+        const Problem p = problemOf(16, 12, 8, true);
+        for (const HalfType type : {HalfType::Fp16, HalfType::Bf16}) {
+            FakeGpu gpu;
+            RunRequest request = backwardRequest();
+            request.lowPrecision = type;
+            const BackwardRunResult run = runBackwardAndCheck(p, gpu, request);
+            QCOMPARE(gpu.typesAsked, std::vector<std::string>{toString(type)});
+            QVERIFY(gpu.seenInputs); // rounded to that format, not the default's
+            QVERIFY(run.lowPrecisionCheck);
+            QCOMPARE(QString::fromLatin1(toString(run.lowPrecisionCheck->type)),
+                     QString::fromLatin1(toString(type)));
+            QVERIFY(run.lowPrecisionCheck->passed());
+            // A backend without the kernels is asked for the same format, and says it has none.
+            CpuUnderAnotherName plain("Plain");
+            const BackwardRunResult refused = runBackwardAndCheck(p, plain, request);
+            QCOMPARE(plain.typesAsked, std::vector<std::string>{toString(type)});
+            QVERIFY(!refused.lowPrecisionCheck);
+        }
+        // fp16 rounds the inputs differently from bf16: the two checks are of different inputs.
+        FakeGpu fp16, bf16;
+        RunRequest request = backwardRequest();
+        request.lowPrecision = HalfType::Fp16;
+        const BackwardRunResult a = runBackwardAndCheck(p, fp16, request);
+        request.lowPrecision = HalfType::Bf16;
+        const BackwardRunResult b = runBackwardAndCheck(p, bf16, request);
+        QVERIFY(a.lowPrecisionCheck->dq.plain != b.lowPrecisionCheck->dq.plain);
+        // Off: nothing asked, no stage, no check and no note, on either backend.
+        for (const bool fake : {true, false}) {
+            FakeGpu gpu;
+            CpuUnderAnotherName plain("Plain");
+            CpuUnderAnotherName& backend = fake ? gpu : plain;
+            std::vector<RunStage> stages;
+            RunRequest off = backwardRequest();
+            off.lowPrecision = std::nullopt;
+            off.onStage = [&](RunStage s) { stages.push_back(s); };
+            const BackwardRunResult run = runBackwardAndCheck(p, backend, off);
+            QVERIFY(run.check.passed());
+            QVERIFY(backend.typesAsked.empty());
+            QCOMPARE(gpu.lowPrecisionCalls, 0);
+            QVERIFY(!run.lowPrecisionCheck && run.lowPrecisionNote.empty());
+            QVERIFY(stages == (std::vector{RunStage::Reference, RunStage::Run}));
+        }
     }
 
     void aRefusalIsANoteAndTheRunStays() {
