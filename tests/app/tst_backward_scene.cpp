@@ -99,6 +99,7 @@ class TestBackwardScene : public QObject {
     void framesCostWhatTheyReplay();
     void settingsKeepTheSwitches();
     void settingsRefuseBadSwitches();
+    void settingsKeepTheTensorCoreCheck();
     void describedWithItsSwitches();
     void presetsRead();
     void whysFollowTheAlgorithmAndTheSwitches();
@@ -449,6 +450,79 @@ void TestBackwardScene::settingsKeepTheSwitches() {
     QVERIFY(!forward.hasBug());
     forward.algorithm = Algorithm::Backward;
     QVERIFY(forward.hasBug());
+}
+
+// The backward's tensor-core check: saved and read back by its name (core's), the scene's run
+// asking for it and its stage named for it; off asks for none and names no stage. A name it does
+// not know is refused naming the ones it knows; settings saved without it take core's default.
+void TestBackwardScene::settingsKeepTheTensorCoreCheck() {
+    QVERIFY(toySettings().tensorCoreCheck == LowPrecisionCheck(kDefaultLowPrecision));
+    for (const LowPrecisionCheck check : {LowPrecisionCheck(HalfType::Fp16),
+                                          LowPrecisionCheck(HalfType::Bf16), LowPrecisionCheck()}) {
+        VizSettings s = toyBackward();
+        s.tensorCoreCheck = check;
+        const QJsonObject json = settingsToJson(s);
+        QCOMPARE(json.value(QStringLiteral("tensorCoreCheck")).toString(),
+                 QLatin1String(toString(check)));
+        const QJsonObject reread = QJsonDocument::fromJson(QJsonDocument(json).toJson()).object();
+        QCOMPARE(settingsFromJson(reread, toySettings()), s);
+        QTemporaryDir dir;
+        QSettings store(dir.filePath(QStringLiteral("saved.ini")), QSettings::IniFormat);
+        saveSettings(store, s);
+        QStringList problems;
+        const auto loaded = loadSettings(store, &problems);
+        QVERIFY2(problems.isEmpty(), qPrintable(problems.join(QStringLiteral("; "))));
+        QVERIFY(loaded && loaded->tensorCoreCheck == check);
+        // The scene's run asks for it, and its progress names the stage for it.
+        QVERIFY(sceneRunRequest(s, Algorithm::Backward).lowPrecision == check);
+        const QString label = tensorCoreStageLabel(s);
+        if (check)
+            QCOMPARE(label, QStringLiteral("The %1 tensor-core kernels, judged against plain %1")
+                                .arg(QLatin1String(toString(*check))));
+        else
+            QVERIFY2(label.isEmpty(), qPrintable(label));
+        // Built on the CPU: kept in the scene, and nothing run (the CPU has no such kernels).
+        const auto scene = buildScene(s, nullptr);
+        QVERIFY(scene->settings.tensorCoreCheck == check);
+        QVERIFY(!scene->backward->lowPrecisionCheck);
+        QVERIFY(scene->backward->lowPrecisionNote.isEmpty());
+    }
+    // Saved before it could be chosen: core's default, whatever the base says.
+    VizSettings fp16 = toyBackward();
+    fp16.tensorCoreCheck = HalfType::Fp16;
+    QJsonObject old = settingsToJson(toyBackward());
+    old.remove(QStringLiteral("tensorCoreCheck"));
+    QVERIFY(settingsFromJson(old, toySettings()).tensorCoreCheck ==
+            LowPrecisionCheck(kDefaultLowPrecision));
+    QVERIFY(settingsFromJson(old, fp16).tensorCoreCheck == LowPrecisionCheck(HalfType::Fp16));
+    // Refused by name, naming the names; in saved settings the rest loads and the default stays.
+    for (const auto& [value, shown] :
+         {std::pair{QJsonValue(QStringLiteral("fp32")),
+                    QStringLiteral("unknown tensor-core check 'fp32' "
+                                   "(use fp16, bf16 or off)")},
+          std::pair{QJsonValue(true), QStringLiteral("must be text")}}) {
+        const QJsonObject bad{{QStringLiteral("tensorCoreCheck"), value}};
+        try {
+            (void)settingsFromJson(bad, toyBackward());
+            QFAIL("a bad tensor-core check read");
+        } catch (const EngineError& e) {
+            const QString message = QString::fromUtf8(e.what());
+            QVERIFY2(message.startsWith(QStringLiteral("tensorCoreCheck")) &&
+                         message.contains(shown),
+                     qPrintable(message));
+        }
+    }
+    QTemporaryDir dir;
+    QSettings store(dir.filePath(QStringLiteral("saved.ini")), QSettings::IniFormat);
+    store.setValue(QStringLiteral("run/settings"),
+                   QStringLiteral("{\"algorithm\": \"backward\", \"tensorCoreCheck\": \"fp8\"}"));
+    QStringList problems;
+    const auto loaded = loadSettings(store, &problems);
+    QVERIFY(loaded);
+    QCOMPARE(loaded->algorithm, Algorithm::Backward);
+    QVERIFY(loaded->tensorCoreCheck == LowPrecisionCheck(kDefaultLowPrecision));
+    QVERIFY2(problems.size() == 1 && problems.front().contains(QStringLiteral("'fp8'")),
+             qPrintable(problems.join(QStringLiteral("; "))));
 }
 
 void TestBackwardScene::settingsRefuseBadSwitches() {

@@ -36,6 +36,7 @@ class TestCommandLine : public QObject {
     void screenshotWritesAPng();
     void unknownPresetFailsTheProcess();
     void backendIsParsed();
+    void tensorCoreCheckIsParsed();
     void gpuIsParsed();
     void helpAllAnswersWithoutAWindow();
     void problemOptionsSetTheProblem();
@@ -217,6 +218,31 @@ void TestCommandLine::backendIsParsed() {
              std::optional<flashviz::BackendKind>(flashviz::BackendKind::Cpu));
 }
 
+// --tc-check, named as flashviz-cli names it: each of core's names, nothing when not given (the
+// saved or the preset's check stays), the default core's in the help.
+void TestCommandLine::tensorCoreCheckIsParsed() {
+    using flashviz::HalfType;
+    using flashviz::LowPrecisionCheck;
+    QVERIFY(!parseCommandLine({"flashviz"}).start.tensorCoreCheck.has_value());
+    for (const LowPrecisionCheck check : {LowPrecisionCheck(HalfType::Fp16),
+                                          LowPrecisionCheck(HalfType::Bf16), LowPrecisionCheck()}) {
+        const CommandLine c = parseCommandLine(
+            {"flashviz", "--tc-check", flashviz::toString(check), "--preset", "backward"});
+        QVERIFY2(c.error.isEmpty(), qPrintable(c.error));
+        QVERIFY2(c.start.tensorCoreCheck == std::optional<LowPrecisionCheck>(check),
+                 flashviz::toString(check));
+    }
+    const CommandLine help = parseCommandLine({"flashviz", "--help"});
+    const qsizetype at = help.output.indexOf(QStringLiteral("--tc-check <type>"));
+    QVERIFY2(at >= 0, qPrintable(help.output));
+    const QString listed =
+        help.output.mid(at, help.output.indexOf(QStringLiteral("\n  -"), at) - at);
+    QVERIFY2(listed.simplified().contains(
+                 QStringLiteral("(default %1)")
+                     .arg(QLatin1String(flashviz::toString(flashviz::kDefaultLowPrecision)))),
+             qPrintable(listed));
+}
+
 void TestCommandLine::refuses_data() {
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QString>("message"); // a fragment of the error
@@ -259,6 +285,10 @@ void TestCommandLine::refuses_data() {
     QTest::newRow("screenshot is a folder") << QStringList{"--screenshot", "/tmp"} << "folder";
     QTest::newRow("unknown option") << QStringList{"--frobnicate"} << "frobnicate";
     QTest::newRow("unknown backend") << QStringList{"--backend", "tpu"} << "'tpu'";
+    QTest::newRow("unknown tensor-core check")
+        << QStringList{"--tc-check", "fp32"} << "--tc-check 'fp32': use fp16, bf16 or off";
+    QTest::newRow("empty tensor-core check")
+        << QStringList{"--tc-check", ""} << "--tc-check '': use fp16, bf16 or off";
     QTest::newRow("unknown gpu") << QStringList{"--gpu", "tpu"} << "--gpu: Unknown hardware profile 'tpu'";
 }
 

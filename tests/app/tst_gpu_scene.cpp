@@ -169,6 +169,47 @@ class TestGpuScene : public QObject {
                  qPrintable(toyScene->backward->lowPrecisionNote));
     }
 
+    // The check the settings choose: fp16's kernels judged against plain fp16, the build's stage
+    // named for it; off runs none, says nothing and names no such stage.
+    void backwardRunsTheTensorCoreCheckChosen() {
+        REQUIRE_CUDA();
+        VizSettings settings = onTheGpu(toySettings());
+        settings.algorithm = Algorithm::Backward;
+        settings.spec.queries = 96;
+        settings.spec.keys = 80;
+        settings.spec.headDim = 64;
+        settings.options.blockRows = 32;
+        settings.options.blockCols = 16;
+        struct Stages final : BuildProgress {
+            QStringList seen;
+            void report(int, const QString& stage) override {
+                if (!seen.contains(stage)) seen << stage;
+            }
+            bool cancelled() const override { return false; }
+        };
+        for (const LowPrecisionCheck check :
+             {LowPrecisionCheck(HalfType::Fp16), LowPrecisionCheck()}) {
+            settings.tensorCoreCheck = check;
+            Stages stages;
+            const auto scene = buildScene(settings, &stages);
+            QVERIFY2(scene->backendNote.isEmpty(), qPrintable(scene->backendNote));
+            const BackwardScene& b = *scene->backward;
+            const bool named = stages.seen.contains(
+                QStringLiteral("The fp16 tensor-core kernels, judged against plain fp16"));
+            if (check) {
+                QVERIFY2(b.lowPrecisionCheck, qPrintable(b.lowPrecisionNote));
+                QCOMPARE(b.lowPrecisionCheck->type, HalfType::Fp16);
+                QVERIFY2(b.lowPrecisionCheck->passed(), b.lowPrecisionCheck->summary().c_str());
+                QVERIFY2(named, qPrintable(stages.seen.join(QStringLiteral("; "))));
+            } else {
+                QVERIFY(!b.lowPrecisionCheck && b.lowPrecisionNote.isEmpty());
+                QVERIFY2(!named, qPrintable(stages.seen.join(QStringLiteral("; "))));
+                QVERIFY(checkModel(*makeFrame(scene, scene->stepCount() - 1)).lowPrecision ==
+                        std::nullopt);
+            }
+        }
+    }
+
     void refusedConfigurationFallsBackToTheCpu() {
         REQUIRE_CUDA();
         VizSettings settings = onTheGpu(toySettings());

@@ -167,6 +167,7 @@ void TestSession::openedAsSaved() {
     s.spec.seed = 7;
     s.spec.queries = s.spec.keys = 24;
     s.options.blockRows = 8;
+    s.tensorCoreCheck = flashviz::HalfType::Fp16; // not the default: the file must carry it
     setClassicBug(s, true);
     QVERIFY(a->controller()->apply(s, QStringLiteral("11")));
     QVERIFY(a->waitUntilIdle());

@@ -69,6 +69,7 @@ class TestWindow : public QObject {
     void nonIntegerIsRefusedAndTheValueKept();
     void switchesExplainThemselves();
     void backwardHasItsOwnSwitches();
+    void tensorCoreCheckIsASettingOfTheBackward();
     void jumpWithoutAWrongStepSaysSo();
     void cancelledBuildLeavesNoStageBehind();
     void stepViewSaysWhyInTheLecturesWords();
@@ -490,6 +491,7 @@ void TestWindow::settingsPersist() {
     chosen.spec.seed = 42;
     chosen.options.loopOrder = LoopOrder::KeyValueOuter;
     chosen.hardwareId = "h100-sxm";
+    chosen.tensorCoreCheck = std::nullopt; // "off", not the default
     {
         MainWindow w;
         QVERIFY(w.controller()->apply(chosen));
@@ -502,6 +504,7 @@ void TestWindow::settingsPersist() {
     QVERIFY(again.controller()->settings() == chosen);
     QCOMPARE(again.controller()->speed(), 8.0);
     QCOMPARE(control<QSpinBox>(again, "queries")->value(), 12);
+    QCOMPARE(control<QComboBox>(again, "tensorCoreCheck")->currentText(), QStringLiteral("off"));
     // The view options are saved with the layout, and given back to the views and the panel.
     QVERIFY(again.tileDetail()->viewOptions().showBackendValues);
     QVERIFY(control<QCheckBox>(again, "backendValues")->isChecked());
@@ -683,6 +686,71 @@ void TestWindow::switchesExplainThemselves() {
              qsizetype(backwardSwitches().size()));
     for (const char* name : {"algorithm", "loopOrder", "hardware", "backend", "precision"})
         QVERIFY2(!control<QComboBox>(*window, name)->toolTip().isEmpty(), name);
+}
+
+// The backward's tensor-core check (fp16, bf16 or off): a list beside the backend, core's default
+// chosen at first, offered for the backward on a GPU backend only (greyed elsewhere, its choice
+// kept), proposed when chosen; set from the command line (--tc-check) and reaching the scene's
+// run and its stage's name.
+void TestWindow::tensorCoreCheckIsASettingOfTheBackward() {
+    {
+        const auto window = freshWindow();
+        auto* check = control<QComboBox>(*window, "tensorCoreCheck");
+        QVERIFY(!check->toolTip().isEmpty());
+        QStringList items;
+        for (int i = 0; i < check->count(); ++i)
+            items << check->itemText(i);
+        QCOMPARE(items, (QStringList{"fp16", "bf16", "off"}));
+        QCOMPARE(check->currentText(), QLatin1String(toString(kDefaultLowPrecision)));
+        QVERIFY(!check->isEnabled()); // the toy: the forward, on the CPU
+        VizSettings backward = toySettings();
+        backward.algorithm = Algorithm::Backward;
+        backward.tensorCoreCheck = HalfType::Fp16;
+        QVERIFY(window->controller()->apply(backward));
+        QVERIFY(window->waitUntilIdle());
+        QCOMPARE(check->currentText(), QStringLiteral("fp16"));
+        QVERIFY(!check->isEnabled()); // the CPU has no tensor-core kernels
+        const auto scene = window->controller()->scene();
+        QVERIFY(scene && scene->settings.tensorCoreCheck == LowPrecisionCheck(HalfType::Fp16));
+        QVERIFY(sceneRunRequest(scene->settings, Algorithm::Backward).lowPrecision ==
+                LowPrecisionCheck(HalfType::Fp16));
+        QVERIFY(tensorCoreStageLabel(scene->settings).startsWith(QStringLiteral("The fp16 ")));
+    }
+    // The panel on its own, as on a machine with a GPU: offered for the backward there.
+    ControlsPanel panel;
+    VizSettings gpu = toySettings();
+    gpu.algorithm = Algorithm::Backward;
+    gpu.backend = BackendKind::Cuda;
+    panel.setSettings(gpu);
+    auto* check = panel.findChild<QComboBox*>(QStringLiteral("tensorCoreCheck"));
+    QVERIFY(check && check->isEnabled());
+    QSignalSpy proposed(&panel, &ControlsPanel::settingsRequested);
+    for (const LowPrecisionCheck chosen : {LowPrecisionCheck(), LowPrecisionCheck(HalfType::Fp16),
+                                           LowPrecisionCheck(HalfType::Bf16)}) {
+        const int item = check->findText(QLatin1String(toString(chosen)));
+        QVERIFY(item >= 0);
+        check->setCurrentIndex(item);
+        emit check->activated(item); // chosen as a user does
+        QVERIFY(proposed.count() == 1);
+        proposed.clear();
+        VizSettings expected = gpu;
+        expected.tensorCoreCheck = chosen;
+        QVERIFY2(panel.proposed() == expected, toString(chosen));
+    }
+    gpu.algorithm = Algorithm::Flash;
+    gpu.tensorCoreCheck = std::nullopt;
+    panel.setSettings(gpu);
+    QVERIFY(!check->isEnabled()); // the forward runs no such check
+    QCOMPARE(check->currentText(), QStringLiteral("off"));
+    QVERIFY(panel.proposed().tensorCoreCheck == LowPrecisionCheck());
+    // From the command line (--tc-check): over the preset.
+    StartOptions options = freshOptions();
+    options.preset = QStringLiteral("backward");
+    options.tensorCoreCheck = LowPrecisionCheck();
+    const auto started = freshWindow({1366, 768}, options);
+    QVERIFY(started->controller()->settings().tensorCoreCheck == LowPrecisionCheck());
+    QCOMPARE(control<QComboBox>(*started, "tensorCoreCheck")->currentText(), QStringLiteral("off"));
+    QVERIFY(tensorCoreStageLabel(started->controller()->scene()->settings).isEmpty());
 }
 
 // The third algorithm: its blocks and its switches, the loop order (its own) and the debug copy of

@@ -494,7 +494,8 @@ StagePlan forwardStages(const Scene& scene, Algorithm algorithm, int from, int t
 
 // The backward: the reference gradients take five products of attention's size (S, dP, dV, dQ,
 // dK), a backend's run seven (its forward's two, then S again, dV, dP, dQ, dK); the
-// low-precision kernels' judgement twelve on the CPU (the exact and the plain gradients).
+// low-precision kernels' judgement twelve on the CPU (the exact and the plain gradients), in the
+// format the settings chose, and none when they chose no check.
 StagePlan backwardStages(const Scene& scene, int from, int to) {
     const QString& name = scene.backendName;
     const double pass = attentionFlops(scene.settings.spec, scene.settings.spec.queries) / 2;
@@ -503,12 +504,11 @@ StagePlan backwardStages(const Scene& scene, int from, int to) {
             QStringLiteral("Ordinary attention's gradients, for the check"),
             QStringLiteral("The backward pass on the %1").arg(name),
             QStringLiteral("The CPU's backward, beside the %1's").arg(name),
-            QStringLiteral("The %1 tensor-core kernels, judged against plain %1")
-                .arg(QLatin1String(toString(kDefaultLowPrecision))),
+            tensorCoreStageLabel(scene.settings),
             5 * pass,
             7 * pass,
             7 * pass,
-            12 * pass};
+            scene.settings.tensorCoreCheck ? 12 * pass : 0};
 }
 
 // Reports each stage of the core's run with its share of the plan's span, by its multiply-adds.
@@ -555,15 +555,11 @@ StoredMatrices keepRun(Scene& scene, RunResult run) {
     return {std::move(run.fullScores), std::move(run.fullWeights)};
 }
 
-// The request the core's run takes for these settings: the backward's forward is FlashAttention
-// with the forward's switches, without the debug copy of S (the backward's own forward keeps none).
+// The request the core's run takes for these settings (sceneRunRequest), its stages reported to
+// the progress bar.
 RunRequest runRequest(const Scene& scene, Algorithm algorithm, PacedProgress* paced,
                       StagePlan plan) {
-    RunRequest request;
-    request.algorithm = algorithm;
-    request.options = scene.settings.options;
-    if (scene.isBackward()) request.options.keepFullScores = false;
-    request.cpuAlongside = true; // the window shows another backend's values beside the CPU's
+    RunRequest request = sceneRunRequest(scene.settings, algorithm);
     request.onStage = stageReporter(scene, paced, std::move(plan));
     return request;
 }
@@ -884,6 +880,23 @@ std::shared_ptr<const Scene> buildScene(const CheckedSettings& checked, BuildPro
     step(progress, 100, QStringLiteral("Done"));
     scene->buildSeconds = double(timer.nsecsElapsed()) * 1e-9;
     return scene;
+}
+
+RunRequest sceneRunRequest(const VizSettings& settings, Algorithm algorithm) {
+    RunRequest request;
+    request.algorithm = algorithm;
+    request.options = settings.options;
+    if (settings.algorithm == Algorithm::Backward) request.options.keepFullScores = false;
+    request.cpuAlongside = true; // the window shows another backend's values beside the CPU's
+    request.lowPrecision = settings.tensorCoreCheck; // the backward's; the forward ignores it
+    return request;
+}
+
+QString tensorCoreStageLabel(const VizSettings& settings) {
+    const LowPrecisionCheck& check = settings.tensorCoreCheck;
+    return check ? QStringLiteral("The %1 tensor-core kernels, judged against plain %1")
+                       .arg(QLatin1String(toString(*check)))
+                 : QString();
 }
 
 std::shared_ptr<const Scene> buildScene(const VizSettings& settings, BuildProgress* progress) {

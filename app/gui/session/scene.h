@@ -11,6 +11,7 @@
 #include "core/flash_versions.h"
 #include "core/hardware.h"
 #include "core/l2_steps.h"
+#include "core/run.h"
 #include "core/steps.h"
 
 #include "app/measured/shipped_measurements.h"
@@ -177,6 +178,16 @@ CheckedSettings validateForWindow(const VizSettings& settings);
 std::shared_ptr<const Scene> buildScene(const CheckedSettings& settings, BuildProgress* progress);
 // validateForWindow, then the build: for callers that have not checked the settings yet.
 std::shared_ptr<const Scene> buildScene(const VizSettings& settings, BuildProgress* progress);
+
+// The request the core's run takes for these settings (the progress reporter aside): the
+// backward's forward is FlashAttention with the forward's switches, without the debug copy of S;
+// another backend's values are checked beside the CPU's; the backward's tensor-core check is
+// settings.tensorCoreCheck.
+RunRequest sceneRunRequest(const VizSettings& settings, Algorithm algorithm);
+// The build's stage in which a GPU backend's tensor-core kernels run and are judged, as the
+// progress bar names it ("The fp16 tensor-core kernels, judged against plain fp16"); empty when
+// the settings ask for no check.
+QString tensorCoreStageLabel(const VizSettings& settings);
 
 // An estimate, in floating-point operations, of what a build costs (to decide whether to run it
 // on a worker thread) and of what computing one frame costs.

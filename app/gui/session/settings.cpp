@@ -68,7 +68,7 @@ const QStringList& settingKeys() {
         QStringLiteral("causal"),    QStringLiteral("blockRows"),  QStringLiteral("blockCols"),
         QStringLiteral("rescale"),   QStringLiteral("runningMax"), QStringLiteral("keepFullScores"),
         QStringLiteral("loopOrder"), QStringLiteral("algorithm"),  QStringLiteral("hardware"),
-        QStringLiteral("backend")};
+        QStringLiteral("backend"),   QStringLiteral("tensorCoreCheck")};
     static const QStringList all = [] {
         QStringList out = keys;
         for (const BackwardKey& key : backwardKeys())
@@ -257,6 +257,14 @@ VizSettings settingsFromJson(const QJsonObject& json, const VizSettings& base,
         if (!kind) unknown("backend", "backend", b);
         s.backend = *kind;
     });
+    field("tensorCoreCheck", [&](const QJsonValue& v) {
+        const QString t = readString(v, "tensorCoreCheck");
+        const auto check = parseLowPrecisionCheck(t.toStdString());
+        if (!check)
+            refuseJson(QStringLiteral("tensorCoreCheck: unknown tensor-core check '%1' (use %2)")
+                           .arg(t, QLatin1String(kLowPrecisionCheckNames)));
+        s.tensorCoreCheck = *check;
+    });
     field("inputDesign", [&](const QJsonValue& v) { s.spec.design = inputDesignFromJson(v); });
     // After the sizes: the files' shapes are the sizes. A file gone or changed keeps `base`'s
     // inputs (with `problems`), as any other field that cannot be read.
@@ -295,6 +303,7 @@ QJsonObject settingsToJson(const VizSettings& s) {
     json.insert(QStringLiteral("algorithm"), QLatin1String(toString(s.algorithm)));
     json.insert(QStringLiteral("hardware"), QString::fromStdString(s.hardwareId));
     json.insert(QStringLiteral("backend"), QLatin1String(toString(s.backend)));
+    json.insert(QStringLiteral("tensorCoreCheck"), QLatin1String(toString(s.tensorCoreCheck)));
     json.insert(QStringLiteral("inputDesign"), inputDesignToJson(s.spec.design));
     json.insert(QStringLiteral("inputFiles"), inputFilesToJson(s.spec.files));
     return json;

@@ -2,6 +2,7 @@
 // Everything the user can set, as one value: the problem, the algorithm and its switches, the
 // hardware drawn and the backend that computes. Presets, the command line, lecture chapters and
 // QSettings all produce or store one of these.
+#include "core/low_precision.h"
 #include "core/options.h"
 #include "core/problem.h"
 #include "core/setup.h"
@@ -26,6 +27,9 @@ struct VizSettings {
     Algorithm algorithm = Algorithm::Flash;
     std::string hardwareId = kDefaultHardwareId;
     BackendKind backend = BackendKind::Cpu;
+    // The backward on a GPU backend: its tensor-core kernels' gradient check, in this format or
+    // none (RunRequest::lowPrecision; saved as "tensorCoreCheck": "fp16", "bf16" or "off").
+    LowPrecisionCheck tensorCoreCheck = kDefaultLowPrecision;
 
     // A switch that makes the output wrong (the rescale bug, no running max, a backward bug;
     // the backward's forward runs with the forward's switches, so those break it too).

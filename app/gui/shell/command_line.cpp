@@ -304,6 +304,12 @@ CommandLine parseCommandLine(const QStringList& arguments) {
     const QCommandLineOption backend(QStringLiteral("backend"),
                                      QObject::tr("Compute on this backend: cpu or cuda."),
                                      QStringLiteral("name"));
+    const QCommandLineOption tensorCoreCheck(
+        QLatin1String(kLowPrecisionCheckOption),
+        QObject::tr("The backward on a GPU backend: its tensor-core gradient check, the kernels "
+                    "on the inputs rounded to fp16 or bf16, or off (default %1).")
+            .arg(QLatin1String(toString(kDefaultLowPrecision))),
+        QStringLiteral("type"));
     const QCommandLineOption gpu(
         QStringLiteral("gpu"),
         QObject::tr("Draw against this GPU's hardware profile: its SRAM, HBM, L2 and rates "
@@ -311,7 +317,7 @@ CommandLine parseCommandLine(const QStringList& arguments) {
         QStringLiteral("id"));
     parser.addOptions({preset, step, lecture, chapter, screenshot, size, bug, analysis, versions,
                        hopper, hopperTrace, transition, backendValues, play, noRestore, backend,
-                       gpu});
+                       tensorCoreCheck, gpu});
     addProblemOptions(parser);
     const ExportOptions exportOptions;
     parser.addOptions(exportOptions.all());
@@ -391,6 +397,14 @@ CommandLine parseCommandLine(const QStringList& arguments) {
             return out;
         }
         fallBackWhenMissing(out);
+    }
+    if (parser.isSet(tensorCoreCheck)) {
+        const std::string text = parser.value(tensorCoreCheck).toStdString();
+        s.tensorCoreCheck = parseLowPrecisionCheck(text);
+        if (!s.tensorCoreCheck) {
+            out.error = QString::fromStdString(unknownLowPrecisionCheckMessage(text));
+            return out;
+        }
     }
     if (parser.isSet(gpu)) {
         VizSettings probe;

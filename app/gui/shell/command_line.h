@@ -1,6 +1,6 @@
 #pragma once
 // The command line: --preset, --step, --lecture [--chapter], --screenshot FILE [--size WxH],
-// --bug, --backend NAME, --gpu ID, --analysis N, --versions, --hopper, --hopper-trace FILE,
+// --bug, --backend NAME, --tc-check TYPE, --gpu ID, --analysis N, --versions, --hopper, --hopper-trace FILE,
 // --transition T, --no-restore, and the problem options flashviz-cli takes (--n --nk --d --br
 // --bc --seed --pattern --causal --loop-order ..., from core/setup.h), and a session file
 // (FILE.flashviz) to open.

@@ -133,6 +133,7 @@ MainWindow::MainWindow(const StartOptions& options, QWidget* parent)
     }
     if (options.bug) setClassicBug(start, true);
     if (options.backend) start.backend = *options.backend;
+    if (options.tensorCoreCheck) start.tensorCoreCheck = *options.tensorCoreCheck;
     if (options.hardwareId) start.hardwareId = *options.hardwareId;
     if (options.backendValues) showBackendValues(true);
     started = m_controller->apply(start, step, presetId);

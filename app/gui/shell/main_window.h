@@ -61,6 +61,8 @@ struct StartOptions {
     bool play = false;                  // start playing once shown
     bool presenter = false; // the presenter view beside lecture mode (--presenter)
     std::optional<BackendKind> backend; // compute on this backend (else the preset's or saved one)
+    // --tc-check: the backward's tensor-core check (else the preset's or saved one)
+    std::optional<LowPrecisionCheck> tensorCoreCheck;
     std::optional<std::string> hardwareId; // --gpu: draw against this profile (else the saved one)
     std::optional<RunSetup> problem;    // --n, --br, ...: the problem, over the preset or the toy
     QString session; // a .flashviz file opened over all of the above (a bad one: a message)

@@ -410,12 +410,25 @@ QGroupBox* ControlsPanel::makeAlgorithmGroup() {
     m_backend->setToolTip(tr("Where the output is computed; the steps shown are always the CPU "
                              "step engine's, with another backend's values beside them."));
     refreshBackends();
+    m_tensorCoreCheck = new QComboBox(algo);
+    m_tensorCoreCheck->setObjectName(QStringLiteral("tensorCoreCheck"));
+    for (const LowPrecisionCheck check :
+         {LowPrecisionCheck(HalfType::Fp16), LowPrecisionCheck(HalfType::Bf16), LowPrecisionCheck()})
+        m_tensorCoreCheck->addItem(QLatin1String(toString(check)),
+                                   QLatin1String(toString(check)));
+    m_tensorCoreCheck->setToolTip(
+        tr("The backward on a GPU backend also runs the GPU's fast tensor-core kernels on Q, K, V "
+           "and dO rounded to this format, and judges their gradients against exact attention "
+           "and plain attention in the format (the check panel's last line); off runs none. "
+           "Default %1. The CPU has no such kernels.")
+            .arg(QLatin1String(toString(kDefaultLowPrecision))));
     af->addRow(tr("algorithm"), m_algorithm);
     af->addRow(blockRows, m_blockRows);
     af->addRow(blockCols, m_blockCols);
     af->addRow(tr("loop order"), m_loopOrder);
     af->addRow(tr("GPU drawn"), m_hardware);
     af->addRow(tr("backend"), m_backend);
+    af->addRow(tr("tensor-core check"), m_tensorCoreCheck);
     return algo;
 }
 
@@ -464,7 +477,8 @@ QGroupBox* ControlsPanel::makeBackwardGroup() {
 void ControlsPanel::connectControls() {
     for (QSpinBox* s : {m_queries, m_keys, m_headDim, m_blockRows, m_blockCols})
         connect(s, &QSpinBox::valueChanged, this, &ControlsPanel::propose);
-    for (QComboBox* c : {m_pattern, m_precision, m_algorithm, m_loopOrder, m_hardware, m_backend})
+    for (QComboBox* c : {m_pattern, m_precision, m_algorithm, m_loopOrder, m_hardware, m_backend,
+                         m_tensorCoreCheck})
         connect(c, &QComboBox::activated, this, &ControlsPanel::propose);
     for (QCheckBox* c : {m_causal, m_bug, m_keepScores, m_noMax})
         connect(c, &QCheckBox::toggled, this, &ControlsPanel::propose);
@@ -473,8 +487,8 @@ void ControlsPanel::connectControls() {
         connect(box, &QCheckBox::clicked, this, &ControlsPanel::fieldCommitted);
     }
     // A choice made: the keys go back to playback (a list kept them: End chose its last entry).
-    for (QComboBox* c :
-         {m_preset, m_pattern, m_precision, m_algorithm, m_loopOrder, m_hardware, m_backend})
+    for (QComboBox* c : {m_preset, m_pattern, m_precision, m_algorithm, m_loopOrder, m_hardware,
+                         m_backend, m_tensorCoreCheck})
         connect(c, &QComboBox::activated, this, &ControlsPanel::fieldCommitted);
     for (QCheckBox* c : {m_causal, m_bug, m_keepScores, m_noMax, m_backendValues})
         connect(c, &QCheckBox::clicked, this, &ControlsPanel::fieldCommitted);
@@ -619,7 +633,7 @@ void ControlsPanel::setSettings(const VizSettings& s, const QString& presetId) {
     const QSignalBlocker b1(m_queries), b2(m_keys), b3(m_headDim), b4(m_seed), b5(m_pattern),
         b6(m_precision), b7(m_causal), b8(m_algorithm), b9(m_blockRows), b10(m_blockCols),
         b11(m_loopOrder), b12(m_hardware), b13(m_backend), b14(m_bug), b15(m_keepScores),
-        b16(m_noMax);
+        b16(m_noMax), b17(m_tensorCoreCheck);
     m_queries->setValue(s.spec.queries);
     m_keys->setValue(s.spec.keys);
     m_headDim->setValue(s.spec.headDim);
@@ -636,6 +650,8 @@ void ControlsPanel::setSettings(const VizSettings& s, const QString& presetId) {
     for (int i = 0; i < m_backend->count(); ++i)
         if (m_backend->itemData(i, Qt::UserRole).toInt() == int(s.backend))
             m_backend->setCurrentIndex(i);
+    const int check = m_tensorCoreCheck->findData(QLatin1String(toString(s.tensorCoreCheck)));
+    if (check >= 0) m_tensorCoreCheck->setCurrentIndex(check);
     m_bug->setChecked(!s.options.rescale);
     m_keepScores->setChecked(s.options.keepFullScores);
     m_noMax->setChecked(!s.options.runningMax);
@@ -643,17 +659,20 @@ void ControlsPanel::setSettings(const VizSettings& s, const QString& presetId) {
         const QSignalBlocker blocker(box);
         box->setChecked(isOn(s.options.backward, *flag));
     }
-    enableFor(s.algorithm);
+    enableFor(s);
     showInputSource(s);
     showPreset(s, presetId);
 }
 
 // The backward runs FlashAttention's forward first, with the forward's rescale and running
 // maximum (off, they break O and L and so every gradient), but keeps no debug copy of S, and its
-// loop order is its own (key blocks outer). B switches the backward's own classic bug.
-void ControlsPanel::enableFor(Algorithm algorithm) {
-    const bool flash = algorithm == Algorithm::Flash;
-    const bool backward = algorithm == Algorithm::Backward;
+// loop order is its own (key blocks outer). B switches the backward's own classic bug. The
+// tensor-core check runs beside the backward on a GPU backend only (the CPU has no such kernels);
+// elsewhere it keeps its choice, greyed.
+void ControlsPanel::enableFor(const VizSettings& settings) {
+    const bool flash = settings.algorithm == Algorithm::Flash;
+    const bool backward = settings.algorithm == Algorithm::Backward;
+    m_tensorCoreCheck->setEnabled(backward && settings.backend != BackendKind::Cpu);
     for (QWidget* w : {static_cast<QWidget*>(m_blockRows), static_cast<QWidget*>(m_blockCols),
                        static_cast<QWidget*>(m_bug), static_cast<QWidget*>(m_noMax)})
         w->setEnabled(flash || backward);
@@ -754,6 +773,9 @@ VizSettings ControlsPanel::proposed() const {
     s.options.loopOrder = LoopOrder(m_loopOrder->currentData().toInt());
     s.hardwareId = m_hardware->currentData().toString().toStdString();
     s.backend = BackendKind(m_backend->itemData(m_backend->currentIndex(), Qt::UserRole).toInt());
+    if (const auto check =
+            parseLowPrecisionCheck(m_tensorCoreCheck->currentData().toString().toStdString()))
+        s.tensorCoreCheck = *check;
     s.options.rescale = !m_bug->isChecked();
     s.options.keepFullScores = m_keepScores->isChecked();
     s.options.runningMax = !m_noMax->isChecked();

@@ -1,10 +1,11 @@
 #pragma once
 // The settings as form controls: problem sizes, seed, pattern, causal, loop order, precision,
-// hardware profile, algorithm, backend (CUDA greyed with the reason when unavailable), the switches
+// hardware profile, algorithm, backend (CUDA greyed with the reason when unavailable), the backward's
+// tensor-core check (fp16, bf16 or off; enabled for the backward on a GPU backend), the switches
 // that break things, and presets. It only proposes settings; the controller accepts or refuses
 // them, and on a refusal the panel shows the engine's message and the settings still in force.
 // Every control has an object name (its setting's: "queries", "blockRows", "bug", "preset",
-// "backend", "backendValues", …). A field is done with once Return commits it (or a choice is made
+// "backend", "tensorCoreCheck", "backendValues", …). A field is done with once Return commits it (or a choice is made
 // in a list or a switch): the panel says so (fieldCommitted) so that the window can hand the keys
 // back to playback.
 #include "session/settings.h"
@@ -84,7 +85,7 @@ class ControlsPanel : public QWidget {
     void openInputFiles();
     void openInputDesigner(); // "Design the inputs…" (input_designer_dialog.h)
     void showInputSource(const VizSettings& settings);
-    void enableFor(Algorithm algorithm);
+    void enableFor(const VizSettings& settings);
     void connectControls();
     void propose();
     void showPreset(const VizSettings& settings, const QString& presetId);
@@ -105,6 +106,7 @@ class ControlsPanel : public QWidget {
     QComboBox* m_loopOrder;
     QComboBox* m_hardware;
     QComboBox* m_backend;
+    QComboBox* m_tensorCoreCheck; // item data: core's name of the check ("fp16", "bf16", "off")
     QCheckBox* m_bug;
     QCheckBox* m_keepScores;
     QCheckBox* m_noMax;
