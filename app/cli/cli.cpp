@@ -71,6 +71,7 @@ Examples:
   flashviz-cli run --n 256 --pattern late-max --no-rescale
   flashviz-cli run --n 1000 --nk 700 --br 64 --bc 48 --causal --json
   flashviz-cli run --backward --no-row-dot
+  flashviz-cli run --backward --backend cuda --n 1024 --d 64 --br 64 --bc 64 --tc-check fp16
   flashviz-cli steps --algorithm backward --step 12
   flashviz-cli steps --n 8 --step 10
   flashviz-cli steps --n 8 --step first-rescale --no-rescale --json
