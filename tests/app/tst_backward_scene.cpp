@@ -487,7 +487,7 @@ void TestBackwardScene::settingsKeepTheTensorCoreCheck() {
         QVERIFY(!scene->backward->lowPrecisionCheck);
         QVERIFY(scene->backward->lowPrecisionNote.isEmpty());
     }
-    // Saved before it could be chosen: core's default, whatever the base says.
+    // Saved before it could be chosen: the base's choice (core's default in a fresh one).
     VizSettings fp16 = toyBackward();
     fp16.tensorCoreCheck = HalfType::Fp16;
     QJsonObject old = settingsToJson(toyBackward());

@@ -238,7 +238,7 @@ void TestCommandLine::tensorCoreCheckIsParsed() {
     const QString listed =
         help.output.mid(at, help.output.indexOf(QStringLiteral("\n  -"), at) - at);
     QVERIFY2(listed.simplified().contains(
-                 QStringLiteral("(default %1)")
+                 QStringLiteral("(else the saved choice; %1 at first)")
                      .arg(QLatin1String(flashviz::toString(flashviz::kDefaultLowPrecision)))),
              qPrintable(listed));
 }

@@ -307,7 +307,8 @@ CommandLine parseCommandLine(const QStringList& arguments) {
     const QCommandLineOption tensorCoreCheck(
         QLatin1String(kLowPrecisionCheckOption),
         QObject::tr("The backward on a GPU backend: its tensor-core gradient check, the kernels "
-                    "on the inputs rounded to fp16 or bf16, or off (default %1).")
+                    "on the inputs rounded to fp16 or bf16, or off (else the saved choice; %1 at "
+                    "first).")
             .arg(QLatin1String(toString(kDefaultLowPrecision))),
         QStringLiteral("type"));
     const QCommandLineOption gpu(

@@ -796,7 +796,8 @@ struct BarPanel {
 // Bar labels with three significant digits, or all of the largest value's whole digits: Qt
 // Charts prints them as 'g' does, so 1024 at three would read "1.02e+03" beside "512".
 int barLabelPrecision(double largest) {
-    return largest >= 1000 ? int(std::floor(std::log10(largest))) + 1 : 3;
+    const double whole = std::round(largest); // 999.6 prints as 1000: four digits
+    return whole >= 1000 ? int(std::floor(std::log10(whole))) + 1 : 3;
 }
 
 QChart* pairedBars(const BarPanel& panel) {
@@ -1125,18 +1126,17 @@ ChartPage debugCopyChart(const AnalysisResults& r) {
     bars->append(kept);
     bars->setLabelsVisible(true);
     bars->setLabelsFormat(QStringLiteral("@value MB"));
-    bars->setLabelsPrecision(barLabelPrecision(std::max(toMB(demo.withCopy.peakScratchBytes()),
-                                                        toMB(demo.withCopy.hbmBytes()))));
-    bars->setLabelsPosition(QAbstractBarSeries::LabelsOutsideEnd);
-    auto* x = new QBarCategoryAxis;
-    x->append({QStringLiteral("peak scratch memory"), QStringLiteral("HBM traffic")});
-    x->setTitleText(QStringLiteral("what one forward pass costs"));
     double lo = std::numeric_limits<double>::max(), hi = 0;
     for (const QBarSet* set : {clean, kept})
         for (int i = 0; i < set->count(); ++i) {
             lo = std::min(lo, set->at(i));
             hi = std::max(hi, set->at(i));
         }
+    bars->setLabelsPrecision(barLabelPrecision(hi));
+    bars->setLabelsPosition(QAbstractBarSeries::LabelsOutsideEnd);
+    auto* x = new QBarCategoryAxis;
+    x->append({QStringLiteral("peak scratch memory"), QStringLiteral("HBM traffic")});
+    x->setTitleText(QStringLiteral("what one forward pass costs"));
     const auto [ylo, yhi] = decadeRange(lo, hi * 3);
     auto* y = logAxis(QStringLiteral("MB (log scale)"), 10, QStringLiteral("%g"), ylo, yhi);
     chart->addAxis(x, Qt::AlignBottom);
