@@ -3,8 +3,8 @@
 # Qt: the GPU suites (tst_cuda_tensor_core, tst_cuda_tensor_core_backward, tst_cuda_backward),
 # flashviz-cli and flashviz-gpu-bench with the shared libraries ldd lists for them (Qt, ICU, ...;
 # not the C/C++ runtime, CUDA or cuBLAS, which that machine has), as one .tar.xz (carry it;
-# unpack it with kernels/bench/device_env.sh's unpack_product). WITH_SCENES=1 adds the window's
-# GPU scene suite (tst_gpu_scene), Qt's offscreen platform plugin and a font. (The window itself
+# unpack it with kernels/bench/device_env.sh's unpack_product). WITH_SCENES=1 adds the app suites
+# with GPU-only tests (tst_gpu_scene, tst_cli), Qt's offscreen platform plugin and a font. (The window itself
 # does not fit the 64 MiB a call carries: its video export brings FFmpeg's libraries.)
 #
 #   [WITH_SCENES=1] kernels/bench/hopper/pack_product.sh BUILD_DIR OUT.tar.xz
@@ -17,7 +17,7 @@ programs=("$build/tests/kernels/tst_cuda_tensor_core" "$build/tests/kernels/tst_
   "$build/tests/kernels/tst_cuda_backward" "$build/app/cli/flashviz-cli" "$build/kernels/flashviz-gpu-bench")
 libraries_of=("${programs[@]}")
 if [ "${WITH_SCENES:-0}" = 1 ]; then
-  programs+=("$build/tests/app/tst_gpu_scene")
+  programs+=("$build/tests/app/tst_gpu_scene" "$build/tests/app/tst_cli")
   plugin=$(qtpaths6 --query QT_INSTALL_PLUGINS)/platforms/libqoffscreen.so
   mkdir -p "$stage/product/plugins/platforms" "$stage/product/fonts"
   cp "$plugin" "$stage/product/plugins/platforms/"
