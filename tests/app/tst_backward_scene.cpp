@@ -39,6 +39,22 @@ VizSettings toyBackward() {
     return s;
 }
 
+// `s` read back from its JSON, from that JSON's text (as QSettings and presets hold it), and
+// saved and loaded again (as the window keeps settings between runs): the same settings each time.
+void expectRoundTrip(const VizSettings& s) {
+    const QJsonObject json = settingsToJson(s);
+    QCOMPARE(settingsFromJson(json, toySettings()), s);
+    const QJsonObject reread = QJsonDocument::fromJson(QJsonDocument(json).toJson()).object();
+    QCOMPARE(settingsFromJson(reread, toySettings()), s);
+    QTemporaryDir dir;
+    QSettings store(dir.filePath(QStringLiteral("saved.ini")), QSettings::IniFormat);
+    saveSettings(store, s);
+    QStringList problems;
+    const auto loaded = loadSettings(store, &problems);
+    QVERIFY2(problems.isEmpty(), qPrintable(problems.join(QStringLiteral("; "))));
+    QCOMPARE(loaded, std::optional<VizSettings>(s));
+}
+
 // The problems the suites build: the toy, a ragged causal n_q != n_k one, the toy in fp32.
 void addProblems() {
     QTest::addColumn<VizSettings>("settings");
@@ -425,19 +441,8 @@ void TestBackwardScene::settingsKeepTheSwitches() {
     for (const BackwardSwitch& flag : backwardSwitches()) {
         VizSettings s = toyBackward();
         s.options.backward.*flag.field = flag.onValue;
-        const QJsonObject json = settingsToJson(s);
-        QCOMPARE(settingsFromJson(json, toySettings()), s);
-        // Through text, as QSettings and presets hold them.
-        const QJsonObject reread = QJsonDocument::fromJson(QJsonDocument(json).toJson()).object();
-        QCOMPARE(settingsFromJson(reread, toySettings()), s);
-        // Saved and loaded again, as the window keeps them between runs.
-        QTemporaryDir dir;
-        QSettings store(dir.filePath(QStringLiteral("saved.ini")), QSettings::IniFormat);
-        saveSettings(store, s);
-        QStringList problems;
-        const auto loaded = loadSettings(store, &problems);
-        QVERIFY2(problems.isEmpty(), qPrintable(problems.join(QStringLiteral("; "))));
-        QCOMPARE(loaded, std::optional<VizSettings>(s));
+        expectRoundTrip(s);
+        if (QTest::currentTestFailed()) return;
     }
     const QJsonObject json = settingsToJson(toyBackward());
     for (const char* key : {"subtractRowDot", "useLogSumExp", "accumulateDq", "maskRecompute",
@@ -461,18 +466,10 @@ void TestBackwardScene::settingsKeepTheTensorCoreCheck() {
                                           LowPrecisionCheck(HalfType::Bf16), LowPrecisionCheck()}) {
         VizSettings s = toyBackward();
         s.tensorCoreCheck = check;
-        const QJsonObject json = settingsToJson(s);
-        QCOMPARE(json.value(QStringLiteral("tensorCoreCheck")).toString(),
+        QCOMPARE(settingsToJson(s).value(QStringLiteral("tensorCoreCheck")).toString(),
                  QLatin1String(toString(check)));
-        const QJsonObject reread = QJsonDocument::fromJson(QJsonDocument(json).toJson()).object();
-        QCOMPARE(settingsFromJson(reread, toySettings()), s);
-        QTemporaryDir dir;
-        QSettings store(dir.filePath(QStringLiteral("saved.ini")), QSettings::IniFormat);
-        saveSettings(store, s);
-        QStringList problems;
-        const auto loaded = loadSettings(store, &problems);
-        QVERIFY2(problems.isEmpty(), qPrintable(problems.join(QStringLiteral("; "))));
-        QVERIFY(loaded && loaded->tensorCoreCheck == check);
+        expectRoundTrip(s);
+        if (QTest::currentTestFailed()) return;
         // The scene's run asks for it, and its progress names the stage for it.
         QVERIFY(sceneRunRequest(s, Algorithm::Backward).lowPrecision == check);
         const QString label = tensorCoreStageLabel(s);

@@ -38,6 +38,18 @@ VizSettings onTheGpu(VizSettings s) {
     return s;
 }
 
+// A backward the tensor-core kernels take (d = 64), small enough to animate: 96 queries, 80 keys.
+VizSettings backwardAtD64() {
+    VizSettings s = onTheGpu(toySettings());
+    s.algorithm = Algorithm::Backward;
+    s.spec.queries = 96;
+    s.spec.keys = 80;
+    s.spec.headDim = 64;
+    s.options.blockRows = 32;
+    s.options.blockCols = 16;
+    return s;
+}
+
 // Largest |a - b| relative to the largest |b| (1 when b is all zero).
 double relativeDiff(const Matrix& a, const Matrix& b) {
     const double scale = std::max(1.0, b.cwiseAbs().maxCoeff());
@@ -140,14 +152,8 @@ class TestGpuScene : public QObject {
     // panel's model carries their verdict. At the toy's d = 4 they refuse, and say why.
     void backwardJudgesTheTensorCoreKernels() {
         REQUIRE_CUDA();
-        VizSettings settings = onTheGpu(toySettings());
-        settings.algorithm = Algorithm::Backward;
-        settings.spec.queries = 96;
-        settings.spec.keys = 80;
-        settings.spec.headDim = 64;
+        VizSettings settings = backwardAtD64();
         settings.spec.causal = true;
-        settings.options.blockRows = 32;
-        settings.options.blockCols = 16;
         validateForWindow(settings);
         const auto scene = buildScene(settings, nullptr);
         QVERIFY2(scene->backendNote.isEmpty(), qPrintable(scene->backendNote));
@@ -173,13 +179,7 @@ class TestGpuScene : public QObject {
     // named for it; off runs none, says nothing and names no such stage.
     void backwardRunsTheTensorCoreCheckChosen() {
         REQUIRE_CUDA();
-        VizSettings settings = onTheGpu(toySettings());
-        settings.algorithm = Algorithm::Backward;
-        settings.spec.queries = 96;
-        settings.spec.keys = 80;
-        settings.spec.headDim = 64;
-        settings.options.blockRows = 32;
-        settings.options.blockCols = 16;
+        VizSettings settings = backwardAtD64();
         struct Stages final : BuildProgress {
             QStringList seen;
             void report(int, const QString& stage) override {
