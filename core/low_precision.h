@@ -28,6 +28,8 @@ std::optional<HalfType> parseHalfType(std::string_view name);
 using LowPrecisionCheck = std::optional<HalfType>;
 inline constexpr const char* kLowPrecisionCheckOption = "tc-check"; // without the leading "--"
 inline constexpr const char* kLowPrecisionCheckNames = "fp16, bf16 or off";
+// Every choice, in the order the names above list them (the window's control offers these).
+inline constexpr LowPrecisionCheck kLowPrecisionChecks[] = {HalfType::Fp16, HalfType::Bf16, std::nullopt};
 const char* toString(const LowPrecisionCheck& check); // "fp16", "bf16" or "off"
 // One of the names above; std::nullopt for anything else.
 std::optional<LowPrecisionCheck> parseLowPrecisionCheck(std::string_view name);

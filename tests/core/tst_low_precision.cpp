@@ -311,12 +311,15 @@ class TstLowPrecision : public QObject {
     // window's saved settings): the two formats and "off", nothing else.
     void namesTheCheck() {
         QCOMPARE(QString::fromLatin1(kLowPrecisionCheckOption), QStringLiteral("tc-check"));
-        for (const LowPrecisionCheck check :
-             {LowPrecisionCheck(HalfType::Fp16), LowPrecisionCheck(HalfType::Bf16),
-              LowPrecisionCheck()}) {
+        // Every choice, named in the order the names' list gives them, read back by its name.
+        QStringList names;
+        for (const LowPrecisionCheck& check : kLowPrecisionChecks) {
             const auto parsed = parseLowPrecisionCheck(toString(check));
             QVERIFY2(parsed && *parsed == check, toString(check));
+            names << QLatin1String(toString(check));
         }
+        QCOMPARE(names, (QStringList{"fp16", "bf16", "off"}));
+        QCOMPARE(QString::fromLatin1(kLowPrecisionCheckNames), QStringLiteral("fp16, bf16 or off"));
         QCOMPARE(QString::fromLatin1(toString(LowPrecisionCheck())), QStringLiteral("off"));
         QCOMPARE(QString::fromLatin1(toString(LowPrecisionCheck(HalfType::Fp16))),
                  QStringLiteral("fp16"));

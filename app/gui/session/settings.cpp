@@ -39,9 +39,13 @@ void setClassicBug(VizSettings& s, bool on) {
 
 namespace {
 
-[[noreturn]] void unknown(const char* key, const char* what, const QString& value) {
-    refuseJson(
-        QStringLiteral("%1: unknown %2 '%3'").arg(QLatin1String(key), QLatin1String(what), value));
+// "backend: unknown backend 'tpu'", with " (use ...)" where the choices are given.
+[[noreturn]] void unknown(const char* key, const char* what, const QString& value,
+                          const char* choices = nullptr) {
+    QString message =
+        QStringLiteral("%1: unknown %2 '%3'").arg(QLatin1String(key), QLatin1String(what), value);
+    if (choices) message += QStringLiteral(" (use %1)").arg(QLatin1String(choices));
+    refuseJson(message);
 }
 
 // The backward's switches as settings keys: BackwardOptions' own field names, flat beside
@@ -260,9 +264,7 @@ VizSettings settingsFromJson(const QJsonObject& json, const VizSettings& base,
     field("tensorCoreCheck", [&](const QJsonValue& v) {
         const QString t = readString(v, "tensorCoreCheck");
         const auto check = parseLowPrecisionCheck(t.toStdString());
-        if (!check)
-            refuseJson(QStringLiteral("tensorCoreCheck: unknown tensor-core check '%1' (use %2)")
-                           .arg(t, QLatin1String(kLowPrecisionCheckNames)));
+        if (!check) unknown("tensorCoreCheck", "tensor-core check", t, kLowPrecisionCheckNames);
         s.tensorCoreCheck = *check;
     });
     field("inputDesign", [&](const QJsonValue& v) { s.spec.design = inputDesignFromJson(v); });

@@ -412,8 +412,7 @@ QGroupBox* ControlsPanel::makeAlgorithmGroup() {
     refreshBackends();
     m_tensorCoreCheck = new QComboBox(algo);
     m_tensorCoreCheck->setObjectName(QStringLiteral("tensorCoreCheck"));
-    for (const LowPrecisionCheck check :
-         {LowPrecisionCheck(HalfType::Fp16), LowPrecisionCheck(HalfType::Bf16), LowPrecisionCheck()})
+    for (const LowPrecisionCheck& check : kLowPrecisionChecks)
         m_tensorCoreCheck->addItem(QLatin1String(toString(check)),
                                    QLatin1String(toString(check)));
     m_tensorCoreCheck->setToolTip(
