@@ -28,6 +28,7 @@
 #include "kernels/cuda/primitives/wgmma.cuh"
 #include "kernels/cuda/sm80/mma_softmax.cuh"
 #include "kernels/cuda/sm80/tc_flash.cuh"
+#include "kernels/cuda/sm90/tile_products.cuh"
 #include "kernels/hopper_marks.h"
 #include "kernels/kernel_configs.h"
 
@@ -117,9 +118,6 @@ struct HopperTile {
                   "registers");
 };
 
-template <TcElement E>
-inline constexpr prim::WgmmaType kWgmmaType = E == TcElement::Fp16 ? prim::WgmmaType::Fp16 : prim::WgmmaType::Bf16;
-
 // Where things live in the block's shared memory (1024-byte aligned: the swizzle's period).
 template <class Tile>
 struct SharedLayout {
@@ -190,29 +188,6 @@ __device__ __forceinline__ void produce(const SharedLayout<Tile>& smem, const CU
     }
 }
 
-// S = Q K^T for the warpgroup's 64 rows and the tile's BN keys, issued (not waited for).
-template <class Tile, TcElement E>
-__device__ __forceinline__ void issueScores(float (&s)[Tile::BN / 2], std::uint32_t q, std::uint32_t k) {
-#pragma unroll
-    for (int kk = 0; kk < Tile::D / 16; ++kk) {
-        // k-step kk: column block kk / 4, 32 bytes per step inside the 128-byte swizzled row.
-        const std::uint32_t a = q + (kk / 4) * Tile::BM * 128 + (kk % 4) * 32;
-        const std::uint32_t b = k + (kk / 4) * Tile::BN * 128 + (kk % 4) * 32;
-        prim::wgmmaSS<Tile::BN, kWgmmaType<E>>(s, prim::swizzled128Descriptor(a, 16, 1024),
-                                               prim::swizzled128Descriptor(b, 16, 1024), kk > 0);
-    }
-}
-
-// O += P V for the tile's keys, P from registers, issued (not waited for).
-template <class Tile, TcElement E>
-__device__ __forceinline__ void issueValues(float (&acc)[Tile::D / 2],
-                                            const std::uint32_t (&pa)[Tile::BN / 16][4], std::uint32_t v) {
-#pragma unroll
-    for (int kj = 0; kj < Tile::BN / 16; ++kj)
-        prim::wgmmaRSTransB<Tile::D, kWgmmaType<E>>(
-            acc, pa[kj], prim::swizzled128Descriptor(v + kj * 16 * 128, Tile::BN * 128, 1024));
-}
-
 // Keys past the end, and under the causal mask keys past the diagonal, get -inf (in place).
 template <class Tile, bool Causal>
 __device__ __forceinline__ void maskScores(float (&s)[Tile::BN / 2], int key0, int rowBase, int nk,
@@ -235,16 +210,6 @@ __device__ __forceinline__ void softmax(float (&s)[Tile::BN / 2], float (&rowMax
                                         float (&rowSum)[1][2], float (&correction)[2], float scaleLog2) {
     detail::softmaxScores<Tile>(reinterpret_cast<float(&)[1][Tile::BN / 8][4]>(s), rowMax, rowSum,
                                 reinterpret_cast<float(&)[1][2]>(correction), scaleLog2);
-}
-
-// P rounded into wgmma's A fragments: the accumulators of keys 16kj .. 16kj + 15 are k-step kj's A.
-template <class Tile, TcElement E>
-__device__ __forceinline__ void packP(const float (&s)[Tile::BN / 2], std::uint32_t (&pa)[Tile::BN / 16][4]) {
-    using El = tc::Element<E>;
-#pragma unroll
-    for (int kj = 0; kj < Tile::BN / 16; ++kj)
-#pragma unroll
-        for (int r = 0; r < 4; ++r) pa[kj][r] = El::pack(s[8 * kj + 2 * r], s[8 * kj + 2 * r + 1]);
 }
 
 template <int Count>
@@ -322,7 +287,7 @@ __device__ __forceinline__ void consume(const SharedLayout<Tile>& smem, const Tc
         turns.start();
         beginTurn(0);
         prim::wgmmaFence();
-        issueScores<Tile, E>(s, q, smem.k(0));
+        issueScores<Tile::D, Tile::BM, Tile::BN, Tile::BN, E>(s, q, smem.k(0));
         prim::wgmmaCommit();
         marks(HopperMark::ScoresIssued, 0);
         turns.end(false);
@@ -331,7 +296,7 @@ __device__ __forceinline__ void consume(const SharedLayout<Tile>& smem, const Tc
         marks(HopperMark::ScoresRetired, 0);
         prim::barrierArrive(smem.kFreed(0));
         softmaxOf(s, 0, correction);
-        packP<Tile, E>(s, pa);
+        packFragments<Tile::BN, E>(s, pa);
 
         // O += P_j V_j issued, and buffer j handed back once it is waited for (retire below).
         auto values = [&](int j) {
@@ -339,7 +304,7 @@ __device__ __forceinline__ void consume(const SharedLayout<Tile>& smem, const Tc
             waitFor(smem.vFull(j % Tile::kStages), (j / Tile::kStages) & 1, HopperMark::VWait,
                     HopperMark::VReady, j);
             prim::wgmmaFence();
-            issueValues<Tile, E>(acc, pa, smem.v(j % Tile::kStages));
+            issueValues<Tile::D, Tile::BN, E>(acc, pa, smem.v(j % Tile::kStages));
             prim::wgmmaCommit();
             marks(HopperMark::ValuesIssued, j);
         };
@@ -361,7 +326,7 @@ __device__ __forceinline__ void consume(const SharedLayout<Tile>& smem, const Tc
                 waitFor(smem.kFull(nextStage), (next / Tile::kStages) & 1, HopperMark::KWait,
                         HopperMark::KReady, next);
                 prim::wgmmaFence();
-                issueScores<Tile, E>(s, q, smem.k(nextStage));
+                issueScores<Tile::D, Tile::BM, Tile::BN, Tile::BN, E>(s, q, smem.k(nextStage));
                 prim::wgmmaCommit();
                 marks(HopperMark::ScoresIssued, next);
                 values(j);
@@ -373,7 +338,7 @@ __device__ __forceinline__ void consume(const SharedLayout<Tile>& smem, const Tc
                 prim::barrierArrive(smem.kFreed(nextStage));
                 softmaxOf(s, next, correctionNext);
                 retireValues(j);
-                packP<Tile, E>(s, pa); // pa was P_j V_j's operand until now
+                packFragments<Tile::BN, E>(s, pa); // pa was P_j V_j's operand until now
                 correction[0] = correctionNext[0];
                 correction[1] = correctionNext[1];
             } else {
@@ -382,7 +347,7 @@ __device__ __forceinline__ void consume(const SharedLayout<Tile>& smem, const Tc
                 waitFor(smem.kFull(nextStage), (next / Tile::kStages) & 1, HopperMark::KWait,
                         HopperMark::KReady, next);
                 prim::wgmmaFence();
-                issueScores<Tile, E>(s, q, smem.k(nextStage));
+                issueScores<Tile::D, Tile::BM, Tile::BN, Tile::BN, E>(s, q, smem.k(nextStage));
                 prim::wgmmaCommit();
                 marks(HopperMark::ScoresIssued, next);
                 prim::wgmmaWait<0>();
@@ -390,7 +355,7 @@ __device__ __forceinline__ void consume(const SharedLayout<Tile>& smem, const Tc
                 marks(HopperMark::ScoresRetired, next);
                 prim::barrierArrive(smem.kFreed(nextStage));
                 softmaxOf(s, next, correction);
-                packP<Tile, E>(s, pa);
+                packFragments<Tile::BN, E>(s, pa);
             }
         }
         beginTurn(tiles - 1);
