@@ -202,15 +202,17 @@ std::size_t halfLogSumExpElements(const HalfAttentionProblem& problem);
 
 // ---- the fp16 / bf16 backward pass (FlashAttention-2's, kernels/cuda/sm80/tc_backward.cuh) ----
 // dQ, dK and dV from Q, K, V, the forward's O and log-sum-exp, and dO (in O's layout), with
-// mma.sync tensor cores (every GPU from sm_80). dK and dV are the same bit for bit from run to
+// mma.sync tensor cores (every GPU from sm_80), or on Hopper with wgmma (sm90/hopper_backward.cuh,
+// the "wgmma_bwd_" variants). dK and dV are the same bit for bit from run to
 // run; dQ is summed over key blocks by fp32 atomic adds in no fixed order, so its last bits may
 // differ between runs (FlashAttention-2's non-deterministic mode; there is no other).
 struct CudaTensorCoreBackwardKernel {
     int id = 0;
-    std::string name; // "tc_bwd_d128_bc64_br64_w4_m2"
+    std::string name; // "tc_bwd_d128_bc64_br64_w4_m2", "wgmma_bwd_d128_bc128_br64_wg2_s2"
     int headDim = 0;
     std::size_t sharedBytes = 0;
-    bool fitsDevice = false;
+    bool fitsDevice = false; // runs on device 0 (its shared memory; Hopper for the wgmma ones)
+    bool wgmma = false;
 };
 std::vector<CudaTensorCoreBackwardKernel> cudaTensorCoreBackwardKernels();
 // Bytes of device scratch the backward needs: dQ's fp32 accumulator and two floats per query row.

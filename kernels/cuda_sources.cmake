@@ -36,7 +36,7 @@ target_include_directories(flashviz_cuda PUBLIC ${PROJECT_SOURCE_DIR})
 # needs CUDA 12.5 (sm_90a since 12.0; cudaGetDriverEntryPointByVersion, which finds the tensor-map
 # encoder, since 12.5); an older toolkit builds without it.
 if(CMAKE_CUDA_COMPILER_VERSION VERSION_GREATER_EQUAL 12.5)
-  add_library(flashviz_cuda_sm90 OBJECT cuda/sm90/hopper_launch.cu
+  add_library(flashviz_cuda_sm90 OBJECT cuda/sm90/hopper_launch.cu cuda/sm90/hopper_backward_launch.cu
     cuda/sm90/tensor_maps.cu)
   target_include_directories(flashviz_cuda_sm90 PRIVATE ${PROJECT_SOURCE_DIR})
   target_link_libraries(flashviz_cuda_sm90 PRIVATE CUDA::cudart flashviz_warnings)

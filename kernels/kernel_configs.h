@@ -173,6 +173,52 @@ inline std::string tensorCoreBackwardConfigName(const TensorCoreBackwardConfig& 
            (c.streamed ? "_st" : "") + (c.kvInRegisters ? "_kv" : "");
 }
 
+// ---- the Hopper fp16 / bf16 backward (kernels/cuda/sm90/hopper_backward.cuh, sm_90a) ----
+// FlashAttention-2's backward on wgmma: a block owns 128 keys of one (batch, head), two consumer
+// warpgroups of 64 keys each keep dK and dV in registers, and a producer warpgroup streams the
+// query blocks of 64 rows (Q_i, dO_i and their LSE and D) with the copy engine through `stages`
+// shared-memory buffers. dQ, a sum over key blocks, goes to the same fp32 buffer by atomic adds as
+// the mma.sync backward's. One block per SM.
+struct HopperBackwardConfig {
+    MaskPreference masks;
+    int headDim;
+    int stages;
+    static constexpr int consumers = 2;
+    static constexpr int minBlocksPerSm = 1;
+    constexpr int threads() const { return 128 * (consumers + 1); }
+    constexpr int blockCols() const { return 64 * consumers; }
+    constexpr int blockRows() const { return 64; }
+    constexpr int barriers() const { return 1 + 2 * stages; } // K and V; a step's full and free
+    // Registers per thread after setmaxnreg (as HopperConfig's with two consumers).
+    constexpr int producerRegisters() const { return 24; }
+    constexpr int consumerRegisters() const { return 240; }
+    // K and V (Bc x d), `stages` Q and dO buffers (Br x d), dS^T twice (Bc x Br), all 2-byte
+    // elements; `stages` LSE and D rows (Br fp32 each); the mbarriers and the alignment slack.
+    constexpr std::size_t sharedBytes() const {
+        const std::size_t br = std::size_t(blockRows()), bc = std::size_t(blockCols()),
+                          d = std::size_t(headDim), s = std::size_t(stages);
+        return (2 * bc * d + 2 * s * br * d + 2 * bc * br) * 2 + 2 * s * br * 4 +
+               HopperConfig::kBarrierBytes * std::size_t(barriers()) + HopperConfig::kAlignmentBytes;
+    }
+};
+
+// In order of preference per d; the id of a variant is kTensorCoreBackwardConfigCount + its index
+// (kernels/cuda/sm80/tc_backward_launch.h). Figures: kernels/bench/BACKWARD_NOTES.md.
+inline constexpr HopperBackwardConfig kHopperBackwardConfigs[] = {
+    {MaskPreference::Any, 64, 2},  // 128 keys x 64 rows,  98 KiB
+    {MaskPreference::Any, 64, 3},  // 115 KiB
+    {MaskPreference::Any, 128, 2}, // 162 KiB
+    {MaskPreference::Any, 128, 3}, // 195 KiB
+};
+inline constexpr int kHopperBackwardConfigCount =
+    int(sizeof(kHopperBackwardConfigs) / sizeof(kHopperBackwardConfigs[0]));
+
+// "wgmma_bwd_d128_bc128_br64_wg2_s2": d, keys and query rows per block, consumer warpgroups, buffers.
+inline std::string hopperBackwardConfigName(const HopperBackwardConfig& c) {
+    return "wgmma_bwd_d" + std::to_string(c.headDim) + "_bc" + std::to_string(c.blockCols()) + "_br" +
+           std::to_string(c.blockRows()) + "_wg" + std::to_string(c.consumers) + "_s" + std::to_string(c.stages);
+}
+
 // ---- the fast fp32 kernels ----
 // How a variant multiplies: fp32 FMAs on the CUDA cores (kernels/cuda/fp32/flash_fast.cuh,
 // FastTile), or tensor cores with every fp32 operand split into two TF32 parts and three products
@@ -283,6 +329,13 @@ constexpr int chooseTensorCoreBackwardConfig(int headDim, bool causal, std::size
 
 // Whether a GPU of this compute capability runs sm_90a code (the Hopper rows): 9.0 exactly.
 constexpr bool runsSm90a(int major, int minor) { return major == 9 && minor == 0; }
+
+// The Hopper backward variant likewise (on a GPU that runs sm_90a code: the caller's to know).
+constexpr int chooseHopperBackwardConfig(int headDim, bool causal, std::size_t perBlock, std::size_t perSm,
+                                         std::size_t reservedPerBlock) {
+    return chooseConfig(kHopperBackwardConfigs, headDim, perBlock, perSm, reservedPerBlock,
+                        [causal](const HopperBackwardConfig& c) { return prefers(c.masks, causal); });
+}
 
 // The Hopper variant for d, with or without the causal mask (on a GPU that runs sm_90a code:
 // the caller's to know).

@@ -147,11 +147,22 @@ private slots:
     void variantsFitTheGpus() {
         constexpr std::size_t KiB = 1024;
         const auto all = cudaTensorCoreBackwardKernels();
-        QCOMPARE(int(all.size()), kernels::kTensorCoreBackwardConfigCount);
+        constexpr int kMmaSync = kernels::kTensorCoreBackwardConfigCount;
+        // The Hopper rows follow where the toolkit builds sm_90a code, all of them.
+        QVERIFY(int(all.size()) == kMmaSync || int(all.size()) == kMmaSync + kernels::kHopperBackwardConfigCount);
         for (std::size_t i = 0; i < all.size(); ++i) {
             QCOMPARE(all[i].id, int(i));
-            QCOMPARE(all[i].name, kernels::tensorCoreBackwardConfigName(kernels::kTensorCoreBackwardConfigs[i]));
-            QCOMPARE(all[i].sharedBytes, kernels::kTensorCoreBackwardConfigs[i].sharedBytes());
+            QCOMPARE(all[i].wgmma, int(i) >= kMmaSync);
+            if (int(i) < kMmaSync) {
+                QCOMPARE(all[i].name, kernels::tensorCoreBackwardConfigName(kernels::kTensorCoreBackwardConfigs[i]));
+                QCOMPARE(all[i].sharedBytes, kernels::kTensorCoreBackwardConfigs[i].sharedBytes());
+            } else {
+                const auto& row = kernels::kHopperBackwardConfigs[i - kMmaSync];
+                QCOMPARE(all[i].name, kernels::hopperBackwardConfigName(row));
+                QVERIFY(all[i].name.rfind("wgmma_bwd_", 0) == 0);
+                QCOMPARE(all[i].sharedBytes, row.sharedBytes());
+                QVERIFY(row.sharedBytes() + KiB <= 227 * KiB); // a Hopper block's limit
+            }
         }
         for (int d : {64, 128})
             for (const bool causal : {false, true}) {
@@ -233,9 +244,13 @@ private slots:
         QFETCH(int, kernel);
         QFETCH(int, type);
         const auto info = cudaTensorCoreBackwardKernels()[std::size_t(kernel)];
-        if (!info.fitsDevice) QSKIP("this variant needs more shared memory than this GPU has");
+        if (!info.fitsDevice) QSKIP("this variant does not run on this GPU (its shared memory, or a wgmma variant off Hopper)");
         runAndJudge(problem(HalfType(type), info.headDim, 300, 129, true, 1, 2), -1, kernel, 5);
         runAndJudge(problem(HalfType(type), info.headDim, 190, 333, false, 1, 2), -1, kernel, 6);
+        // Many query blocks a key block (each buffer reused several times), n_q < n_k under the
+        // mask, a ragged last block of both, the sequence-major layout.
+        runAndJudge(problem(HalfType(type), info.headDim, 700, 1000, true, 2, 1, HalfLayout::BatchSeqHeadDim), -1,
+                    kernel, 7);
     }
 
     // dK and dV are sums each warp keeps in registers in a fixed order: the same bits every run.

@@ -21,6 +21,16 @@ __device__ __forceinline__ void tmaLoad4d(std::uint32_t target, const CUtensorMa
         : "memory");
 }
 
+// Copies `bytes` (a multiple of 16; both addresses 16-byte aligned) from global memory to shared
+// memory at `target` with the copy engine, completing them on `barrier`: no tensor map, for short
+// rows such as the backward's per-query statistics.
+__device__ __forceinline__ void bulkLoad(std::uint32_t target, const void* source, std::uint32_t bytes,
+                                         std::uint32_t barrier) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(target),
+                 "l"(reinterpret_cast<std::uint64_t>(source)), "r"(bytes), "r"(barrier)
+                 : "memory");
+}
+
 // Brings a tensor map into the cache before its first use (it lives in kernel parameters).
 __device__ __forceinline__ void tmaPrefetchMap(const CUtensorMap* map) {
     asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<std::uint64_t>(map)) : "memory");

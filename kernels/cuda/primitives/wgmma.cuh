@@ -31,6 +31,12 @@ __device__ __forceinline__ std::uint64_t swizzled128Descriptor(std::uint32_t add
 // wgmma reads them (required before the first wgmma that uses registers written since).
 __device__ __forceinline__ void wgmmaFence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 
+// Makes this thread's ordinary shared-memory writes visible to wgmma, which reads shared memory
+// through the async proxy; before the barrier after which the warpgroups' products read them.
+__device__ __forceinline__ void fenceSharedForWgmma() {
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
 // Closes the group of wgmmas issued since the last commit.
 __device__ __forceinline__ void wgmmaCommit() {
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
@@ -63,6 +69,13 @@ __device__ __forceinline__ void wgmmaSS(float (&d)[N / 2], std::uint64_t descA, 
 template <int N, WgmmaType T>
 __device__ __forceinline__ void wgmmaRSTransB(float (&d)[N / 2], const std::uint32_t (&a)[4],
                                               std::uint64_t descB);
+
+// d (+)= A B for a 64 x N x 16 step, A and B from shared memory and both MN-major (transposed by
+// the descriptors: the backward's dQ = dS K, with dS stored as dS^T and K as its rows, keys along
+// k in both). scaleD = 0 overwrites d (the first step), 1 accumulates.
+template <int N, WgmmaType T>
+__device__ __forceinline__ void wgmmaSSTransposed(float (&d)[N / 2], std::uint64_t descA,
+                                                  std::uint64_t descB, int scaleD);
 
 template <>
 __device__ __forceinline__ void wgmmaSS<64, WgmmaType::Fp16>(float (&d)[32], std::uint64_t descA,
@@ -266,6 +279,48 @@ __device__ __forceinline__ void wgmmaRSTransB<128, WgmmaType::Bf16>(float (&d)[6
                    "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
                    "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(descB), "r"(1));
+}
+
+template <>
+__device__ __forceinline__ void wgmmaSSTransposed<64, WgmmaType::Fp16>(float (&d)[32], std::uint64_t descA,
+                                                                    std::uint64_t descB, int scaleD) {
+    asm volatile("{\n"
+                 ".reg .pred p;\n"
+                 "setp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+                 "%32, %33, p, 1, 1, 1, 1;\n"
+                 "}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]),
+                   "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+                   "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),
+                   "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+                   "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : "l"(descA), "l"(descB), "r"(scaleD));
+}
+
+template <>
+__device__ __forceinline__ void wgmmaSSTransposed<64, WgmmaType::Bf16>(float (&d)[32], std::uint64_t descA,
+                                                                    std::uint64_t descB, int scaleD) {
+    asm volatile("{\n"
+                 ".reg .pred p;\n"
+                 "setp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+                 "%32, %33, p, 1, 1, 1, 1;\n"
+                 "}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]),
+                   "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+                   "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),
+                   "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+                   "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : "l"(descA), "l"(descB), "r"(scaleD));
 }
 
 } // namespace flashviz::cuda::primitives

@@ -95,7 +95,7 @@ std::vector<CudaTensorCoreBackwardKernel> cudaTensorCoreBackwardKernels() {
     std::vector<CudaTensorCoreBackwardKernel> out;
     for (const auto& info : cuda::tcBackwardKernels())
         out.push_back({info.id, info.name, info.headDim, info.sharedBytes,
-                       fitsDevice(info, cuda::tcBackwardKernelRunsHere)});
+                       fitsDevice(info, cuda::tcBackwardKernelRunsHere), info.wgmma});
     return out;
 }
 

@@ -1,11 +1,15 @@
-// Launchers of the tensor-core backward pass (tc_backward.cuh): the variant table, checks, the
-// scratch's layout and the three kernels' grids. Variants and their figures: kernels/bench/TC_NOTES.md.
+// Launchers of the tensor-core backward pass (tc_backward.cuh): the variant tables (the mma.sync
+// rows, then where the toolkit builds sm_90a the Hopper ones, sm90/hopper_backward.cuh), checks,
+// the scratch's layout and the grids of the pre-pass, the mma.sync key-block kernel and the
+// post-pass. Variants and their figures: kernels/bench/BACKWARD_NOTES.md.
 #include "kernels/cuda/runtime/check.h"
 #include "kernels/cuda/runtime/device_attributes.h"
 #include "kernels/cuda/launch.h"
 #include "kernels/cuda/sm80/tc_backward.cuh"
 #include "kernels/cuda/sm80/tc_backward_launch.h"
 #include "kernels/cuda/sm80/tc_launch.h"
+#include "kernels/cuda/sm90/hopper_backward_launch.h"
+#include "kernels/cuda/sm90/hopper_launch.h"
 #include "kernels/kernel_configs.h"
 
 #include "core/errors.h"
@@ -22,6 +26,7 @@ namespace {
 // Every variant's query block divides this (kernels::TensorCoreBackwardConfig::blockRows).
 constexpr int kRowPadding = 128;
 
+// A variant's key-block kernel, run between the pre-pass and the post-pass.
 using BackwardLaunch = void (*)(const TcBackwardParams&);
 
 struct BackwardVariant {
@@ -56,17 +61,26 @@ void finish(const TcBackwardParams& p) {
     checkLaunch("flash backward: dQ");
 }
 
-template <class Tile, TcElement E>
-void launchElement(const TcBackwardParams& p) {
-    prepare<Tile::D, E>(p);
-    p.causal ? launchTyped<Tile, E, true>(p) : launchTyped<Tile, E, false>(p);
-    finish<Tile::D, E>(p);
-}
-
 template <class Tile>
 void launchTile(const TcBackwardParams& p) {
-    if (p.element == TcElement::Fp16) launchElement<Tile, TcElement::Fp16>(p);
-    else launchElement<Tile, TcElement::Bf16>(p);
+    if (p.element == TcElement::Fp16)
+        p.causal ? launchTyped<Tile, TcElement::Fp16, true>(p) : launchTyped<Tile, TcElement::Fp16, false>(p);
+    else
+        p.causal ? launchTyped<Tile, TcElement::Bf16, true>(p) : launchTyped<Tile, TcElement::Bf16, false>(p);
+}
+
+// D and the LSE into the scratch, the variant's key blocks, then dQ from its accumulator.
+template <int D, TcElement E>
+void runPasses(const TcBackwardParams& p, BackwardLaunch keyBlocks) {
+    prepare<D, E>(p);
+    keyBlocks(p);
+    finish<D, E>(p);
+}
+
+template <int D>
+void runPasses(const TcBackwardParams& p, BackwardLaunch keyBlocks) {
+    if (p.element == TcElement::Fp16) runPasses<D, TcElement::Fp16>(p, keyBlocks);
+    else runPasses<D, TcElement::Bf16>(p, keyBlocks);
 }
 
 // Variant I, instantiated from row I of the table (kernels/kernel_configs.h).
@@ -90,14 +104,44 @@ BackwardVariant variant() {
     return {info, &launchTile<Tile>};
 }
 
-template <int... I>
-std::vector<BackwardVariant> allVariants(std::integer_sequence<int, I...>) {
+#if FLASHVIZ_HAS_SM90A
+template <int Row>
+void launchHopperRow(const TcBackwardParams& p) {
+    launchHopperBackward(p, Row);
+}
+
+// Row I of kernels::kHopperBackwardConfigs, id kTensorCoreBackwardConfigCount + I.
+template <int I>
+BackwardVariant hopperVariant() {
+    constexpr kernels::HopperBackwardConfig c = kernels::kHopperBackwardConfigs[I];
+    static_assert(kRowPadding % c.blockRows() == 0, "whole query blocks in the scratch");
+    TcBackwardKernelInfo info;
+    info.id = kernels::kTensorCoreBackwardConfigCount + I;
+    info.name = kernels::hopperBackwardConfigName(c);
+    info.headDim = c.headDim;
+    info.blockCols = c.blockCols();
+    info.blockRows = c.blockRows();
+    info.threads = c.threads();
+    info.sharedBytes = c.sharedBytes();
+    info.blocksPerSm = c.minBlocksPerSm;
+    info.wgmma = true;
+    return {info, &launchHopperRow<I>};
+}
+#endif
+
+template <int... I, int... H>
+std::vector<BackwardVariant> allVariants(std::integer_sequence<int, I...>, std::integer_sequence<int, H...>) {
+#if FLASHVIZ_HAS_SM90A
+    return {variant<I>()..., hopperVariant<H>()...};
+#else
     return {variant<I>()...};
+#endif
 }
 
 const std::vector<BackwardVariant>& variants() {
     static const std::vector<BackwardVariant> all =
-        allVariants(std::make_integer_sequence<int, kernels::kTensorCoreBackwardConfigCount>());
+        allVariants(std::make_integer_sequence<int, kernels::kTensorCoreBackwardConfigCount>(),
+                    std::make_integer_sequence<int, kernels::kHopperBackwardConfigCount>());
     return all;
 }
 
@@ -115,7 +159,7 @@ const std::vector<TcBackwardKernelInfo>& tcBackwardKernels() {
 }
 
 bool tcBackwardKernelRunsHere(const TcBackwardKernelInfo& info) {
-    return info.sharedBytes <= maxSharedBytesPerBlock();
+    return info.sharedBytes <= maxSharedBytesPerBlock() && (!info.wgmma || hopperKernelsRunHere());
 }
 
 const TcBackwardKernelInfo* defaultTcBackwardKernel(int headDim, bool causal) {
@@ -160,6 +204,10 @@ void launchTcBackward(TcBackwardParams p, int kernelId) {
                               "The tensor-core backward has no variant " + std::to_string(kernelId) +
                                   " for d = " + std::to_string(p.headDim) + ".");
         chosen = &tcBackwardKernels()[std::size_t(kernelId)];
+        if (chosen->wgmma && !hopperKernelsRunHere())
+            throw EngineError(ErrorKind::Unsupported,
+                              "The tensor-core backward variant " + chosen->name +
+                                  " runs on Hopper GPUs only (compute capability 9.0).");
         if (!tcBackwardKernelRunsHere(*chosen))
             throw EngineError(ErrorKind::Unsupported,
                               "The tensor-core backward variant " + chosen->name +
@@ -178,7 +226,9 @@ void launchTcBackward(TcBackwardParams p, int kernelId) {
     p.delta = p.lse2 + rows;
     check(cudaMemsetAsync(p.dqAccum, 0, rows * std::size_t(p.headDim) * sizeof(float)),
           "Clearing the backward's dQ accumulator");
-    variants()[std::size_t(chosen->id)].launch(p);
+    const BackwardLaunch keyBlocks = variants()[std::size_t(chosen->id)].launch;
+    if (p.headDim == 64) runPasses<64>(p, keyBlocks);
+    else runPasses<128>(p, keyBlocks);
 }
 
 } // namespace flashviz::cuda

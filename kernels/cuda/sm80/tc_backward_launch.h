@@ -19,11 +19,14 @@ struct TcBackwardKernelInfo {
     int threads = 0;
     std::size_t sharedBytes = 0;
     int blocksPerSm = 1;
+    bool wgmma = false; // the Hopper kernel (sm90/, "wgmma_bwd_..."): compute capability 9.0 only
 };
 
-// Every compiled variant, rows of kernels::kTensorCoreBackwardConfigs.
+// Every compiled variant: the mma.sync ones (ids 0 .. kTensorCoreBackwardConfigCount - 1, rows of
+// kernels::kTensorCoreBackwardConfigs), then, where the toolkit builds sm_90a, the Hopper ones
+// (rows of kernels::kHopperBackwardConfigs).
 const std::vector<TcBackwardKernelInfo>& tcBackwardKernels();
-// Whether device 0 gives a block the variant's shared memory.
+// Whether device 0 runs the variant (its shared memory; Hopper for the wgmma ones).
 bool tcBackwardKernelRunsHere(const TcBackwardKernelInfo& info);
 // The variant for d, with or without the mask, on device 0 (kernels::chooseTensorCoreBackwardConfig);
 // null when none fits.
