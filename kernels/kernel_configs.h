@@ -183,6 +183,10 @@ struct HopperBackwardConfig {
     MaskPreference masks;
     int headDim;
     int stages;
+    // dQ_i = dS K_j (64 rows x d) split between the consumers by its columns, each reading the
+    // other's dS^T (so they meet at a barrier every step), or each adding its own keys' share of
+    // every column (twice the atomic adds; the consumers run apart). d = 64 has no split by columns.
+    bool dqByColumns;
     static constexpr int consumers = 2;
     static constexpr int minBlocksPerSm = 1;
     constexpr int threads() const { return 128 * (consumers + 1); }
@@ -205,18 +209,21 @@ struct HopperBackwardConfig {
 // In order of preference per d; the id of a variant is kTensorCoreBackwardConfigCount + its index
 // (kernels/cuda/sm80/tc_backward_launch.h). Figures: kernels/bench/BACKWARD_NOTES.md.
 inline constexpr HopperBackwardConfig kHopperBackwardConfigs[] = {
-    {MaskPreference::Any, 64, 2},  // 128 keys x 64 rows,  98 KiB
-    {MaskPreference::Any, 64, 3},  // 115 KiB
-    {MaskPreference::Any, 128, 2}, // 162 KiB
-    {MaskPreference::Any, 128, 3}, // 195 KiB
+    {MaskPreference::Any, 64, 2, false},  // 128 keys x 64 rows,  98 KiB
+    {MaskPreference::Any, 64, 3, false},  // 115 KiB
+    {MaskPreference::Any, 128, 2, true},  // 162 KiB
+    {MaskPreference::Any, 128, 3, true},  // 195 KiB
+    {MaskPreference::Any, 128, 2, false}, // 162 KiB, dQ by keys
 };
 inline constexpr int kHopperBackwardConfigCount =
     int(sizeof(kHopperBackwardConfigs) / sizeof(kHopperBackwardConfigs[0]));
 
-// "wgmma_bwd_d128_bc128_br64_wg2_s2": d, keys and query rows per block, consumer warpgroups, buffers.
+// "wgmma_bwd_d128_bc128_br64_wg2_s2": d, keys and query rows per block, consumer warpgroups,
+// buffers, and "_dqkeys" where d = 128 splits dQ by keys.
 inline std::string hopperBackwardConfigName(const HopperBackwardConfig& c) {
     return "wgmma_bwd_d" + std::to_string(c.headDim) + "_bc" + std::to_string(c.blockCols()) + "_br" +
-           std::to_string(c.blockRows()) + "_wg" + std::to_string(c.consumers) + "_s" + std::to_string(c.stages);
+           std::to_string(c.blockRows()) + "_wg" + std::to_string(c.consumers) + "_s" + std::to_string(c.stages) +
+           (c.headDim == 128 && !c.dqByColumns ? "_dqkeys" : "");
 }
 
 // ---- the fast fp32 kernels ----

@@ -34,12 +34,12 @@
 
 namespace flashviz::cuda::sm90 {
 
-template <int D_, int Stages_>
+template <int D_, int Stages_, bool DqByColumns_>
 struct HopperBackwardTile {
     static constexpr int D = D_;
     static constexpr int kStages = Stages_;
     // The table's row this tile is built from (kernels/kernel_configs.h): its sizes and registers.
-    static constexpr kernels::HopperBackwardConfig kConfig{kernels::MaskPreference::Any, D, kStages};
+    static constexpr kernels::HopperBackwardConfig kConfig{kernels::MaskPreference::Any, D, kStages, DqByColumns_};
     static constexpr int kConsumers = kConfig.consumers;
     static constexpr int BC = kConfig.blockCols(); // keys per block, 64 a consumer
     static constexpr int BR = kConfig.blockRows(); // query rows per step
@@ -48,12 +48,14 @@ struct HopperBackwardTile {
     static constexpr int kProducerRegisters = kConfig.producerRegisters();
     static constexpr int kConsumerRegisters = kConfig.consumerRegisters();
     static constexpr int kSharedBytes = int(kConfig.sharedBytes());
-    // dQ_i = dS K_j, 64 rows x d: at d = 128 each consumer computes 64 of the columns over all
-    // 128 keys (reading the other's dS^T: the consumers meet at a barrier every step), which keeps
-    // its dQ at 32 registers beside dK and dV's 128; at d = 64 each computes every column over its
-    // own 64 keys, and both add theirs.
-    static constexpr bool kDqSplitsColumns = D == 128;
+    // dQ_i = dS K_j, 64 rows x d, in 64-column products of 32 registers (beside dK and dV's 128 at
+    // d = 128). Split by columns, each consumer computes 64 of them over all 128 keys (reading the
+    // other's dS^T: the consumers meet at a barrier every step); else each computes every column
+    // over its own 64 keys, d / 64 products in turn, and both add theirs.
+    static constexpr bool kDqSplitsColumns = DqByColumns_;
     static constexpr int kDqKeys = kDqSplitsColumns ? BC : 64;
+    static constexpr int kDqProducts = kDqSplitsColumns ? 1 : D / 64;
+    static_assert(!kDqSplitsColumns || D == 128, "two 64-column halves");
     static constexpr int kKVBytes = BC * D * 2;
     static constexpr int kQBytes = BR * D * 2;
     static constexpr int kDsBytes = BC * BR * 2;
@@ -150,12 +152,14 @@ __device__ __forceinline__ void issueQueryGradient(float (&dq)[32], std::uint32_
             prim::swizzled128Descriptor(kRows + kk * 16 * 128, Tile::BC * 128, 1024), kk > 0);
 }
 
-// The consumers meet after writing dS^T: both at d = 128 (each reads the other's), each with its
-// own warps at d = 64. Named barriers 1 to 3 (0 is __syncthreads).
+// The consumers meet after writing dS^T: both where dQ is split by columns (each reads the
+// other's), else each with its own warps. Named barriers 1 to 3 (0 is __syncthreads); their ids
+// are immediates, so ptxas counts the barriers the kernel uses.
 template <class Tile>
 __device__ __forceinline__ void scoreGradientsWritten(int consumer) {
     if constexpr (Tile::kDqSplitsColumns) asm volatile("bar.sync 1, 256;\n" ::: "memory");
-    else asm volatile("bar.sync %0, 128;\n" ::"r"(2 + consumer) : "memory");
+    else if (consumer == 0) asm volatile("bar.sync 2, 128;\n" ::: "memory");
+    else asm volatile("bar.sync 3, 128;\n" ::: "memory");
 }
 
 // One consumer warpgroup: its 64 keys against every step's query block, then dK and dV out.
@@ -219,21 +223,25 @@ __device__ __forceinline__ void consumeSteps(const BackwardLayout<Tile>& smem, c
         storeScoreGradients<Tile>(smem.at(dsTile), dsFragments, firstKey, group, quad);
         prim::fenceSharedForWgmma();
         scoreGradientsWritten<Tile>(consumer);
-        float dq[32];
-        prim::wgmmaFence();
-        issueQueryGradient<Tile, E>(dq, dsTile + dsRow0 * 128, dqKRows);
-        prim::wgmmaCommit();
-        prim::wgmmaWait<0>();
-        prim::fenceAccumulators(dk);
-        prim::fenceAccumulators(dv);
-        prim::fenceAccumulators(dq);
-        prim::barrierArrive(smem.stepFreed(stage));
-        // Padded rows of the scratch: no bounds to check, and their dS is 0.
-        float* out = dqRows + std::int64_t(row0) * D;
 #pragma unroll
-        for (int nt = 0; nt < 8; ++nt)
+        for (int product = 0; product < Tile::kDqProducts; ++product) {
+            float dq[32];
+            prim::wgmmaFence();
+            issueQueryGradient<Tile, E>(dq, dsTile + dsRow0 * 128, dqKRows + product * Tile::BC * 128);
+            prim::wgmmaCommit();
+            prim::wgmmaWait<0>();
+            prim::fenceAccumulators(dk);
+            prim::fenceAccumulators(dv);
+            prim::fenceAccumulators(dq);
+            if (product + 1 == Tile::kDqProducts) prim::barrierArrive(smem.stepFreed(stage));
+            // Padded rows of the scratch: no bounds to check, and their dS is 0.
+            float* out = dqRows + std::int64_t(row0) * D + product * 64;
 #pragma unroll
-            for (int h = 0; h < 2; ++h) tc::addPair(out + h * 8 * D + nt * 8, dq[4 * nt + 2 * h], dq[4 * nt + 2 * h + 1]);
+            for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+                for (int h = 0; h < 2; ++h)
+                    tc::addPair(out + h * 8 * D + nt * 8, dq[4 * nt + 2 * h], dq[4 * nt + 2 * h + 1]);
+        }
     }
 
     // dK = scale x dS^T Q and dV, this thread's two keys (0 for keys no query row sees).

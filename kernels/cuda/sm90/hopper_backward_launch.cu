@@ -52,7 +52,7 @@ void launchTile(const TcBackwardParams& p) {
 template <int I>
 HopperBackwardLaunch variant() {
     constexpr kernels::HopperBackwardConfig c = kernels::kHopperBackwardConfigs[I];
-    using Tile = sm90::HopperBackwardTile<c.headDim, c.stages>;
+    using Tile = sm90::HopperBackwardTile<c.headDim, c.stages, c.dqByColumns>;
     static_assert(Tile::BC == c.blockCols() && Tile::BR == c.blockRows() && Tile::kThreads == c.threads() &&
                       std::size_t(Tile::kSharedBytes) == c.sharedBytes(),
                   "the table's derived sizes are the kernel's");
