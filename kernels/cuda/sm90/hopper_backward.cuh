@@ -212,16 +212,16 @@ __device__ __forceinline__ void consumeSteps(const BackwardLayout<Tile>& smem, c
         std::uint32_t ptFragments[BR / 16][4], dsFragments[BR / 16][4];
         packFragments<BR, E>(s, ptFragments);
         packFragments<BR, E>(dp, dsFragments);
+        // dS^T for dQ, stored before dK's product takes its fragments (a wgmma's register
+        // operands may not be read until it retires). Buffers alternate: a consumer still
+        // reading step - 1's has passed this step's barrier only after its products retired.
+        const std::uint32_t dsTile = smem.ds(step & 1);
+        storeScoreGradients<Tile>(smem.at(dsTile), dsFragments, firstKey, group, quad);
+        prim::fenceSharedForWgmma();
         prim::wgmmaFence();
         issueValues<D, BR, E>(dv, ptFragments, smem.dout(stage));
         issueValues<D, BR, E>(dk, dsFragments, smem.q(stage));
         prim::wgmmaCommit();
-
-        // dS^T for dQ (buffers alternate: a consumer still reading step - 1's has passed this
-        // step's barrier only after its products retired).
-        const std::uint32_t dsTile = smem.ds(step & 1);
-        storeScoreGradients<Tile>(smem.at(dsTile), dsFragments, firstKey, group, quad);
-        prim::fenceSharedForWgmma();
         scoreGradientsWritten<Tile>(consumer);
 #pragma unroll
         for (int product = 0; product < Tile::kDqProducts; ++product) {
