@@ -983,6 +983,18 @@ void TestGpuBenchView::backwardWithoutKernelsSaysWhy() {
                  "flash fp16 and bf16's backward ran tc_bwd_d64_bc64_br64_w4: the mma.sync "
                  "tensor-core backward"))),
              qPrintable(caption));
+    // On Hopper both passes are the wgmma kernels', each named as what it is.
+    GpuBenchRecord hopper = record;
+    for (GpuBenchPoint& p : hopper.points)
+        if (!p.kernel.empty())
+            p.kernel = "wgmma_d64_br192_bc128_wg3_s2_overlap + wgmma_bwd_d64_bc128_br64_wg2_s2";
+    view.showRecord(hopper);
+    for (const QString& expected :
+         {QStringLiteral("flash fp16 and bf16's forward ran wgmma_d64_br192_bc128_wg3_s2_overlap: the "
+                         "Hopper kernel"),
+          QStringLiteral("flash fp16 and bf16's backward ran wgmma_bwd_d64_bc128_br64_wg2_s2: the "
+                         "Hopper backward (a producer warpgroup")})
+        QVERIFY2(view.captionText().contains(unbroken(expected)), qPrintable(view.captionText()));
     // The memory holds the gradients too: Q, K, V, O, dO, dQ, dK, dV in 16 bits and the scratch.
     QChart* memory = view.chart(GpuBenchmarkView::MemoryChart);
     QCOMPARE(writtenAxisTitle(memory->axes(Qt::Vertical).front()),

@@ -182,9 +182,15 @@ void addFastest(QStringList& parts, const GpuBenchRecord& record) {
             }
 }
 
-// What a tensor-core kernel is, from its name: the Hopper forward ("wgmma_..."), the mma.sync
-// backward ("tc_bwd_...") or the mma.sync forward. `whose` says which of the record's passes it ran.
+// What a tensor-core kernel is, from its name: the Hopper backward ("wgmma_bwd_..."), the Hopper
+// forward ("wgmma_..."), the mma.sync backward ("tc_bwd_...") or the mma.sync forward. `whose`
+// says which of the record's passes it ran.
 QString halfKernelSentence(const QString& kernel, const QString& whose) {
+    if (kernel.startsWith(QLatin1String("wgmma_bwd_")))
+        return QObject::tr("flash fp16 and bf16%1 ran %2: the Hopper backward (a producer warpgroup "
+                           "copying query blocks with TMA, two consumers keeping dK and dV on chip "
+                           "and multiplying with wgmma, adding their part of dQ in HBM).")
+            .arg(whose, kernel);
     if (kernel.startsWith(QLatin1String("tc_bwd_")))
         return QObject::tr("flash fp16 and bf16%1 ran %2: the mma.sync tensor-core backward "
                            "(FlashAttention-2's: each block keeps a tile of K and V, sums dK and dV "
