@@ -164,7 +164,7 @@ class TestGpuScene : public QObject {
         qInfo("%s: %s", c.kernel.c_str(), c.summary().c_str());
         QCOMPARE(c.type, HalfType::Bf16);
         QVERIFY2(c.passed(), c.summary().c_str());
-        QVERIFY2(QString::fromStdString(c.kernel).contains(QStringLiteral("tc_bwd_d64")), c.kernel.c_str());
+        QVERIFY2(QString::fromStdString(c.kernel).contains(QStringLiteral("bwd_d64")), c.kernel.c_str());
         QVERIFY(checkModel(*makeFrame(scene, scene->stepCount() - 1)).lowPrecision->passed());
 
         VizSettings toy = onTheGpu(toySettings());
