@@ -206,11 +206,15 @@ struct HopperBackwardConfig {
     }
 };
 
-// In order of preference per d; the id of a variant is kTensorCoreBackwardConfigCount + its index
-// (kernels/cuda/sm80/tc_backward_launch.h). Figures: kernels/bench/BACKWARD_NOTES.md.
+// In order of preference per d and mask; the id of a variant is kTensorCoreBackwardConfigCount +
+// its index (kernels/cuda/sm80/tc_backward_launch.h). On an H100 (kernels/bench/BACKWARD_NOTES.md,
+// v7) d = 128 split by columns runs 1.4-1.5x the mma.sync backward with and without the mask; by
+// keys, its doubled atomic adds cost a third of that. d = 64, where both consumers add every
+// column, is level with the mma.sync backward without the mask (+5 % at n = 16384) and 17 %
+// behind it under the mask at n = 16384, so there the mma.sync row stays the default.
 inline constexpr HopperBackwardConfig kHopperBackwardConfigs[] = {
-    {MaskPreference::Any, 64, 2, false},  // 128 keys x 64 rows,  98 KiB
-    {MaskPreference::Any, 64, 3, false},  // 115 KiB
+    {MaskPreference::Full, 64, 2, false}, // 128 keys x 64 rows,  98 KiB
+    {MaskPreference::Full, 64, 3, false}, // 115 KiB
     {MaskPreference::Any, 128, 2, true},  // 162 KiB
     {MaskPreference::Any, 128, 3, true},  // 195 KiB
     {MaskPreference::Any, 128, 2, false}, // 162 KiB, dQ by keys

@@ -180,6 +180,37 @@ private slots:
                 QCOMPARE(kernels::kTensorCoreBackwardConfigs[hopper].streamed, d == 64 || !causal);
             }
         QCOMPARE(kernels::chooseTensorCoreBackwardConfig(128, false, 48 * KiB, 48 * KiB, KiB), -1);
+        // The Hopper rows on an H100's / H200's shared memory, as measured (BACKWARD_NOTES.md, v7):
+        // d = 128 split by columns with and without the mask, d = 64 without it only.
+        for (const bool causal : {false, true}) {
+            const int row = kernels::chooseHopperBackwardConfig(128, causal, 227 * KiB, 228 * KiB, KiB);
+            QVERIFY(row >= 0);
+            QCOMPARE(kernels::kHopperBackwardConfigs[row].headDim, 128);
+            QVERIFY(kernels::kHopperBackwardConfigs[row].dqByColumns);
+        }
+        const int d64 = kernels::chooseHopperBackwardConfig(64, false, 227 * KiB, 228 * KiB, KiB);
+        QVERIFY(d64 >= 0);
+        QCOMPARE(kernels::kHopperBackwardConfigs[d64].headDim, 64);
+        QCOMPARE(kernels::chooseHopperBackwardConfig(64, true, 227 * KiB, 228 * KiB, KiB), -1);
+        QCOMPARE(kernels::chooseHopperBackwardConfig(128, false, 64 * KiB, 64 * KiB, KiB), -1);
+    }
+
+    // On a Hopper GPU (with sm_90a in the build) the default is the wgmma backward where its table
+    // prefers one: d = 128, and d = 64 without the mask; elsewhere the mma.sync one.
+    void defaultIsTheHopperBackwardWhereItLeads() {
+        FLASHVIZ_REQUIRE_GPU();
+        bool built = false;
+        for (const auto& k : cudaTensorCoreBackwardKernels()) built = built || k.wgmma;
+        const bool hopper = built && cudaTensorCoreBackwardKernels().back().fitsDevice;
+        for (int d : {64, 128})
+            for (const bool causal : {false, true}) {
+                const HalfAttentionProblem p = problem(HalfType::Bf16, d, 100, 100, causal, 1, 1);
+                const Inputs in = makeInputs(p, 3);
+                // "forward + backward": the kernels the default run named.
+                const std::string kernels = cudaFlashBackwardHalf(p, in.q, in.k, in.v, in.dout).kernels;
+                qInfo("d = %d%s: %s", d, causal ? " causal" : "", kernels.c_str());
+                QCOMPARE(kernels.find(" + wgmma_bwd_") != std::string::npos, hopper && !(d == 64 && causal));
+            }
     }
 
     void matchesReference_data() {

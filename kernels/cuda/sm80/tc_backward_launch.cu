@@ -163,8 +163,16 @@ bool tcBackwardKernelRunsHere(const TcBackwardKernelInfo& info) {
 }
 
 const TcBackwardKernelInfo* defaultTcBackwardKernel(int headDim, bool causal) {
-    const int i = kernels::chooseTensorCoreBackwardConfig(headDim, causal, maxSharedBytesPerBlock(),
-                                                          sharedBytesPerSm(), reservedSharedBytesPerBlock());
+    const std::size_t perBlock = maxSharedBytesPerBlock(), perSm = sharedBytesPerSm(),
+                      reserved = reservedSharedBytesPerBlock();
+#if FLASHVIZ_HAS_SM90A
+    // On Hopper the wgmma backward (BACKWARD_NOTES.md, v7), as the forward's default.
+    if (hopperKernelsRunHere()) {
+        const int row = kernels::chooseHopperBackwardConfig(headDim, causal, perBlock, perSm, reserved);
+        if (row >= 0) return &tcBackwardKernels()[std::size_t(kernels::kTensorCoreBackwardConfigCount + row)];
+    }
+#endif
+    const int i = kernels::chooseTensorCoreBackwardConfig(headDim, causal, perBlock, perSm, reserved);
     return i < 0 ? nullptr : &tcBackwardKernels()[std::size_t(i)];
 }
 

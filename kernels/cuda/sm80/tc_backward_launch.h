@@ -28,8 +28,9 @@ struct TcBackwardKernelInfo {
 const std::vector<TcBackwardKernelInfo>& tcBackwardKernels();
 // Whether device 0 runs the variant (its shared memory; Hopper for the wgmma ones).
 bool tcBackwardKernelRunsHere(const TcBackwardKernelInfo& info);
-// The variant for d, with or without the mask, on device 0 (kernels::chooseTensorCoreBackwardConfig);
-// null when none fits.
+// The variant for d, with or without the mask, on device 0: on Hopper the wgmma one where its
+// table prefers one (kernels::chooseHopperBackwardConfig), else the mma.sync one
+// (kernels::chooseTensorCoreBackwardConfig); null when none fits.
 const TcBackwardKernelInfo* defaultTcBackwardKernel(int headDim, bool causal);
 
 // Query rows per (batch, head) in the scratch: the queries rounded up to whole blocks.
