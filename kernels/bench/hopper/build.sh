@@ -11,6 +11,7 @@ mkdir -p "$out"
 nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 "$nvcc" -std=c++17 -O3 -lineinfo -I"$root" -gencode arch=compute_90a,code=sm_90a -Xptxas=-v \
     "$root/kernels/bench/hopper/hopper_check.cu" "$root/kernels/cuda/sm90/hopper_launch.cu" \
+    "$root/kernels/cuda/sm90/tensor_maps.cu" \
     "$root/kernels/cuda/runtime/check.cpp" "$root/core/errors.cpp" \
     -o "$out/hopper_check" 2>"$out/ptxas.txt" || { cat "$out/ptxas.txt" >&2; exit 1; }
 grep -E "C75|[1-9][0-9]* bytes spill stores|warning" "$out/ptxas.txt" || true

@@ -19,11 +19,17 @@
 #include <string>
 #include <utility>
 
+// Set by kernels/cuda_sources.cmake: 1 where the toolkit builds the sm_90a kernels (sm90/).
+#ifndef FLASHVIZ_HAS_SM90A
+#define FLASHVIZ_HAS_SM90A 0
+#endif
+
 namespace flashviz::cuda {
 
 namespace {
 
-// Every variant's query block divides this (kernels::TensorCoreBackwardConfig::blockRows).
+// Every variant's query block divides this (TensorCoreBackwardConfig::blockRows and
+// HopperBackwardConfig::blockRows, both asserted below).
 constexpr int kRowPadding = 128;
 
 // A variant's key-block kernel, run between the pre-pass and the post-pass.

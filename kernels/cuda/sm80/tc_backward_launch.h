@@ -12,7 +12,8 @@ namespace flashviz::cuda {
 
 struct TcBackwardKernelInfo {
     int id = 0;
-    std::string name; // "tc_bwd_d128_bc64_br64_w4_m2" (kernels::tensorCoreBackwardConfigName)
+    std::string name; // "tc_bwd_d128_bc64_br64_w4_m2" (kernels::tensorCoreBackwardConfigName) or
+                      // "wgmma_bwd_d128_bc128_br64_wg2_s2" (kernels::hopperBackwardConfigName)
     int headDim = 0;
     int blockCols = 0;
     int blockRows = 0;

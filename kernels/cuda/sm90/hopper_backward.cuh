@@ -213,8 +213,9 @@ __device__ __forceinline__ void consumeSteps(const BackwardLayout<Tile>& smem, c
         packFragments<BR, E>(s, ptFragments);
         packFragments<BR, E>(dp, dsFragments);
         // dS^T for dQ, stored before dK's product takes its fragments (a wgmma's register
-        // operands may not be read until it retires). Buffers alternate: a consumer still
-        // reading step - 1's has passed this step's barrier only after its products retired.
+        // operands may not be read until it retires). Buffers alternate: this step overwrites
+        // step - 2's, which the other consumer read before it reached step - 1's barrier (its
+        // products retire before it moves on), and this consumer passed that barrier.
         const std::uint32_t dsTile = smem.ds(step & 1);
         storeScoreGradients<Tile>(smem.at(dsTile), dsFragments, firstKey, group, quad);
         prim::fenceSharedForWgmma();
