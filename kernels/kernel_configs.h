@@ -1,12 +1,13 @@
 #pragma once
 // The launch configurations of FlashViz's CUDA kernels as plain data, free of CUDA and Eigen: one
 // table per kernel family, which its launcher instantiates row by row (kernels/cuda/sm80/tc_launch.cu,
-// kernels/cuda/sm90/hopper_launch.cu and kernels/cuda/fp32/flash_launch.cu build variant i from
-// row i, so a variant's id is its row's index; the fp16 / bf16 list puts the Hopper rows after the
-// mma.sync ones, at kTensorCoreConfigCount + row), and one selection policy for every table
-// (chooseConfig). The window's warp and grid pictures (kernel_shapes.h) read the mma.sync table in
-// builds without CUDA too, so that they draw the FlashAttention-2 kernel the GPU runs (on Hopper
-// the backend's default is the wgmma kernel, which they do not draw yet).
+// tc_backward_launch.cu, kernels/cuda/sm90/hopper_launch.cu, hopper_backward_launch.cu and
+// kernels/cuda/fp32/flash_launch.cu build variant i from row i, so a variant's id is its row's
+// index; the fp16 / bf16 lists put the Hopper rows after the mma.sync ones, at
+// kTensorCoreConfigCount + row and kTensorCoreBackwardConfigCount + row), and one selection policy
+// for every table (chooseConfig). The window's warp and grid pictures (kernel_shapes.h) read the
+// mma.sync table in builds without CUDA too, so that they draw the FlashAttention-2 kernel the GPU
+// runs (on Hopper the backend's defaults are the wgmma kernels, which they do not draw yet).
 #include <cstddef>
 #include <string>
 
