@@ -180,14 +180,20 @@ inline std::string tensorCoreBackwardConfigName(const TensorCoreBackwardConfig& 
 // query blocks of 64 rows (Q_i, dO_i and their LSE and D) with the copy engine through `stages`
 // shared-memory buffers. dQ, a sum over key blocks, goes to the same fp32 buffer by atomic adds as
 // the mma.sync backward's. One block per SM.
+// How the two consumers share dQ_i = dS K_j (64 rows x d):
+// - Keys: each adds its own 64 keys' share of every column (twice the atomic adds; the consumers
+//   never wait for each other);
+// - Columns: each computes d / 2 columns over all 128 keys, reading the other's dS^T, so they meet
+//   at a barrier every step (d = 128 only: wgmma's N = 64 products);
+// - Turns: one consumer a step, in turn, computes every column over all 128 keys once the other
+//   has written its dS^T; the other goes on to its next step meanwhile.
+enum class DqSplit { Keys, Columns, Turns };
+
 struct HopperBackwardConfig {
     MaskPreference masks;
     int headDim;
     int stages;
-    // dQ_i = dS K_j (64 rows x d) split between the consumers by its columns, each reading the
-    // other's dS^T (so they meet at a barrier every step), or each adding its own keys' share of
-    // every column (twice the atomic adds; the consumers run apart). d = 64 has no split by columns.
-    bool dqByColumns;
+    DqSplit dqSplit;
     static constexpr int consumers = 2;
     static constexpr int minBlocksPerSm = 1;
     constexpr int threads() const { return 128 * (consumers + 1); }
@@ -208,27 +214,36 @@ struct HopperBackwardConfig {
 };
 
 // In order of preference per d and mask; the id of a variant is kTensorCoreBackwardConfigCount +
-// its index (kernels/cuda/sm80/tc_backward_launch.h). On an H100 (kernels/bench/BACKWARD_NOTES.md,
-// v7) d = 128 split by columns runs 1.4-1.5x the mma.sync backward with and without the mask; by
-// keys, its doubled atomic adds cost a third of that. d = 64, where both consumers add every
-// column, is level with the mma.sync backward without the mask (+5 % at n = 16384) and 17 %
-// behind it under the mask at n = 16384, so there the mma.sync row stays the default.
+// its index (kernels/cuda/sm80/tc_backward_launch.h). On an H100 (kernels/bench/BACKWARD_NOTES.md):
+// v7, split by columns, d = 128 ran 1.4-1.5x the mma.sync backward with and without the mask; by
+// keys, its doubled atomic adds cost a third of that, and d = 64 (by keys) was only level with the
+// mma.sync backward. v8, dQ in turns (half the adds of by keys, no barrier for the consumer not
+// computing dQ) leads at both d under both masks: 1.38-1.42x the best mma.sync row at d = 64 under
+// the mask, and 1-10 % past the split by columns at d = 128.
 inline constexpr HopperBackwardConfig kHopperBackwardConfigs[] = {
-    {MaskPreference::Full, 64, 2, false}, // 128 keys x 64 rows,  98 KiB
-    {MaskPreference::Full, 64, 3, false}, // 115 KiB
-    {MaskPreference::Any, 128, 2, true},  // 162 KiB
-    {MaskPreference::Any, 128, 3, true},  // 195 KiB
-    {MaskPreference::Any, 128, 2, false}, // 162 KiB, dQ by keys
+    {MaskPreference::Any, 64, 2, DqSplit::Turns},     // 128 keys x 64 rows,  98 KiB
+    {MaskPreference::Full, 64, 2, DqSplit::Keys},     //  98 KiB (behind mma.sync under the mask)
+    {MaskPreference::Full, 64, 3, DqSplit::Keys},     // 115 KiB
+    {MaskPreference::Any, 128, 2, DqSplit::Turns},    // 162 KiB
+    {MaskPreference::Any, 128, 2, DqSplit::Columns},  // 162 KiB
+    {MaskPreference::Any, 128, 3, DqSplit::Columns},  // 195 KiB
+    {MaskPreference::Any, 128, 2, DqSplit::Keys},     // 162 KiB
 };
 inline constexpr int kHopperBackwardConfigCount =
     int(sizeof(kHopperBackwardConfigs) / sizeof(kHopperBackwardConfigs[0]));
 
 // "wgmma_bwd_d128_bc128_br64_wg2_s2": d, keys and query rows per block, consumer warpgroups,
-// buffers, and "_dqkeys" where d = 128 splits dQ by keys.
+// buffers, and how dQ is shared ("_dqkeys", "_dqturns") except for the split v7 built first for d
+// (by columns at d = 128, by keys at d = 64), whose names BACKWARD_NOTES.md's logs use.
 inline std::string hopperBackwardConfigName(const HopperBackwardConfig& c) {
+    const DqSplit first = c.headDim == 128 ? DqSplit::Columns : DqSplit::Keys;
+    const char* split = c.dqSplit == first               ? ""
+                        : c.dqSplit == DqSplit::Keys    ? "_dqkeys"
+                        : c.dqSplit == DqSplit::Columns ? "_dqcolumns"
+                                                        : "_dqturns";
     return "wgmma_bwd_d" + std::to_string(c.headDim) + "_bc" + std::to_string(c.blockCols()) + "_br" +
            std::to_string(c.blockRows()) + "_wg" + std::to_string(c.consumers) + "_s" + std::to_string(c.stages) +
-           (c.headDim == 128 && !c.dqByColumns ? "_dqkeys" : "");
+           split;
 }
 
 // ---- the fast fp32 kernels ----

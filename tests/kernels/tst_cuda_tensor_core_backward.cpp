@@ -19,8 +19,11 @@
 
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <random>
+#include <set>
+#include <string>
 #include <vector>
 
 using namespace flashviz;
@@ -166,6 +169,7 @@ private slots:
         }
         for (int d : {64, 128})
             for (const bool causal : {false, true}) {
+                // The mma.sync row an H100 / H200 runs where the Hopper rows are not built.
                 const int hopper = kernels::chooseTensorCoreBackwardConfig(d, causal, 227 * KiB, 228 * KiB, KiB);
                 const int a100 = kernels::chooseTensorCoreBackwardConfig(d, causal, 163 * KiB, 164 * KiB, KiB);
                 QVERIFY(hopper >= 0 && a100 >= 0);
@@ -180,23 +184,44 @@ private slots:
                 QCOMPARE(kernels::kTensorCoreBackwardConfigs[hopper].streamed, d == 64 || !causal);
             }
         QCOMPARE(kernels::chooseTensorCoreBackwardConfig(128, false, 48 * KiB, 48 * KiB, KiB), -1);
-        // The Hopper rows on an H100's / H200's shared memory, as measured (BACKWARD_NOTES.md, v7):
-        // d = 128 split by columns with and without the mask, d = 64 without it only.
-        for (const bool causal : {false, true}) {
-            const int row = kernels::chooseHopperBackwardConfig(128, causal, 227 * KiB, 228 * KiB, KiB);
-            QVERIFY(row >= 0);
-            QCOMPARE(kernels::kHopperBackwardConfigs[row].headDim, 128);
-            QVERIFY(kernels::kHopperBackwardConfigs[row].dqByColumns);
-        }
-        const int d64 = kernels::chooseHopperBackwardConfig(64, false, 227 * KiB, 228 * KiB, KiB);
-        QVERIFY(d64 >= 0);
-        QCOMPARE(kernels::kHopperBackwardConfigs[d64].headDim, 64);
-        QCOMPARE(kernels::chooseHopperBackwardConfig(64, true, 227 * KiB, 228 * KiB, KiB), -1);
+        // The Hopper rows on an H100's / H200's shared memory, as measured (BACKWARD_NOTES.md, v8):
+        // dQ in turns at both d, with and without the mask.
+        for (int d : {64, 128})
+            for (const bool causal : {false, true}) {
+                const int row = kernels::chooseHopperBackwardConfig(d, causal, 227 * KiB, 228 * KiB, KiB);
+                QVERIFY(row >= 0);
+                QCOMPARE(kernels::kHopperBackwardConfigs[row].headDim, d);
+                QCOMPARE(kernels::kHopperBackwardConfigs[row].dqSplit, kernels::DqSplit::Turns);
+            }
         QCOMPARE(kernels::chooseHopperBackwardConfig(128, false, 64 * KiB, 64 * KiB, KiB), -1);
     }
 
-    // On a Hopper GPU (with sm_90a in the build) the default is the wgmma backward where its table
-    // prefers one: d = 128, and d = 64 without the mask; elsewhere the mma.sync one.
+    // Every variant has its own name (the benchmark and the CLI report them; BACKWARD_NOTES.md
+    // quotes them), and a Hopper row's name says how it shares dQ, except for the split first
+    // built for its d (v7's names).
+    void variantNamesSayHowDqIsShared() {
+        std::set<std::string> names;
+        for (const auto& c : kernels::kTensorCoreBackwardConfigs) names.insert(kernels::tensorCoreBackwardConfigName(c));
+        for (const auto& c : kernels::kHopperBackwardConfigs) {
+            const std::string name = kernels::hopperBackwardConfigName(c);
+            names.insert(name);
+            const bool keys = name.find("_dqkeys") != std::string::npos,
+                       turns = name.find("_dqturns") != std::string::npos;
+            QCOMPARE(turns, c.dqSplit == kernels::DqSplit::Turns);
+            QCOMPARE(keys, c.dqSplit == kernels::DqSplit::Keys && c.headDim == 128);
+            QVERIFY(c.dqSplit != kernels::DqSplit::Columns || c.headDim == 128); // N = 64 halves
+        }
+        QCOMPARE(names.size(), std::size(kernels::kTensorCoreBackwardConfigs) + std::size(kernels::kHopperBackwardConfigs));
+        QCOMPARE(kernels::hopperBackwardConfigName({kernels::MaskPreference::Any, 64, 2, kernels::DqSplit::Turns}),
+                 std::string("wgmma_bwd_d64_bc128_br64_wg2_s2_dqturns"));
+        QCOMPARE(kernels::hopperBackwardConfigName({kernels::MaskPreference::Any, 128, 3, kernels::DqSplit::Columns}),
+                 std::string("wgmma_bwd_d128_bc128_br64_wg2_s3"));
+        QCOMPARE(kernels::hopperBackwardConfigName({kernels::MaskPreference::Any, 64, 2, kernels::DqSplit::Columns}),
+                 std::string("wgmma_bwd_d64_bc128_br64_wg2_s2_dqcolumns"));
+    }
+
+    // On a Hopper GPU (with sm_90a in the build) the default is the wgmma backward, at both d with
+    // and without the mask (its table prefers one for each); elsewhere the mma.sync one.
     void defaultIsTheHopperBackwardWhereItLeads() {
         FLASHVIZ_REQUIRE_GPU();
         bool built = false;
@@ -209,7 +234,9 @@ private slots:
                 // "forward + backward": the kernels the default run named.
                 const std::string kernels = cudaFlashBackwardHalf(p, in.q, in.k, in.v, in.dout).kernels;
                 qInfo("d = %d%s: %s", d, causal ? " causal" : "", kernels.c_str());
-                QCOMPARE(kernels.find(" + wgmma_bwd_") != std::string::npos, hopper && !(d == 64 && causal));
+                QCOMPARE(kernels.find(" + wgmma_bwd_") != std::string::npos, hopper);
+                // dQ in turns (BACKWARD_NOTES.md, v8): a reordered table would show here.
+                QCOMPARE(kernels.find("_dqturns") != std::string::npos, hopper);
             }
     }
 
@@ -282,13 +309,33 @@ private slots:
         // mask, a ragged last block of both, the sequence-major layout.
         runAndJudge(problem(HalfType(type), info.headDim, 700, 1000, true, 2, 1, HalfLayout::BatchSeqHeadDim), -1,
                     kernel, 7);
+        // Between them the shapes give key blocks of 1, 2, 3, 8, 10 and 11 steps: both parities of
+        // the last step where the consumers take dQ in turns, and a block whose second consumer's
+        // keys are all past the end.
     }
 
     // dK and dV are sums each warp keeps in registers in a fixed order: the same bits every run.
-    // dQ's atomic adds come in any order: close, not necessarily equal.
+    // dQ's atomic adds come in any order: close, not necessarily equal. The long causal walk
+    // (up to 40 query blocks a key block, both consumers taking dQ in turns on Hopper, every dS^T
+    // buffer reused many times) would show a consumer reading the other's dS^T too early as a
+    // dQ that differs between runs.
+    void keyGradientsAreReproducible_data() {
+        QTest::addColumn<int>("d");
+        QTest::addColumn<int>("n");
+        QTest::addColumn<bool>("causal");
+        QTest::addColumn<int>("heads");
+        QTest::addRow("d128 700") << 128 << 700 << false << 2;
+        QTest::addRow("d64 2500 causal") << 64 << 2500 << true << 4;
+        QTest::addRow("d128 2500 causal") << 128 << 2500 << true << 2;
+    }
+
     void keyGradientsAreReproducible() {
         FLASHVIZ_REQUIRE_GPU();
-        const HalfAttentionProblem p = problem(HalfType::Bf16, 128, 700, 700, false, 1, 2);
+        QFETCH(int, d);
+        QFETCH(int, n);
+        QFETCH(bool, causal);
+        QFETCH(int, heads);
+        const HalfAttentionProblem p = problem(HalfType::Bf16, d, n, n, causal, 1, heads);
         const Inputs in = makeInputs(p, 11);
         const HalfGradients a = cudaFlashBackwardHalf(p, in.q, in.k, in.v, in.dout);
         const HalfGradients b = cudaFlashBackwardHalf(p, in.q, in.k, in.v, in.dout);
@@ -296,7 +343,7 @@ private slots:
         QVERIFY(a.dv == b.dv);
         float largest = 0;
         for (const std::uint16_t bits : a.dq) largest = std::max(largest, std::fabs(fromHalfBits(bits, p.type)));
-        // dQ sums the key blocks' partial products (6 of 128 keys here) by fp32 atomic adds in any
+        // dQ sums the key blocks' partial products (6 to 20 of 128 keys here) by fp32 atomic adds in any
         // order; where a sum cancels to near zero, their rounding is many bf16 steps of the value
         // (an H100 run saw -1.099e-07 and -1.127e-07), so up to 2^-14 of the largest |dQ| is
         // allowed besides: generous against fp32 reordering, still far below any wrong sum.

@@ -1,13 +1,28 @@
 #pragma once
 // Parameters of the tensor-core (fp16 / bf16) FlashAttention kernel: device pointers, sizes and
-// element strides, nothing else, so the launch layer's callers are plain C++. Internal to
-// kernels/cuda; the public face is the HalfAttention section of kernels/cuda_backend.h.
+// element strides, so the launch layer's callers are plain C++, and the one switch from a
+// launch's element type and mask to a kernel's template arguments. Internal to kernels/cuda; the
+// public face is the HalfAttention section of kernels/cuda_backend.h.
 #include "kernels/cuda/params/qkv_params.h"
+
+#include <type_traits>
 
 namespace flashviz::cuda {
 
 // Element type of Q, K, V and O (accumulation is always fp32).
 enum class TcElement { Fp16, Bf16 };
+
+// Calls launch(element, causal) with both as types (std::integral_constant), so that a launcher
+// instantiates its kernel for what the parameters ask in one line:
+//   withElementAndMask(p.element, p.causal, [&](auto e, auto causal) {
+//       launchTyped<Tile, decltype(e)::value, decltype(causal)::value>(p); });
+template <class Launch>
+void withElementAndMask(TcElement element, bool causal, Launch&& launch) {
+    using Fp16 = std::integral_constant<TcElement, TcElement::Fp16>;
+    using Bf16 = std::integral_constant<TcElement, TcElement::Bf16>;
+    if (element == TcElement::Fp16) causal ? launch(Fp16{}, std::true_type{}) : launch(Fp16{}, std::false_type{});
+    else causal ? launch(Bf16{}, std::true_type{}) : launch(Bf16{}, std::false_type{});
+}
 
 // Sizes, strides, scale and mask as in QkvParams; every row must start on a 16-byte boundary
 // (row strides and pointers multiples of 8 elements / 16 bytes).

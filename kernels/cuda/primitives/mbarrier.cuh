@@ -1,7 +1,8 @@
 #pragma once
 // Shared-memory barriers (mbarrier, sm_90): a producer announces how many bytes a copy will
 // deliver, the copy engine counts them down, and consumers wait on the barrier's phase. Written
-// once for every kernel family that streams tiles with the copy engine (TMA).
+// once for every kernel family that streams tiles with the copy engine (TMA). And named barriers,
+// with which warpgroups of a block meet.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -42,6 +43,21 @@ __device__ __forceinline__ void barrierWait(std::uint32_t barrier, std::uint32_t
         "}\n" ::"r"(barrier),
         "r"(phase)
         : "memory");
+}
+
+// Named barriers (bar.sync / bar.arrive, any architecture): `Threads` threads of the block meet
+// at barrier `Id` (1 to 15; 0 is __syncthreads). Arriving does not wait. The id is an immediate,
+// so ptxas counts the barriers a kernel uses.
+template <int Id, int Threads>
+__device__ __forceinline__ void namedBarrierSync() {
+    static_assert(Id > 0 && Id < 16 && Threads % 32 == 0, "a named barrier of whole warps");
+    asm volatile("bar.sync %0, %1;\n" ::"n"(Id), "n"(Threads) : "memory");
+}
+
+template <int Id, int Threads>
+__device__ __forceinline__ void namedBarrierArrive() {
+    static_assert(Id > 0 && Id < 16 && Threads % 32 == 0, "a named barrier of whole warps");
+    asm volatile("bar.arrive %0, %1;\n" ::"n"(Id), "n"(Threads) : "memory");
 }
 
 } // namespace flashviz::cuda::primitives

@@ -17,6 +17,8 @@
 // scores() computes S^T and dP^T (a 16-row tile against BR columns), accumulatePV() dV and dK.
 #include "kernels/cuda/sm80/tc_flash.cuh"
 
+#include "core/tiling.h"
+
 #include <type_traits>
 
 namespace flashviz::cuda::tc {
@@ -212,6 +214,51 @@ __device__ __forceinline__ void queryGradient(float (&acc)[Tile::D / 8 / Tile::k
     }
 }
 
+// Where a key-block kernel's block works, this family's and the Hopper one's
+// (sm90/hopper_backward.cuh). Without the mask the grid is (key blocks, heads, batch), so that one
+// head's blocks run together and its Q, dO and dQ stay in L2; under it (heads, key blocks, batch):
+// key block j walks about (1 - j / key blocks) of the query blocks, and head after head the last
+// heads' longest blocks started near the end and ran past everything else (BACKWARD_NOTES.md,
+// v6). Read from blockIdx, not computed: no register holds them.
+struct KeyBlockPlace {
+    int keyBlock, head, batch;
+};
+
+template <bool Causal>
+__device__ __forceinline__ KeyBlockPlace keyBlockPlace() {
+    return {int(Causal ? blockIdx.y : blockIdx.x), int(Causal ? blockIdx.x : blockIdx.y), int(blockIdx.z)};
+}
+
+// The grid keyBlockPlace reads, for key blocks of `blockCols` keys.
+inline dim3 keyBlockGrid(const TcBackwardParams& p, int blockCols) {
+    const unsigned keyBlocks = unsigned(blockCount(p.keys, blockCols)), heads = unsigned(p.heads);
+    return p.causal ? dim3(heads, keyBlocks, unsigned(p.batch)) : dim3(keyBlocks, heads, unsigned(p.batch));
+}
+
+// dK = scale x dS^T Q and dV of this thread's keys `key` and key + 8 (those before the end), from
+// accumulators in the mma layout (n-tile dt, register 2h + c: column 8 dt + 2 quad + c), rounded
+// to the element type. Keys no query row sees have zeros.
+template <int D, class El>
+__device__ __forceinline__ void storeKeyGradients(const TcBackwardParams& p, const float (&dk)[D / 8][4],
+                                                  const float (&dv)[D / 8][4], int key, int head, int batch,
+                                                  int quad) {
+    char* dkGlobal = static_cast<char*>(p.dk) + 2 * (batch * p.kBatchStride + head * p.kHeadStride);
+    char* dvGlobal = static_cast<char*>(p.dv) + 2 * (batch * p.vBatchStride + head * p.vHeadStride);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const int row = key + 8 * h;
+        if (row >= p.keys) continue;
+        char* kOut = dkGlobal + std::int64_t(row) * (2 * p.kRowStride) + quad * 4;
+        char* vOut = dvGlobal + std::int64_t(row) * (2 * p.vRowStride) + quad * 4;
+#pragma unroll
+        for (int dt = 0; dt < D / 8; ++dt) {
+            *reinterpret_cast<std::uint32_t*>(kOut + dt * 16) =
+                El::pack(dk[dt][2 * h] * p.scale, dk[dt][2 * h + 1] * p.scale);
+            *reinterpret_cast<std::uint32_t*>(vOut + dt * 16) = El::pack(dv[dt][2 * h], dv[dt][2 * h + 1]);
+        }
+    }
+}
+
 // *address += (x, y) in global memory: one vector reduction on Hopper (sm_90; PTX ISA 8.1, CUDA
 // 12.1), two before.
 __device__ __forceinline__ void addPair(float* address, float x, float y) {
@@ -231,13 +278,8 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) tcBackwardKe
     using Products = typename Tile::WarpProducts;
     extern __shared__ __align__(16) unsigned char shared[];
 
-    // The grid's order (launchTyped): without the mask (key blocks, heads, batch), so that one
-    // head's blocks run together and its Q, dO and dQ stay in L2; under it (heads, key blocks,
-    // batch): key block j walks about (1 - j / key blocks) of the query blocks, and head after
-    // head the last heads' longest blocks started near the end and ran past everything else
-    // (BACKWARD_NOTES.md, v5). Read from blockIdx, not computed: no register holds them.
-    const int keyBlock = int(Causal ? blockIdx.y : blockIdx.x), head = int(Causal ? blockIdx.x : blockIdx.y),
-              batch = int(blockIdx.z);
+    const KeyBlockPlace place = keyBlockPlace<Causal>();
+    const int keyBlock = place.keyBlock, head = place.head, batch = place.batch;
     const int key0 = keyBlock * BC;
     const int tid = int(threadIdx.x), warp = tid / 32, lane = tid % 32;
     const int group = lane / 4, quad = lane % 4;
@@ -431,22 +473,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) tcBackwardKe
         primitives::copyAsyncWait<0>();
     }
 
-    // dK = scale x dS^T Q and dV, this warp's 16 keys (0 for keys no query row sees).
-    char* dkGlobal = static_cast<char*>(p.dk) + 2 * (batch * p.kBatchStride + head * p.kHeadStride);
-    char* dvGlobal = static_cast<char*>(p.dv) + 2 * (batch * p.vBatchStride + head * p.vHeadStride);
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        const int key = key0 + warpKey + group + 8 * h;
-        if (key >= nk) continue;
-        char* kOut = dkGlobal + std::int64_t(key) * (2 * p.kRowStride) + quad * 4;
-        char* vOut = dvGlobal + std::int64_t(key) * (2 * p.vRowStride) + quad * 4;
-#pragma unroll
-        for (int dt = 0; dt < D / 8; ++dt) {
-            *reinterpret_cast<std::uint32_t*>(kOut + dt * 16) =
-                El::pack(dk[dt][2 * h] * p.scale, dk[dt][2 * h + 1] * p.scale);
-            *reinterpret_cast<std::uint32_t*>(vOut + dt * 16) = El::pack(dv[dt][2 * h], dv[dt][2 * h + 1]);
-        }
-    }
+    storeKeyGradients<D, El>(p, dk, dv, key0 + warpKey + group, head, batch, quad);
 }
 
 } // namespace flashviz::cuda::tc

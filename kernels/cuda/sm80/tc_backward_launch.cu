@@ -1,7 +1,7 @@
-// Launchers of the tensor-core backward pass (tc_backward.cuh): the variant tables (the mma.sync
-// rows, then where the toolkit builds sm_90a the Hopper ones, sm90/hopper_backward.cuh), checks,
-// the scratch's layout and the grids of the pre-pass, the mma.sync key-block kernel and the
-// post-pass. Variants and their figures: kernels/bench/BACKWARD_NOTES.md.
+// Launchers of the tensor-core backward pass (tc_backward.cuh): the variant table (the mma.sync
+// rows, then where the toolkit builds sm_90a the Hopper ones, sm90/hopper_backward_launch.cu),
+// the default, checks, the scratch's layout, and the pre-pass, the variant's key-block kernel and
+// the post-pass. Variants and their figures: kernels/bench/BACKWARD_NOTES.md.
 #include "kernels/cuda/runtime/check.h"
 #include "kernels/cuda/runtime/device_attributes.h"
 #include "kernels/cuda/launch.h"
@@ -28,17 +28,18 @@ namespace flashviz::cuda {
 
 namespace {
 
-// Every variant's query block divides this (TensorCoreBackwardConfig::blockRows and
-// HopperBackwardConfig::blockRows, both asserted below).
+// Every variant's query block divides this (the mma.sync rows' asserted in variant(), the Hopper
+// rows' here).
 constexpr int kRowPadding = 128;
 
-// A variant's key-block kernel, run between the pre-pass and the post-pass.
-using BackwardLaunch = void (*)(const TcBackwardParams&);
+constexpr bool hopperQueryBlocksDivideThePadding() {
+    for (const kernels::HopperBackwardConfig& c : kernels::kHopperBackwardConfigs)
+        if (kRowPadding % c.blockRows() != 0) return false;
+    return true;
+}
+static_assert(hopperQueryBlocksDivideThePadding(), "whole query blocks in the scratch");
 
-struct BackwardVariant {
-    TcBackwardKernelInfo info;
-    BackwardLaunch launch;
-};
+using BackwardLaunch = decltype(TcBackwardVariant::launch);
 
 template <class Tile, TcElement E, bool Causal>
 void launchTyped(const TcBackwardParams& p) {
@@ -46,10 +47,7 @@ void launchTyped(const TcBackwardParams& p) {
     check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                int(Tile::kSharedBytes)),
           "Reserving shared memory for the tensor-core backward kernel");
-    // Under the mask every head's first (longest) key blocks start first (tcBackwardKernel).
-    const unsigned keyBlocks = unsigned(blockCount(p.keys, Tile::BC)), heads = unsigned(p.heads);
-    const dim3 grid = Causal ? dim3(heads, keyBlocks, unsigned(p.batch)) : dim3(keyBlocks, heads, unsigned(p.batch));
-    kernel<<<grid, Tile::kThreads, Tile::kSharedBytes>>>(p);
+    kernel<<<tc::keyBlockGrid(p, Tile::BC), Tile::kThreads, Tile::kSharedBytes>>>(p);
     checkLaunch("flash backward (tensor cores)");
 }
 
@@ -69,10 +67,9 @@ void finish(const TcBackwardParams& p) {
 
 template <class Tile>
 void launchTile(const TcBackwardParams& p) {
-    if (p.element == TcElement::Fp16)
-        p.causal ? launchTyped<Tile, TcElement::Fp16, true>(p) : launchTyped<Tile, TcElement::Fp16, false>(p);
-    else
-        p.causal ? launchTyped<Tile, TcElement::Bf16, true>(p) : launchTyped<Tile, TcElement::Bf16, false>(p);
+    withElementAndMask(p.element, p.causal, [&](auto e, auto causal) {
+        launchTyped<Tile, decltype(e)::value, decltype(causal)::value>(p);
+    });
 }
 
 // D and the LSE into the scratch, the variant's key blocks, then dQ from its accumulator.
@@ -91,7 +88,7 @@ void runPasses(const TcBackwardParams& p, BackwardLaunch keyBlocks) {
 
 // Variant I, instantiated from row I of the table (kernels/kernel_configs.h).
 template <int I>
-BackwardVariant variant() {
+TcBackwardVariant variant() {
     constexpr kernels::TensorCoreBackwardConfig c = kernels::kTensorCoreBackwardConfigs[I];
     using Tile = tc::BackwardTile<c.headDim, c.warps, c.rows, c.minBlocksPerSm, c.streamed, c.kvInRegisters>;
     static_assert(Tile::BC == c.blockCols() && Tile::BR == c.blockRows() &&
@@ -110,44 +107,18 @@ BackwardVariant variant() {
     return {info, &launchTile<Tile>};
 }
 
+template <int... I>
+std::vector<TcBackwardVariant> allVariants(std::integer_sequence<int, I...>) {
+    std::vector<TcBackwardVariant> all{variant<I>()...};
 #if FLASHVIZ_HAS_SM90A
-template <int Row>
-void launchHopperRow(const TcBackwardParams& p) {
-    launchHopperBackward(p, Row);
-}
-
-// Row I of kernels::kHopperBackwardConfigs, id kTensorCoreBackwardConfigCount + I.
-template <int I>
-BackwardVariant hopperVariant() {
-    constexpr kernels::HopperBackwardConfig c = kernels::kHopperBackwardConfigs[I];
-    static_assert(kRowPadding % c.blockRows() == 0, "whole query blocks in the scratch");
-    TcBackwardKernelInfo info;
-    info.id = kernels::kTensorCoreBackwardConfigCount + I;
-    info.name = kernels::hopperBackwardConfigName(c);
-    info.headDim = c.headDim;
-    info.blockCols = c.blockCols();
-    info.blockRows = c.blockRows();
-    info.threads = c.threads();
-    info.sharedBytes = c.sharedBytes();
-    info.blocksPerSm = c.minBlocksPerSm;
-    info.wgmma = true;
-    return {info, &launchHopperRow<I>};
-}
+    for (const TcBackwardVariant& v : hopperBackwardVariants()) all.push_back(v);
 #endif
-
-template <int... I, int... H>
-std::vector<BackwardVariant> allVariants(std::integer_sequence<int, I...>, std::integer_sequence<int, H...>) {
-#if FLASHVIZ_HAS_SM90A
-    return {variant<I>()..., hopperVariant<H>()...};
-#else
-    return {variant<I>()...};
-#endif
+    return all;
 }
 
-const std::vector<BackwardVariant>& variants() {
-    static const std::vector<BackwardVariant> all =
-        allVariants(std::make_integer_sequence<int, kernels::kTensorCoreBackwardConfigCount>(),
-                    std::make_integer_sequence<int, kernels::kHopperBackwardConfigCount>());
+const std::vector<TcBackwardVariant>& variants() {
+    static const std::vector<TcBackwardVariant> all =
+        allVariants(std::make_integer_sequence<int, kernels::kTensorCoreBackwardConfigCount>());
     return all;
 }
 
@@ -172,7 +143,7 @@ const TcBackwardKernelInfo* defaultTcBackwardKernel(int headDim, bool causal) {
     const std::size_t perBlock = maxSharedBytesPerBlock(), perSm = sharedBytesPerSm(),
                       reserved = reservedSharedBytesPerBlock();
 #if FLASHVIZ_HAS_SM90A
-    // On Hopper the wgmma backward (BACKWARD_NOTES.md, v7), as the forward's default.
+    // On Hopper the wgmma backward (BACKWARD_NOTES.md, v7 and v8), as the forward's default.
     if (hopperKernelsRunHere()) {
         const int row = kernels::chooseHopperBackwardConfig(headDim, causal, perBlock, perSm, reserved);
         if (row >= 0) return &tcBackwardKernels()[std::size_t(kernels::kTensorCoreBackwardConfigCount + row)];
@@ -227,7 +198,7 @@ void launchTcBackward(TcBackwardParams p, int kernelId) {
                               "The tensor-core backward variant " + chosen->name +
                                   " needs more shared memory than this GPU gives a block.");
     }
-    // Under the mask the key blocks are the grid's y (launchTyped), which holds 65535.
+    // Under the mask the key blocks are the grid's y (tc::keyBlockGrid), which holds 65535.
     if (p.causal && blockCount(p.keys, chosen->blockCols) > 65535)
         throw EngineError(ErrorKind::LimitExceeded,
                           "Under the causal mask the tensor-core backward takes at most " +

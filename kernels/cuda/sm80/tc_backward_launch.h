@@ -23,6 +23,14 @@ struct TcBackwardKernelInfo {
     bool wgmma = false; // the Hopper kernel (sm90/, "wgmma_bwd_..."): compute capability 9.0 only
 };
 
+// A variant's key-block kernel and its description: what the two families' launchers
+// (tc_backward_launch.cu, sm90/hopper_backward_launch.cu) list. `launch` runs on a problem
+// launchTcBackward accepted, after the pre-pass, on the default stream.
+struct TcBackwardVariant {
+    TcBackwardKernelInfo info;
+    void (*launch)(const TcBackwardParams&);
+};
+
 // Every compiled variant: the mma.sync ones (ids 0 .. kTensorCoreBackwardConfigCount - 1, rows of
 // kernels::kTensorCoreBackwardConfigs), then, where the toolkit builds sm_90a, the Hopper ones
 // (rows of kernels::kHopperBackwardConfigs).

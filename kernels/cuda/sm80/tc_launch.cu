@@ -44,12 +44,9 @@ void launchTyped(const TcParams& p) {
 
 template <class Tile>
 void launchTile(const TcParams& p) {
-    if (p.element == TcElement::Fp16)
-        p.causal ? launchTyped<Tile, TcElement::Fp16, true>(p)
-                 : launchTyped<Tile, TcElement::Fp16, false>(p);
-    else
-        p.causal ? launchTyped<Tile, TcElement::Bf16, true>(p)
-                 : launchTyped<Tile, TcElement::Bf16, false>(p);
+    withElementAndMask(p.element, p.causal, [&](auto e, auto causal) {
+        launchTyped<Tile, decltype(e)::value, decltype(causal)::value>(p);
+    });
 }
 
 // Variant I, instantiated from row I of the configuration table (kernels/kernel_configs.h).

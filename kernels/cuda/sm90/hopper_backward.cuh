@@ -13,7 +13,8 @@
 //     dV += P^T dO_i and dK += dS^T Q_i (P^T and dS^T from registers, dO_i and Q_i MN-major),
 //   so dK and dV stay in registers across the walk; dS^T also goes to shared memory, and
 //     dQ_i += dS K_j (dS from dS^T and K_j, both MN-major: transposed by the descriptors)
-//   is added to the fp32 scratch with red.add, as the mma.sync backward does.
+//   is added to the fp32 scratch with red.add, as the mma.sync backward does; how the two consumers
+//   share that product is the row's kernels::DqSplit (by default in turns: one a step).
 // Keys past the end arrive as zero rows and, with keys past a row's diagonal under the causal
 // mask (bottom-right aligned), get P = 0; query rows past the end arrive as zeros and their LSE
 // as +inf (the pre-pass's padding), so they add nothing.
@@ -34,12 +35,12 @@
 
 namespace flashviz::cuda::sm90 {
 
-template <int D_, int Stages_, bool DqByColumns_>
+template <int D_, int Stages_, kernels::DqSplit DqSplit_>
 struct HopperBackwardTile {
     static constexpr int D = D_;
     static constexpr int kStages = Stages_;
     // The table's row this tile is built from (kernels/kernel_configs.h): its sizes and registers.
-    static constexpr kernels::HopperBackwardConfig kConfig{kernels::MaskPreference::Any, D, kStages, DqByColumns_};
+    static constexpr kernels::HopperBackwardConfig kConfig{kernels::MaskPreference::Any, D, kStages, DqSplit_};
     static constexpr int kConsumers = kConfig.consumers;
     static constexpr int BC = kConfig.blockCols(); // keys per block, 64 a consumer
     static constexpr int BR = kConfig.blockRows(); // query rows per step
@@ -49,11 +50,13 @@ struct HopperBackwardTile {
     static constexpr int kConsumerRegisters = kConfig.consumerRegisters();
     static constexpr int kSharedBytes = int(kConfig.sharedBytes());
     // dQ_i = dS K_j, 64 rows x d, in 64-column products of 32 registers (beside dK and dV's 128 at
-    // d = 128). Split by columns, each consumer computes 64 of them over all 128 keys (reading the
-    // other's dS^T: the consumers meet at a barrier every step); else each computes every column
-    // over its own 64 keys, d / 64 products in turn, and both add theirs.
-    static constexpr bool kDqSplitsColumns = DqByColumns_;
-    static constexpr int kDqKeys = kDqSplitsColumns ? BC : 64;
+    // d = 128), shared as kernels::DqSplit says: by columns, each consumer computes 64 of them over
+    // all 128 keys; by keys, every column over its own 64 keys, d / 64 products in turn; in turns,
+    // every column over all keys on every other step.
+    static constexpr kernels::DqSplit kDqSplit = DqSplit_;
+    static constexpr bool kDqSplitsColumns = kDqSplit == kernels::DqSplit::Columns;
+    static constexpr bool kDqTakesTurns = kDqSplit == kernels::DqSplit::Turns;
+    static constexpr int kDqKeys = kDqSplit == kernels::DqSplit::Keys ? 64 : BC;
     static constexpr int kDqProducts = kDqSplitsColumns ? 1 : D / 64;
     static_assert(!kDqSplitsColumns || D == 128, "two 64-column halves");
     static constexpr int kKVBytes = BC * D * 2;
@@ -128,7 +131,9 @@ __device__ __forceinline__ void produceSteps(const BackwardLayout<Tile>& smem, c
 
 // dS^T (packed as wgmma's A fragments: k-step kj, register r holds keys group + 8 (r & 1) and
 // query columns 8 (2 kj + r / 2) + 2 quad, + 1) into its shared-memory tile, 128-byte swizzled as
-// the copy engine stores tiles: chunk c of key row `key` at c ^ (key % 8).
+// the copy engine stores tiles: chunk c of key row `key` at c ^ (key % 8). tc::storeScoreGradients
+// stores the same from the unpacked floats; packing a second time there costs this kernel 12 more
+// bytes of spills at d = 128 (ptxas), so the fragments dK's product takes are stored instead.
 template <class Tile>
 __device__ __forceinline__ void storeScoreGradients(unsigned char* tile, const std::uint32_t (&ds)[Tile::BR / 16][4],
                                                     int firstKey, int group, int quad) {
@@ -141,7 +146,7 @@ __device__ __forceinline__ void storeScoreGradients(unsigned char* tile, const s
         }
 }
 
-// dQ_i's 64 columns this consumer owns, over kDqKeys keys: A = dS from the dS^T tile (keys as
+// 64 of dQ_i's columns, over kDqKeys keys: A = dS from the dS^T tile (keys as
 // rows, from `dsRows`), B = K_j's rows from `kRows` (one 64-column block), both MN-major; issued.
 template <class Tile, TcElement E>
 __device__ __forceinline__ void issueQueryGradient(float (&dq)[32], std::uint32_t dsRows, std::uint32_t kRows) {
@@ -152,14 +157,31 @@ __device__ __forceinline__ void issueQueryGradient(float (&dq)[32], std::uint32_
             prim::swizzled128Descriptor(kRows + kk * 16 * 128, Tile::BC * 128, 1024), kk > 0);
 }
 
-// The consumers meet after writing dS^T: both where dQ is split by columns (each reads the
-// other's), else each with its own warps. Named barriers 1 to 3 (0 is __syncthreads); their ids
-// are immediates, so ptxas counts the barriers the kernel uses.
+// Whether this consumer computes dQ_i this step: both split by keys or columns; in turns,
+// consumer step % 2.
 template <class Tile>
-__device__ __forceinline__ void scoreGradientsWritten(int consumer) {
-    if constexpr (Tile::kDqSplitsColumns) asm volatile("bar.sync 1, 256;\n" ::: "memory");
-    else if (consumer == 0) asm volatile("bar.sync 2, 128;\n" ::: "memory");
-    else asm volatile("bar.sync 3, 128;\n" ::: "memory");
+__device__ __forceinline__ bool takesDq(int consumer, int step) {
+    return !Tile::kDqTakesTurns || (step & 1) == consumer;
+}
+
+// The consumers meet after writing dS^T: both where dQ is split by columns (each reads the
+// other's); in turns the one computing dQ waits for the other's, which only signals (a barrier of
+// the step's parity: the next step's is the other one's, and a consumer signals step s + 2 only
+// after waiting on step s + 1, which the other signals after reading step s); by keys each with
+// its own warps. Named barriers 1 to 3.
+template <class Tile>
+__device__ __forceinline__ void scoreGradientsWritten(int consumer, int step) {
+    if constexpr (Tile::kDqSplitsColumns) {
+        prim::namedBarrierSync<1, 256>();
+    } else if constexpr (Tile::kDqTakesTurns) {
+        const bool waits = takesDq<Tile>(consumer, step);
+        if (step & 1) waits ? prim::namedBarrierSync<2, 256>() : prim::namedBarrierArrive<2, 256>();
+        else waits ? prim::namedBarrierSync<1, 256>() : prim::namedBarrierArrive<1, 256>();
+    } else if (consumer == 0) {
+        prim::namedBarrierSync<2, 128>();
+    } else {
+        prim::namedBarrierSync<3, 128>();
+    }
 }
 
 // One consumer warpgroup: its 64 keys against every step's query block, then dK and dV out.
@@ -178,9 +200,12 @@ __device__ __forceinline__ void consumeSteps(const BackwardLayout<Tile>& smem, c
     const int key = key0 + firstKey + group;        // this thread's (and key + 8)
     const bool ragged = ownKey0 + 64 > nk;
     const std::uint32_t kRows = smem.k() + consumer * 64 * 128, vRows = smem.v() + consumer * 64 * 128;
-    // dQ's operands: this consumer's 64 columns of K_j over all keys, or all columns over its keys.
-    const std::uint32_t dqKRows = Tile::kDqSplitsColumns ? smem.k() + consumer * Tile::BC * 128 : kRows;
-    const int dsRow0 = Tile::kDqSplitsColumns ? 0 : consumer * 64;
+    // dQ's operands: this consumer's 64 columns of K_j over all keys, all columns over its keys, or
+    // (in turns) all of K_j.
+    const std::uint32_t dqKRows = Tile::kDqSplitsColumns ? smem.k() + consumer * Tile::BC * 128
+                                  : Tile::kDqTakesTurns  ? smem.k()
+                                                         : kRows;
+    const int dsRow0 = Tile::kDqSplit == kernels::DqSplit::Keys ? consumer * 64 : 0;
     const int dqColumn0 = Tile::kDqSplitsColumns ? consumer * 64 : 0;
     float* dqRows = p.dqAccum + ((std::int64_t(batch) * p.heads + head) * p.rowsPadded + warp * 16 + group) * D +
                     dqColumn0 + 2 * quad;
@@ -214,8 +239,9 @@ __device__ __forceinline__ void consumeSteps(const BackwardLayout<Tile>& smem, c
         packFragments<BR, E>(dp, dsFragments);
         // dS^T for dQ, stored before dK's product takes its fragments (a wgmma's register
         // operands may not be read until it retires). Buffers alternate: this step overwrites
-        // step - 2's, which the other consumer read before it reached step - 1's barrier (its
-        // products retire before it moves on), and this consumer passed that barrier.
+        // step - 2's, which (where a consumer reads the other's half) was read before the reader
+        // reached step - 1's barrier (its products retire before it moves on), and this consumer
+        // passed that barrier after the reader.
         const std::uint32_t dsTile = smem.ds(step & 1);
         storeScoreGradients<Tile>(smem.at(dsTile), dsFragments, firstKey, group, quad);
         prim::fenceSharedForWgmma();
@@ -223,7 +249,15 @@ __device__ __forceinline__ void consumeSteps(const BackwardLayout<Tile>& smem, c
         issueValues<D, BR, E>(dv, ptFragments, smem.dout(stage));
         issueValues<D, BR, E>(dk, dsFragments, smem.q(stage));
         prim::wgmmaCommit();
-        scoreGradientsWritten<Tile>(consumer);
+        scoreGradientsWritten<Tile>(consumer, step);
+        if (!takesDq<Tile>(consumer, step)) {
+            // Q_i and dO_i are read once dK's and dV's products retire.
+            prim::wgmmaWait<0>();
+            prim::fenceAccumulators(dk);
+            prim::fenceAccumulators(dv);
+            prim::barrierArrive(smem.stepFreed(stage));
+            continue;
+        }
 #pragma unroll
         for (int product = 0; product < Tile::kDqProducts; ++product) {
             float dq[32];
@@ -234,7 +268,8 @@ __device__ __forceinline__ void consumeSteps(const BackwardLayout<Tile>& smem, c
             prim::fenceAccumulators(dk);
             prim::fenceAccumulators(dv);
             prim::fenceAccumulators(dq);
-            if (product + 1 == Tile::kDqProducts) prim::barrierArrive(smem.stepFreed(stage));
+            // dK's and dV's products, the last to read Q_i and dO_i, retired with the first.
+            if (product == 0) prim::barrierArrive(smem.stepFreed(stage));
             // Padded rows of the scratch: no bounds to check, and their dS is 0.
             float* out = dqRows + std::int64_t(row0) * D + product * 64;
 #pragma unroll
@@ -245,22 +280,9 @@ __device__ __forceinline__ void consumeSteps(const BackwardLayout<Tile>& smem, c
         }
     }
 
-    // dK = scale x dS^T Q and dV, this thread's two keys (0 for keys no query row sees).
-    char* dkGlobal = static_cast<char*>(p.dk) + 2 * (batch * p.kBatchStride + head * p.kHeadStride);
-    char* dvGlobal = static_cast<char*>(p.dv) + 2 * (batch * p.vBatchStride + head * p.vHeadStride);
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        const int row = key + 8 * h;
-        if (row >= nk) continue;
-        char* kOut = dkGlobal + std::int64_t(row) * (2 * p.kRowStride) + quad * 4;
-        char* vOut = dvGlobal + std::int64_t(row) * (2 * p.vRowStride) + quad * 4;
-#pragma unroll
-        for (int dt = 0; dt < D / 8; ++dt) {
-            *reinterpret_cast<std::uint32_t*>(kOut + dt * 16) =
-                El::pack(dk[4 * dt + 2 * h] * p.scale, dk[4 * dt + 2 * h + 1] * p.scale);
-            *reinterpret_cast<std::uint32_t*>(vOut + dt * 16) = El::pack(dv[4 * dt + 2 * h], dv[4 * dt + 2 * h + 1]);
-        }
-    }
+    // wgmma's accumulators have the mma layout: register 4 dt + e is n-tile dt's e.
+    tc::storeKeyGradients<D, El>(p, reinterpret_cast<const float(&)[D / 8][4]>(dk),
+                                 reinterpret_cast<const float(&)[D / 8][4]>(dv), key, head, batch, quad);
 }
 
 template <class Tile, TcElement E, bool Causal>
@@ -272,10 +294,9 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks)
     extern __shared__ __align__(1024) unsigned char shared[];
     const std::uint32_t raw = prim::sharedAddress(shared), base = (raw + 1023u) & ~1023u;
     const BackwardLayout<Tile> smem{base, shared + (base - raw)};
-    // The grid's order is the mma.sync backward's (tc_backward_launch.cu): under the mask every
-    // head's first, longest key blocks start first.
-    const int keyBlock = int(Causal ? blockIdx.y : blockIdx.x), head = int(Causal ? blockIdx.x : blockIdx.y),
-              batch = int(blockIdx.z);
+    // The mma.sync backward's order: under the mask every head's longest key blocks start first.
+    const tc::KeyBlockPlace place = tc::keyBlockPlace<Causal>();
+    const int keyBlock = place.keyBlock, head = place.head, batch = place.batch;
     const int key0 = keyBlock * Tile::BC;
     // Every query block from the first whose last row sees key0 (all of them without the mask).
     const int blocks = (p.queries + Tile::BR - 1) / Tile::BR;

@@ -8,6 +8,7 @@
 #include "kernels/kernel_configs.h"
 
 #include "core/errors.h"
+#include "core/tiling.h"
 
 #include <string>
 #include <utility>
@@ -33,7 +34,7 @@ void launchTyped(const TcParams& p, const kernels::HopperTraceBuffers* trace) {
                                     p.kHeadStride, p.kBatchStride, Tile::BN);
     const CUtensorMap v = tensorMap(p.v, E, p.headDim, p.keys, p.heads, p.batch, p.vRowStride,
                                     p.vHeadStride, p.vBatchStride, Tile::BN);
-    const dim3 grid(unsigned((p.queries + Tile::BM - 1) / Tile::BM), unsigned(p.heads), unsigned(p.batch));
+    const dim3 grid(unsigned(blockCount(p.queries, Tile::BM)), unsigned(p.heads), unsigned(p.batch));
     if (trace) {
         traced<<<grid, Tile::kThreads, Tile::kSharedBytes>>>(q, k, v, p, *trace);
         checkLaunch("flash (Hopper: wgmma, TMA), traced");
@@ -45,12 +46,9 @@ void launchTyped(const TcParams& p, const kernels::HopperTraceBuffers* trace) {
 
 template <class Tile>
 void launchTile(const TcParams& p, const kernels::HopperTraceBuffers* trace) {
-    if (p.element == TcElement::Fp16)
-        p.causal ? launchTyped<Tile, TcElement::Fp16, true>(p, trace)
-                 : launchTyped<Tile, TcElement::Fp16, false>(p, trace);
-    else
-        p.causal ? launchTyped<Tile, TcElement::Bf16, true>(p, trace)
-                 : launchTyped<Tile, TcElement::Bf16, false>(p, trace);
+    withElementAndMask(p.element, p.causal, [&](auto e, auto causal) {
+        launchTyped<Tile, decltype(e)::value, decltype(causal)::value>(p, trace);
+    });
 }
 
 // Variant I, instantiated from row I of kernels::kHopperConfigs.
