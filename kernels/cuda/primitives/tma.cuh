@@ -31,6 +31,29 @@ __device__ __forceinline__ void bulkLoad(std::uint32_t target, const void* sourc
                  : "memory");
 }
 
+// Adds `bytes` (a multiple of 16) of fp32 values from shared memory to global memory, element by
+// element and atomically, as one operation of the copy engine; bulkCommit closes a group of them,
+// bulkWaitRead<N> waits until at most N groups still read their shared memory, bulkWait<N> until
+// at most N are unfinished. The shared memory's writers fence it for the async proxy first.
+__device__ __forceinline__ void bulkReduceAdd(float* target, std::uint32_t source, std::uint32_t bytes) {
+    asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n" ::"l"(
+                     reinterpret_cast<std::uint64_t>(target)),
+                 "r"(source), "r"(bytes)
+                 : "memory");
+}
+
+__device__ __forceinline__ void bulkCommit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+
+template <int Pending>
+__device__ __forceinline__ void bulkWaitRead() {
+    asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(Pending) : "memory");
+}
+
+template <int Pending>
+__device__ __forceinline__ void bulkWait() {
+    asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(Pending) : "memory");
+}
+
 // Brings a tensor map into the cache before its first use (it lives in kernel parameters).
 __device__ __forceinline__ void tmaPrefetchMap(const CUtensorMap* map) {
     asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<std::uint64_t>(map)) : "memory");

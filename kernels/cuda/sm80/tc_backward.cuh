@@ -166,18 +166,41 @@ __global__ void __launch_bounds__(128) backwardPrepareKernel(const TcBackwardPar
     }
 }
 
+// Where dQ's scratch holds (row, 8 c + 2 q) and (row, 8 c + 2 q + 1), q = 0..3, in fragment order
+// (the Hopper rows that add dQ by tiles, hopper_backward.cuh): each 64-row block of a (batch,
+// head) is stored as its consumer warpgroup's registers hold it, chunk c (columns 8 c .. 8 c + 7)
+// then thread t then its four values, t = 32 (row % 64 / 16) + 4 (row % 8) + q, the value
+// 2 (row % 16 / 8) + (column % 2): offset ((c x 128 + t) x 4 + that) in the block.
+template <int D>
+__device__ __forceinline__ const float* fragmentOrderPair(const float* rows, int row, int chunk, int q) {
+    const int thread = 32 * (row % 64 / 16) + 4 * (row % 8) + q;
+    return rows + std::int64_t(row / 64) * 64 * D + (chunk * 128 + thread) * 4 + 2 * (row % 16 / 8);
+}
+
 // dQ = scale x dqAccum in the input type, 8 elements (16 bytes) a thread; grid
-// (ceil(queries x d / 8 / 256), heads, batch) of 256 threads.
-template <int D, TcElement E>
+// (ceil(queries x d / 8 / 256), heads, batch) of 256 threads. The scratch in rows, or in
+// fragment order (fragmentOrderPair).
+template <int D, TcElement E, bool FragmentOrder = false>
 __global__ void __launch_bounds__(256) backwardFinishKernel(const TcBackwardParams p) {
     const int index = int(blockIdx.x) * 256 + int(threadIdx.x);
     const int row = index / (D / 8), chunk = index % (D / 8);
     if (row >= p.queries) return;
     const int head = int(blockIdx.y), batch = int(blockIdx.z);
     const std::int64_t bh = std::int64_t(batch) * p.heads + head;
-    const float4* source = reinterpret_cast<const float4*>(
-        p.dqAccum + (bh * p.rowsPadded + row) * D + chunk * 8);
-    const float4 a = source[0], b = source[1];
+    float4 a, b;
+    if constexpr (FragmentOrder) {
+        const float* rows = p.dqAccum + bh * p.rowsPadded * D;
+        const float2 v0 = *reinterpret_cast<const float2*>(fragmentOrderPair<D>(rows, row, chunk, 0));
+        const float2 v1 = *reinterpret_cast<const float2*>(fragmentOrderPair<D>(rows, row, chunk, 1));
+        const float2 v2 = *reinterpret_cast<const float2*>(fragmentOrderPair<D>(rows, row, chunk, 2));
+        const float2 v3 = *reinterpret_cast<const float2*>(fragmentOrderPair<D>(rows, row, chunk, 3));
+        a = make_float4(v0.x, v0.y, v1.x, v1.y);
+        b = make_float4(v2.x, v2.y, v3.x, v3.y);
+    } else {
+        const float4* source = reinterpret_cast<const float4*>(p.dqAccum + (bh * p.rowsPadded + row) * D + chunk * 8);
+        a = source[0];
+        b = source[1];
+    }
     const float s = p.scale;
     uint4 packed;
     packed.x = Element<E>::pack(a.x * s, a.y * s);

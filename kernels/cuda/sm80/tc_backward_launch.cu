@@ -39,8 +39,6 @@ constexpr bool hopperQueryBlocksDivideThePadding() {
 }
 static_assert(hopperQueryBlocksDivideThePadding(), "whole query blocks in the scratch");
 
-using BackwardLaunch = decltype(TcBackwardVariant::launch);
-
 template <class Tile, TcElement E, bool Causal>
 void launchTyped(const TcBackwardParams& p) {
     const auto kernel = tc::tcBackwardKernel<Tile, E, Causal>;
@@ -59,9 +57,10 @@ void prepare(const TcBackwardParams& p) {
 }
 
 template <int D, TcElement E>
-void finish(const TcBackwardParams& p) {
+void finish(const TcBackwardParams& p, bool fragmentOrder) {
     const dim3 grid(unsigned(blockCount(p.queries * (D / 8), 256)), unsigned(p.heads), unsigned(p.batch));
-    tc::backwardFinishKernel<D, E><<<grid, 256>>>(p);
+    if (fragmentOrder) tc::backwardFinishKernel<D, E, true><<<grid, 256>>>(p);
+    else tc::backwardFinishKernel<D, E, false><<<grid, 256>>>(p);
     checkLaunch("flash backward: dQ");
 }
 
@@ -74,16 +73,16 @@ void launchTile(const TcBackwardParams& p) {
 
 // D and the LSE into the scratch, the variant's key blocks, then dQ from its accumulator.
 template <int D, TcElement E>
-void runPasses(const TcBackwardParams& p, BackwardLaunch keyBlocks) {
+void runPasses(const TcBackwardParams& p, const TcBackwardVariant& variant) {
     prepare<D, E>(p);
-    keyBlocks(p);
-    finish<D, E>(p);
+    variant.launch(p);
+    finish<D, E>(p, variant.dqInFragmentOrder);
 }
 
 template <int D>
-void runPasses(const TcBackwardParams& p, BackwardLaunch keyBlocks) {
-    if (p.element == TcElement::Fp16) runPasses<D, TcElement::Fp16>(p, keyBlocks);
-    else runPasses<D, TcElement::Bf16>(p, keyBlocks);
+void runPasses(const TcBackwardParams& p, const TcBackwardVariant& variant) {
+    if (p.element == TcElement::Fp16) runPasses<D, TcElement::Fp16>(p, variant);
+    else runPasses<D, TcElement::Bf16>(p, variant);
 }
 
 // Variant I, instantiated from row I of the table (kernels/kernel_configs.h).
@@ -211,9 +210,9 @@ void launchTcBackward(TcBackwardParams p, int kernelId) {
     p.delta = p.lse2 + rows;
     check(cudaMemsetAsync(p.dqAccum, 0, rows * std::size_t(p.headDim) * sizeof(float)),
           "Clearing the backward's dQ accumulator");
-    const BackwardLaunch keyBlocks = variants()[std::size_t(chosen->id)].launch;
-    if (p.headDim == 64) runPasses<64>(p, keyBlocks);
-    else runPasses<128>(p, keyBlocks);
+    const TcBackwardVariant& variant = variants()[std::size_t(chosen->id)];
+    if (p.headDim == 64) runPasses<64>(p, variant);
+    else runPasses<128>(p, variant);
 }
 
 } // namespace flashviz::cuda

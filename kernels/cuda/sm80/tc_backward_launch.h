@@ -29,6 +29,8 @@ struct TcBackwardKernelInfo {
 struct TcBackwardVariant {
     TcBackwardKernelInfo info;
     void (*launch)(const TcBackwardParams&);
+    // dQ's scratch in fragment order (tc::fragmentOrderPair), not in rows: the post-pass's reading.
+    bool dqInFragmentOrder = false;
 };
 
 // Every compiled variant: the mma.sync ones (ids 0 .. kTensorCoreBackwardConfigCount - 1, rows of

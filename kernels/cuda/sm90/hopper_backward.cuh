@@ -13,8 +13,10 @@
 //     dV += P^T dO_i and dK += dS^T Q_i (P^T and dS^T from registers, dO_i and Q_i MN-major),
 //   so dK and dV stay in registers across the walk; dS^T also goes to shared memory, and
 //     dQ_i += dS K_j (dS from dS^T and K_j, both MN-major: transposed by the descriptors)
-//   is added to the fp32 scratch with red.add, as the mma.sync backward does; how the two consumers
-//   share that product is the row's kernels::DqSplit (by default in turns: one a step).
+//   is added to the fp32 scratch, value by value with red.add as the mma.sync backward does, or
+//   (the default, dqTiles) as one tile by the copy engine's bulk reduction from shared memory into
+//   a scratch in fragment order; how the two consumers share that product is the row's
+//   kernels::DqSplit (by default in turns: one a step).
 // Keys past the end arrive as zero rows and, with keys past a row's diagonal under the causal
 // mask (bottom-right aligned), get P = 0; query rows past the end arrive as zeros and their LSE
 // as +inf (the pre-pass's padding), so they add nothing.
@@ -35,12 +37,13 @@
 
 namespace flashviz::cuda::sm90 {
 
-template <int D_, int Stages_, kernels::DqSplit DqSplit_>
+template <int D_, int Stages_, kernels::DqSplit DqSplit_, bool DqTiles_ = false>
 struct HopperBackwardTile {
     static constexpr int D = D_;
     static constexpr int kStages = Stages_;
     // The table's row this tile is built from (kernels/kernel_configs.h): its sizes and registers.
-    static constexpr kernels::HopperBackwardConfig kConfig{kernels::MaskPreference::Any, D, kStages, DqSplit_};
+    static constexpr kernels::HopperBackwardConfig kConfig{kernels::MaskPreference::Any, D, kStages, DqSplit_,
+                                                           DqTiles_};
     static constexpr int kConsumers = kConfig.consumers;
     static constexpr int BC = kConfig.blockCols(); // keys per block, 64 a consumer
     static constexpr int BR = kConfig.blockRows(); // query rows per step
@@ -59,6 +62,11 @@ struct HopperBackwardTile {
     static constexpr int kDqKeys = kDqSplit == kernels::DqSplit::Keys ? 64 : BC;
     static constexpr int kDqProducts = kDqSplitsColumns ? 1 : D / 64;
     static_assert(!kDqSplitsColumns || D == 128, "two 64-column halves");
+    // dQ_i added as one tile by the copy engine (kernels::HopperBackwardConfig::dqTiles), from a
+    // tile of each consumer's: in turns, a consumer's next tile is two steps away.
+    static constexpr bool kDqTiles = DqTiles_;
+    static_assert(!kDqTiles || kDqTakesTurns, "dQ by tiles where the consumers take it in turns");
+    static constexpr int kDqTileBytes = 64 * D * 4;
     static constexpr int kKVBytes = BC * D * 2;
     static constexpr int kQBytes = BR * D * 2;
     static constexpr int kDsBytes = BC * BR * 2;
@@ -71,7 +79,8 @@ struct HopperBackwardTile {
 };
 
 // Where things live in the block's shared memory, from a 1024-byte aligned start: K | V |
-// Q x Stages | dO x Stages | dS^T x 2 | LSE x Stages | D x Stages | mbarriers.
+// Q x Stages | dO x Stages | dS^T x 2 | LSE x Stages | D x Stages | [dQ tile x consumers] |
+// mbarriers.
 template <class Tile>
 struct BackwardLayout {
     std::uint32_t base;          // shared-memory address
@@ -81,7 +90,8 @@ struct BackwardLayout {
     static constexpr int kDs = kDout + Tile::kStages * Tile::kQBytes;
     static constexpr int kLse = kDs + 2 * Tile::kDsBytes;
     static constexpr int kDelta = kLse + Tile::kStages * Tile::kStatBytes;
-    static constexpr int kBarriers = kDelta + Tile::kStages * Tile::kStatBytes;
+    static constexpr int kDqTile = kDelta + Tile::kStages * Tile::kStatBytes;
+    static constexpr int kBarriers = kDqTile + (Tile::kDqTiles ? Tile::kConsumers * Tile::kDqTileBytes : 0);
     static_assert(kBarriers + 8 * Tile::kConfig.barriers() + 1024 == Tile::kSharedBytes, "the table's size");
     __device__ std::uint32_t k() const { return base; }
     __device__ std::uint32_t v() const { return base + Tile::kKVBytes; }
@@ -90,6 +100,7 @@ struct BackwardLayout {
     __device__ std::uint32_t ds(int buffer) const { return base + kDs + buffer * Tile::kDsBytes; }
     __device__ std::uint32_t lse(int stage) const { return base + kLse + stage * Tile::kStatBytes; }
     __device__ std::uint32_t delta(int stage) const { return base + kDelta + stage * Tile::kStatBytes; }
+    __device__ std::uint32_t dqTile(int consumer) const { return base + kDqTile + consumer * Tile::kDqTileBytes; }
     __device__ unsigned char* at(std::uint32_t address) const { return generic + (address - base); }
     __device__ std::uint32_t barrier(int i) const { return base + kBarriers + 8 * i; }
     __device__ std::uint32_t kvFull() const { return barrier(0); }
@@ -169,6 +180,22 @@ __device__ __forceinline__ bool takesDq(int consumer, int step) {
 // the step's parity: the next step's is the other one's, and a consumer signals step s + 2 only
 // after waiting on step s + 1, which the other signals after reading step s); by keys each with
 // its own warps. Named barriers 1 to 3.
+// A consumer's threads have written its dQ tile: named barriers 3 and 4 (128 threads each).
+__device__ __forceinline__ void dqTileWritten(int consumer) {
+    if (consumer == 0) prim::namedBarrierSync<3, 128>();
+    else prim::namedBarrierSync<4, 128>();
+}
+
+// This thread's share of dQ_i's 64-column product `product` into the consumer's tile, in fragment
+// order (tc::fragmentOrderPair): chunk 8 product + nt, then the thread, then its four values.
+template <class Tile>
+__device__ __forceinline__ void storeDqFragments(unsigned char* tile, const float (&dq)[32], int product, int tid) {
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt)
+        *reinterpret_cast<float4*>(tile + ((product * 8 + nt) * 128 + tid) * 16) =
+            make_float4(dq[4 * nt], dq[4 * nt + 1], dq[4 * nt + 2], dq[4 * nt + 3]);
+}
+
 template <class Tile>
 __device__ __forceinline__ void scoreGradientsWritten(int consumer, int step) {
     if constexpr (Tile::kDqSplitsColumns) {
@@ -249,6 +276,10 @@ __device__ __forceinline__ void consumeSteps(const BackwardLayout<Tile>& smem, c
         issueValues<D, BR, E>(dv, ptFragments, smem.dout(stage));
         issueValues<D, BR, E>(dk, dsFragments, smem.q(stage));
         prim::wgmmaCommit();
+        // This consumer's dQ tile is free once the copy engine has read it (two steps ago); the
+        // barrier below tells its other threads.
+        if constexpr (Tile::kDqTiles)
+            if (tid == 0 && takesDq<Tile>(consumer, step)) prim::bulkWaitRead<0>();
         scoreGradientsWritten<Tile>(consumer, step);
         if (!takesDq<Tile>(consumer, step)) {
             // Q_i and dO_i are read once dK's and dV's products retire.
@@ -270,15 +301,33 @@ __device__ __forceinline__ void consumeSteps(const BackwardLayout<Tile>& smem, c
             prim::fenceAccumulators(dq);
             // dK's and dV's products, the last to read Q_i and dO_i, retired with the first.
             if (product == 0) prim::barrierArrive(smem.stepFreed(stage));
-            // Padded rows of the scratch: no bounds to check, and their dS is 0.
-            float* out = dqRows + std::int64_t(row0) * D + product * 64;
+            if constexpr (Tile::kDqTiles) {
+                storeDqFragments<Tile>(smem.at(smem.dqTile(consumer)), dq, product, tid);
+            } else {
+                // Padded rows of the scratch: no bounds to check, and their dS is 0.
+                float* out = dqRows + std::int64_t(row0) * D + product * 64;
 #pragma unroll
-            for (int nt = 0; nt < 8; ++nt)
+                for (int nt = 0; nt < 8; ++nt)
 #pragma unroll
-                for (int h = 0; h < 2; ++h)
-                    tc::addPair(out + h * 8 * D + nt * 8, dq[4 * nt + 2 * h], dq[4 * nt + 2 * h + 1]);
+                    for (int h = 0; h < 2; ++h)
+                        tc::addPair(out + h * 8 * D + nt * 8, dq[4 * nt + 2 * h], dq[4 * nt + 2 * h + 1]);
+            }
+        }
+        if constexpr (Tile::kDqTiles) {
+            // The whole tile, one bulk reduction into the block's 64 rows of the scratch (whole
+            // blocks, padded: nothing to bound).
+            prim::fenceSharedForWgmma();
+            dqTileWritten(consumer);
+            if (tid == 0) {
+                prim::bulkReduceAdd(p.dqAccum + ((std::int64_t(batch) * p.heads + head) * p.rowsPadded + row0) * D,
+                                    smem.dqTile(consumer), Tile::kDqTileBytes);
+                prim::bulkCommit();
+            }
         }
     }
+    // The copy engine's last reductions read this block's shared memory until they finish.
+    if constexpr (Tile::kDqTiles)
+        if (tid == 0) prim::bulkWait<0>();
 
     // wgmma's accumulators have the mma layout: register 4 dt + e is n-tile dt's e.
     tc::storeKeyGradients<D, El>(p, reinterpret_cast<const float(&)[D / 8][4]>(dk),

@@ -42,7 +42,7 @@ void launchTile(const TcBackwardParams& p) {
 template <int I>
 TcBackwardVariant variant() {
     constexpr kernels::HopperBackwardConfig c = kernels::kHopperBackwardConfigs[I];
-    using Tile = sm90::HopperBackwardTile<c.headDim, c.stages, c.dqSplit>;
+    using Tile = sm90::HopperBackwardTile<c.headDim, c.stages, c.dqSplit, c.dqTiles>;
     static_assert(Tile::BC == c.blockCols() && Tile::BR == c.blockRows() && Tile::kThreads == c.threads() &&
                       std::size_t(Tile::kSharedBytes) == c.sharedBytes(),
                   "the table's derived sizes are the kernel's");
@@ -56,7 +56,7 @@ TcBackwardVariant variant() {
     info.sharedBytes = c.sharedBytes();
     info.blocksPerSm = c.minBlocksPerSm;
     info.wgmma = true;
-    return {info, &launchTile<Tile>};
+    return {info, &launchTile<Tile>, c.dqTiles};
 }
 
 template <int... I>
