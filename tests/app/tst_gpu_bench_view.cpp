@@ -115,6 +115,7 @@ class TestGpuBenchView : public QObject {
     void onAGpuRunsShowsSavesAndCancels();
     void noSavedResultsShowTheShippedH200Run();
     void savedResultsAreDrawnAsMeasured();
+    void loadedResultsSetTheControls();
     void jsonRoundTrip();
     void malformedFilesGiveMessages_data();
     void malformedFilesGiveMessages();
@@ -275,6 +276,43 @@ void TestGpuBenchView::noSavedResultsShowTheShippedH200Run() {
     GpuBenchmarkView again;
     QVERIFY(again.shownRecord() && !again.showsShippedResults());
     QVERIFY(!again.statusText().contains(QStringLiteral("FlashViz ships")));
+}
+
+// The controls say what the charts show: a saved forward + backward run at d = 128 with the mask
+// over 4096 .. 16384 in fp16 and bf16 sets them so, and Run would repeat it.
+void TestGpuBenchView::loadedResultsSetTheControls() {
+    const std::string kernel = "wgmma_d128_br128_bc128_wg2_s2_overlap_pingpong + "
+                               "wgmma_bwd_d128_bc128_br64_wg2_s2_dqturns_tiles";
+    GpuBenchRecord saved;
+    saved.device = QStringLiteral("NVIDIA H100 80GB HBM3");
+    saved.measured = QDateTime(QDate(2026, 12, 7), QTime(10, 30), Qt::UTC);
+    saved.request.sizes = {4096, 8192, 16384};
+    saved.request.headDim = 128;
+    saved.request.causal = true;
+    saved.request.repeats = 7;
+    saved.request.pass = GpuBenchPass::ForwardBackward;
+    saved.request.variants = {kGpuBenchFlashFp16, kGpuBenchFlashBf16};
+    for (const int n : saved.request.sizes)
+        for (const char* variant : {kGpuBenchFlashFp16, kGpuBenchFlashBf16})
+            saved.points.push_back({variant, n, 16384 / n, 16, n / 1024.0, 500.0, 1.4e8, "", kernel});
+    saveGpuBenchRecord(saved, gpuBenchResultsPath());
+    GpuBenchmarkView view;
+    QVERIFY2(view.errorText().isEmpty(), qPrintable(view.errorText()));
+    QVERIFY(view.shownRecord() && !view.showsShippedResults());
+    QCOMPARE(view.shownRecord()->request.sizes, saved.request.sizes);
+    const GpuBenchRequest shown = view.request();
+    QCOMPARE(shown.sizes, saved.request.sizes);
+    QCOMPARE(shown.headDim, 128);
+    QVERIFY(shown.causal);
+    QCOMPARE(shown.repeats, 7);
+    QCOMPARE(int(shown.pass), int(GpuBenchPass::ForwardBackward));
+    QCOMPARE(shown.variants, saved.request.variants);
+    // The shipped H200 run (no saved file) sets them to its own request.
+    QFile::remove(gpuBenchResultsPath());
+    GpuBenchmarkView fresh;
+    QVERIFY(fresh.showsShippedResults());
+    QCOMPARE(fresh.request().headDim, fresh.shownRecord()->request.headDim);
+    QCOMPARE(int(fresh.request().pass), int(fresh.shownRecord()->request.pass));
 }
 
 void TestGpuBenchView::savedResultsAreDrawnAsMeasured() {

@@ -660,6 +660,9 @@ void GpuBenchmarkView::showShippedRecord() {
 void GpuBenchmarkView::present(const GpuBenchRecord& record, bool shipped) {
     m_shown = record;
     m_shownIsShipped = shipped;
+    // The controls describe the results on screen (a saved run's pass, d, sizes and methods)
+    // until they are changed: Run then repeats what is shown.
+    setRequest(record.request);
     rebuildCharts();
     updateStatus();
     emit resultsShown();
