@@ -5,6 +5,8 @@
 #include "session/controller.h"
 #include "session/step_why.h"
 #include "settings_support.h"
+#include "pages/gpu_bench/gpu_benchmark_view.h"
+#include "pages/hopper/hopper_page.h"
 #include "shell/main_window.h"
 #include "style/paint_util.h"
 #include "views/check_panel.h"
@@ -70,6 +72,7 @@ class TestWindow : public QObject {
     void switchesExplainThemselves();
     void backwardHasItsOwnSwitches();
     void tensorCoreCheckIsASettingOfTheBackward();
+    void kernelPagesHideTheDemosCheckAndPlayer();
     void jumpWithoutAWrongStepSaysSo();
     void cancelledBuildLeavesNoStageBehind();
     void stepViewSaysWhyInTheLecturesWords();
@@ -978,6 +981,38 @@ void TestWindow::shorterSequenceShrinksUnsetBlocks() {
     QVERIFY(w.controller()->settings() == before);
     QVERIFY2(w.controls()->refusalText().contains(QStringLiteral("1 to 2")),
              qPrintable(w.controls()->refusalText()));
+}
+
+// The CPU demo's check (its PASS) and step player sit around the tabs only on the pages that
+// follow the demo's steps: on the GPU benchmark and Hopper pages the PASS would read as the
+// kernels' verdict.
+void TestWindow::kernelPagesHideTheDemosCheckAndPlayer() {
+    const auto window = freshWindow();
+    MainWindow& w = *window;
+    QTabWidget* tabs = w.tabs();
+    const auto demoChromeShown = [&] {
+        return w.checkPanel()->isVisibleTo(&w) && w.playback()->isVisibleTo(&w);
+    };
+    const auto demoChromeHidden = [&] {
+        return !w.checkPanel()->isVisibleTo(&w) && !w.playback()->isVisibleTo(&w);
+    };
+    QVERIFY(demoChromeShown());
+    tabs->setCurrentWidget(w.gpuBenchmark()->parentWidget());
+    QVERIFY(demoChromeHidden());
+    tabs->setCurrentWidget(w.hopper()->parentWidget());
+    QVERIFY(demoChromeHidden());
+    for (int i = 0; i < tabs->count(); ++i) {
+        tabs->setCurrentIndex(i);
+        const bool kernelPage = tabs->currentWidget() == w.gpuBenchmark()->parentWidget() ||
+                                tabs->currentWidget() == w.hopper()->parentWidget();
+        QVERIFY2(kernelPage ? demoChromeHidden() : demoChromeShown(), qPrintable(tabs->tabText(i)));
+    }
+    // The keys still step the demo, and the player shows it on return.
+    tabs->setCurrentWidget(w.gpuBenchmark()->parentWidget());
+    w.controller()->setStep(3);
+    tabs->setCurrentIndex(0);
+    QVERIFY(demoChromeShown());
+    QCOMPARE(w.playback()->slider()->value(), 3);
 }
 
 QTEST_MAIN(TestWindow)

@@ -260,9 +260,20 @@ void MainWindow::buildTabs() {
     m_tabs->addTab(m_hopperPage, tr("FlashAttention-3 (Hopper)"));
     connect(m_tabs, &QTabWidget::currentChanged, this, [this] {
         updateAnalysisSettings();
+        showDemoChromeForPage();
         if (m_tabs->currentWidget() == m_gpuBenchmarkPage) gpuBenchmark();
         if (m_tabs->currentWidget() == m_hopperPage) hopper();
     });
+}
+
+// The check above the tabs and the player below them belong to the CPU demo's steps, which the
+// step view, the analysis and the FlashAttention-2 page follow. The GPU benchmark and Hopper pages
+// time and draw the CUDA kernels: there the demo's PASS would read as the kernels' verdict.
+void MainWindow::showDemoChromeForPage() {
+    QWidget* page = m_tabs->currentWidget();
+    const bool demo = page != m_gpuBenchmarkPage && page != m_hopperPage;
+    m_check->setVisible(demo);
+    m_playback->setVisible(demo);
 }
 
 // The FlashAttention-2 page: its warps, batch and heads above the picture, both kept in the

@@ -134,6 +134,7 @@ class MainWindow : public QMainWindow {
     void buildUi();
     void buildStepView(const Theme& theme);
     void buildTabs();
+    void showDemoChromeForPage();
     QWidget* buildVersionsPage();
     void buildSettingsDock(const Theme& theme);
     void buildStatusBar();
