@@ -15,6 +15,7 @@
 //   3. backwardFinishKernel: dQ = scale x that buffer, rounded to the input type.
 // Shared-memory rows are swizzled as in the forward (tc_flash.cuh), whose products it reuses:
 // scores() computes S^T and dP^T (a 16-row tile against BR columns), accumulatePV() dV and dK.
+#include "kernels/cuda/params/fragment_order.h"
 #include "kernels/cuda/sm80/tc_flash.cuh"
 
 #include "core/tiling.h"
@@ -168,13 +169,10 @@ __global__ void __launch_bounds__(128) backwardPrepareKernel(const TcBackwardPar
 
 // Where dQ's scratch holds (row, 8 c + 2 q) and (row, 8 c + 2 q + 1), q = 0..3, in fragment order
 // (the Hopper rows that add dQ by tiles, hopper_backward.cuh): each 64-row block of a (batch,
-// head) is stored as its consumer warpgroup's registers hold it, chunk c (columns 8 c .. 8 c + 7)
-// then thread t then its four values, t = 32 (row % 64 / 16) + 4 (row % 8) + q, the value
-// 2 (row % 16 / 8) + (column % 2): offset ((c x 128 + t) x 4 + that) in the block.
+// head) is stored as its consumer warpgroup's registers hold it (params/fragment_order.h).
 template <int D>
 __device__ __forceinline__ const float* fragmentOrderPair(const float* rows, int row, int chunk, int q) {
-    const int thread = 32 * (row % 64 / 16) + 4 * (row % 8) + q;
-    return rows + std::int64_t(row / 64) * 64 * D + (chunk * 128 + thread) * 4 + 2 * (row % 16 / 8);
+    return rows + std::int64_t(row / 64) * 64 * D + fragmentOrderOffsetOf(row % 64, 8 * chunk + 2 * q);
 }
 
 // dQ = scale x dqAccum in the input type, 8 elements (16 bytes) a thread; grid

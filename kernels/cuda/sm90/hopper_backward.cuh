@@ -20,6 +20,7 @@
 // Keys past the end arrive as zero rows and, with keys past a row's diagonal under the causal
 // mask (bottom-right aligned), get P = 0; query rows past the end arrive as zeros and their LSE
 // as +inf (the pre-pass's padding), so they add nothing.
+#include "kernels/cuda/params/fragment_order.h"
 #include "kernels/cuda/params/tc_params.h"
 #include "kernels/cuda/primitives/async_copy.cuh"
 #include "kernels/cuda/primitives/math.cuh"
@@ -187,12 +188,11 @@ __device__ __forceinline__ void dqTileWritten(int consumer) {
 }
 
 // This thread's share of dQ_i's 64-column product `product` into the consumer's tile, in fragment
-// order (tc::fragmentOrderPair): chunk 8 product + nt, then the thread, then its four values.
-template <class Tile>
+// order (params/fragment_order.h): register 4 nt + v is chunk 8 product + nt's value v.
 __device__ __forceinline__ void storeDqFragments(unsigned char* tile, const float (&dq)[32], int product, int tid) {
 #pragma unroll
     for (int nt = 0; nt < 8; ++nt)
-        *reinterpret_cast<float4*>(tile + ((product * 8 + nt) * 128 + tid) * 16) =
+        *reinterpret_cast<float4*>(tile + 4 * fragmentOrderOffset(product * 8 + nt, tid, 0)) =
             make_float4(dq[4 * nt], dq[4 * nt + 1], dq[4 * nt + 2], dq[4 * nt + 3]);
 }
 
@@ -302,7 +302,7 @@ __device__ __forceinline__ void consumeSteps(const BackwardLayout<Tile>& smem, c
             // dK's and dV's products, the last to read Q_i and dO_i, retired with the first.
             if (product == 0) prim::barrierArrive(smem.stepFreed(stage));
             if constexpr (Tile::kDqTiles) {
-                storeDqFragments<Tile>(smem.at(smem.dqTile(consumer)), dq, product, tid);
+                storeDqFragments(smem.at(smem.dqTile(consumer)), dq, product, tid);
             } else {
                 // Padded rows of the scratch: no bounds to check, and their dS is 0.
                 float* out = dqRows + std::int64_t(row0) * D + product * 64;
