@@ -30,3 +30,17 @@ unpack_product() {
   product=$work/product
   use_carried_libraries "$product"
 }
+
+# The start every device script shares: the output folder $out (its argument), the budget helper
+# `left` (seconds left of $BUDGET, 300 by default, from now), the GPU's name, clocks and driver
+# in $out/gpu.txt, and the carried product unpacked from .device/pack/product.tar.xz.
+# `pack_outputs` then puts $out into the one tarball $out.tar (a call returns at most 8 files).
+device_preamble() {
+  out=$1
+  device_start=$(date +%s)
+  mkdir -p "$out"
+  nvidia-smi --query-gpu=name,clocks.max.sm,driver_version --format=csv,noheader | tee "$out/gpu.txt"
+  unpack_product .device/pack/product.tar.xz
+}
+left() { echo $(( ${BUDGET:-300} - ($(date +%s) - ${device_start:-$(date +%s)}) )); }
+pack_outputs() { tar -C "$(dirname "$out")" -cf "$out.tar" "$(basename "$out")" && rm -rf "$out"; }
