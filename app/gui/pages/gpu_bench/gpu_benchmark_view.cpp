@@ -37,7 +37,8 @@ struct GpuBenchmarkView::Outcome {
 
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kMiB = 1024.0 * 1024.0;
+constexpr double kGiB = 1024.0 * kMiB;
 constexpr int kSmallestN = 128;
 constexpr int kLargestN = 16384;
 
@@ -297,12 +298,25 @@ QString captionFor(const GpuBenchRecord& record) {
     return parts.join(QLatin1Char(' '));
 }
 
-// What one chart draws of a point: its median time, its throughput or its memory in GiB.
+// The memory chart's unit: MiB while every measured point stays under 1 GiB, else GiB, the rule
+// the caption's figures follow (formatDeviceMemory), so that a record under 1 GiB reads in one
+// unit on the axis and in the sentence below it.
+double memoryUnitBytes(const GpuBenchRecord& record) {
+    double largest = 0;
+    for (const GpuBenchPoint& p : record.points) {
+        const double bytes = p.measured() ? gpuBenchWorkingBytes(record.request, p) : 0;
+        if (std::isfinite(bytes)) largest = std::max(largest, bytes);
+    }
+    return largest < kGiB ? kMiB : kGiB;
+}
+
+// What one chart draws of a point: its median time, its throughput or its memory in the record's
+// unit (memoryUnitBytes).
 double chartValue(GpuBenchmarkView::Chart chart, const GpuBenchRecord& record,
                   const GpuBenchPoint& p) {
     if (chart == GpuBenchmarkView::TimeChart) return p.medianMs;
     if (chart == GpuBenchmarkView::ThroughputChart) return p.tflops;
-    return gpuBenchWorkingBytes(record.request, p) / kGiB;
+    return gpuBenchWorkingBytes(record.request, p) / memoryUnitBytes(record);
 }
 
 // Only points a chart can draw: a measured time, finite values (a record shown directly has not
@@ -376,23 +390,24 @@ QAbstractAxis* timeAxis(double yMin, double yMax) {
     return axis;
 }
 
-QAbstractAxis* linearAxis(GpuBenchmarkView::Chart chart, double yMax, GpuBenchPass pass) {
+QAbstractAxis* linearAxis(GpuBenchmarkView::Chart chart, double yMax, const GpuBenchRecord& record) {
     auto* axis = new QValueAxis;
     // A little room above the data, kept finite (1.7e308 * 1.08 is not) and large enough for Qt
     // Charts to tell from 0 (1e-300 is not).
     const double top = yMax > 0 ? std::clamp(yMax * 1.08, 1e-6, std::max(yMax, 1e300)) : 1;
     axis->setRange(0, top);
-    // Below 10 (a backward's GiB) whole numbers would repeat: "0, 0, 1, 1".
+    // Below 10 (a few GiB) whole numbers would repeat: "0, 0, 1, 1".
     axis->setLabelFormat(top < 10    ? QStringLiteral("%.1f")
                          : top < 1e6 ? QStringLiteral("%.0f")
                                      : QStringLiteral("%.3g"));
     if (top < 1e6) axis->applyNiceNumbers();
     // The unit and what is counted; how TFLOP/s counts the work is the caption's first sentence
     // (passSentence): beside a short chart it cut the title. Page wraps a title that is too long.
+    const QString unit = memoryUnitBytes(record) == kMiB ? QStringLiteral("MiB") : QStringLiteral("GiB");
     axis->setTitleText(chart == GpuBenchmarkView::ThroughputChart ? QObject::tr("TFLOP/s")
-                       : pass == GpuBenchPass::Forward
-                           ? QObject::tr("GiB (Q, K, V, O, scratch)")
-                           : QObject::tr("GiB (Q, K, V, O, dO, dQ, dK, dV, scratch)"));
+                       : record.request.pass == GpuBenchPass::Forward
+                           ? QObject::tr("%1 (Q, K, V, O, scratch)").arg(unit)
+                           : QObject::tr("%1 (Q, K, V, O, dO, dQ, dK, dV, scratch)").arg(unit));
     return axis;
 }
 
@@ -424,7 +439,7 @@ void plotRecord(QChart* chart, const GpuBenchRecord& record, GpuBenchmarkView::C
     const auto [yMin, yMax] = addSeries(chart, which, record);
     QAbstractAxis* yAxis =
         which == GpuBenchmarkView::TimeChart ? timeAxis(yMin, yMax)
-                                             : linearAxis(which, yMax, record.request.pass);
+                                             : linearAxis(which, yMax, record);
     chart->addAxis(yAxis, Qt::AlignLeft);
     for (QAbstractSeries* series : chart->series()) {
         series->attachAxis(xAxis);
