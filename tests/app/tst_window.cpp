@@ -807,6 +807,15 @@ void TestWindow::backwardHasItsOwnSwitches() {
     QVERIFY(control<QCheckBox>(w, "noRowDot")->isChecked());
     QVERIFY(!w.controller()->settings().options.backward.subtractRowDot);
     QVERIFY(w.controller()->settings().options.rescale);
+    // Leaving D out spoils dQ and dK but not dV: the check names each gradient by itself.
+    const GradientCheck& check = w.controller()->scene()->backward->check;
+    QVERIFY(!check.dq.passed() && !check.dk.passed() && check.dv.passed());
+    QTRY_VERIFY(w.checkPanel()->failing());
+    const QString rows = w.checkPanel()->lineText(1);
+    QVERIFY2(rows.contains(QStringLiteral("dQ")) && rows.contains(QStringLiteral("dK")), qPrintable(rows));
+    QVERIFY2(!rows.contains(QStringLiteral("dK/dV")), qPrintable(rows));
+    QVERIFY2(rows.contains(QStringLiteral("dV right")) || !rows.contains(QStringLiteral("dV")), qPrintable(rows));
+    QVERIFY2(rows.contains(QStringLiteral("D left out")), qPrintable(rows));
     // The forward again: the backward's group goes, the loop order comes back.
     const int flash = algorithm->findData(int(Algorithm::Flash));
     algorithm->setCurrentIndex(flash);

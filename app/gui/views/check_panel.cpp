@@ -299,12 +299,21 @@ QString CheckPanel::rowsLine(bool brief) const {
                        .arg(m.rows)
                        .arg(m.keyRows) +
                    (bug.isEmpty() ? QString() : tr(", even with %1").arg(bug));
-        return (brief ? tr("wrong: dQ %1/%2 rows, dK/dV %3/%4 rows")
-                      : tr("%1 of %2 query rows of dQ, %3 of %4 key rows of dK/dV wrong"))
-                   .arg(m.wrongRows.size())
-                   .arg(m.rows)
-                   .arg(m.wrongKeyRows.size())
-                   .arg(m.keyRows) +
+        // Each gradient by itself: leaving D out spoils dQ and dK, never dV.
+        QStringList wrong, right;
+        for (const CheckModel::Gradient& g : m.gradients) {
+            if (g.passed) {
+                right << g.name;
+                continue;
+            }
+            const QString rows = g.name == QLatin1String("dQ") ? tr("query rows") : tr("key rows");
+            wrong << (brief ? tr("%1 %2/%3 rows").arg(g.name).arg(g.wrongRows).arg(g.rows)
+                            : tr("%1 of %2 %3 of %4").arg(g.wrongRows).arg(g.rows).arg(rows, g.name));
+        }
+        const QString list = wrong.join(QStringLiteral(", "));
+        return (brief ? tr("wrong: %1").arg(list)
+                      : right.isEmpty() ? tr("%1 wrong").arg(list)
+                                        : tr("%1 wrong; %2 right").arg(list, right.join(QStringLiteral(", ")))) +
                (bug.isEmpty() ? QString() : tr(" — %1").arg(bug));
     }
     const QString wrong = tr("%1 of %2 rows wrong").arg(m.wrongRows.size()).arg(m.rows);
