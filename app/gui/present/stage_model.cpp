@@ -660,7 +660,9 @@ CounterReadout StageModel::counters(double progress) const {
     else
         flopsNote = tr("of %1; standard %2")
                         .arg(formatFlops(whole), formatFlops(double(standardTotals.flops)));
-    out.flops = {tr("FLOPs"), formatFlops(flops), flopsNote, now.flops > before.flops};
+    // The counting model's FLOPs are the matmuls' (core/counters.h), so a step of elementwise
+    // work (the backward's row dots D, a rescale) adds none: the title says so.
+    out.flops = {tr("matmul FLOPs"), formatFlops(flops), flopsNote, now.flops > before.flops};
     out.time = {tr("time at %1 / %2").arg(formatRate(hbmBandwidth), formatFlopRate(flopRate)),
                 QStringLiteral("%1 / %2").arg(formatSeconds((read + written) / hbmBandwidth),
                                               formatSeconds(flops / flopRate)),
