@@ -232,6 +232,16 @@ void TestLecture::viewOptionsReachTheLecture() {
     const auto fromCommandLine = freshWindow({1366, 768}, start);
     QVERIFY(shownTile(*fromCommandLine));
     QVERIFY(shownTile(*fromCommandLine)->viewOptions().showBackendValues);
+
+    // --bug with --lecture: a chapter brings its own settings, and --bug is B pressed on its first
+    // slide (it was dropped, and a scripted bug demo showed a PASS).
+    start.backendValues = false;
+    start.bug = true;
+    const auto withBug = freshWindow({1366, 768}, start);
+    QVERIFY(withBug->waitUntilIdle());
+    QVERIFY(withBug->isLectureMode());
+    QVERIFY(!withBug->controller()->settings().options.rescale);
+    QVERIFY(!withBug->controller()->scene()->check.passed());
 }
 
 // Chapter 6, B pressed: the narrative said "The check fails by 9e-16 in 0 rows; the first wrong

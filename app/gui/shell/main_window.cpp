@@ -141,6 +141,8 @@ MainWindow::MainWindow(const StartOptions& options, QWidget* parent)
 
     if (options.lecture) {
         enterLecture(options.chapter);
+        // A chapter brings its own settings: --bug is B pressed on its first slide.
+        if (options.bug) m_controller->setBug(true);
         // A step on the command line overrides the chapter's first one.
         if (!options.step.isEmpty()) {
             m_controller->waitUntilIdle();
