@@ -33,6 +33,7 @@ class TestLecture : public QObject {
     void arrowKeysAndBug();
     void seedsAreFixedPerChapter();
     void escapeLeavesAndRestores();
+    void typeFollowsTheWindowSize_data();
     void typeFollowsTheWindowSize();
     void viewOptionsReachTheLecture();
     void bugNarrativeFollowsTheCheck();
@@ -179,10 +180,20 @@ void TestLecture::escapeLeavesAndRestores() {
 }
 
 // A 1280 x 800 projector shows the 1920 x 1080 design scaled down: every chapter's narrative
-// fits its column (at the design's type size it ran off the bottom), and the views' type is
-// scaled by the same factor.
+// fits its column at every size (its type shrinks where a chapter is long: at 1920 x 1080 and
+// 1366 x 768 the first chapter's last lines were cut off), and the views' type is scaled by the
+// same factor.
+void TestLecture::typeFollowsTheWindowSize_data() {
+    QTest::addColumn<QSize>("size");
+    QTest::newRow("1920x1080") << QSize(1920, 1080);
+    QTest::newRow("1600x1000") << QSize(1600, 1000);
+    QTest::newRow("1366x768") << QSize(1366, 768);
+    QTest::newRow("1280x800") << QSize(1280, 800);
+}
+
 void TestLecture::typeFollowsTheWindowSize() {
-    const auto window = freshWindow({1280, 800});
+    QFETCH(QSize, size);
+    const auto window = freshWindow(size);
     MainWindow& w = *window;
     w.enterLecture(0);
     LectureView* lecture = w.lecture();
@@ -197,6 +208,8 @@ void TestLecture::typeFollowsTheWindowSize() {
                                 .arg(chapter + 1)
                                 .arg(narrative->heightForWidth(narrative->width()))
                                 .arg(narrative->height())));
+        // Never below 70 % of the design's size: a projector must still read it.
+        QVERIFY(narrative->font().pointSizeF() >= 0.7 * 12.5 * lecture->frameViews().front()->theme().scale - 0.51);
     }
     const qreal expected = 1.55 * std::min(lecture->width() / 1920.0, lecture->height() / 1080.0);
     for (FrameView* view : lecture->frameViews())

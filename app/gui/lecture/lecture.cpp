@@ -21,7 +21,9 @@
 #include "core/errors.h"
 #include "core/steps.h"
 
+#include <QEvent>
 #include <QFile>
+#include <QFontMetrics>
 #include <functional>
 #include <QHBoxLayout>
 #include <QJsonArray>
@@ -465,6 +467,9 @@ LectureView::LectureView(Controller* controller, FrameFeed* feed, QWidget* paren
     m_narrative->setWordWrap(true);
     m_narrative->setTextFormat(Qt::PlainText);
     m_narrative->setAlignment(Qt::AlignLeft | Qt::AlignTop);
+    // Its column's height is the slide's, not the text's: fitNarrative sizes the type to it.
+    m_narrative->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Ignored);
+    m_narrative->installEventFilter(this);
     m_caption = new QLabel(this);
     m_caption->setObjectName(QStringLiteral("lectureCaption"));
     m_caption->setTextFormat(Qt::PlainText);
@@ -520,8 +525,8 @@ void LectureView::applyTheme(const Theme& theme) {
     m_theme = theme;
     const auto px = [&](qreal v) { return int(v * theme.scale); };
     m_title->setFont(theme.font(17, true));
-    m_narrative->setFont(theme.font(12.5));
     m_narrative->setMargin(px(8));
+    fitNarrative();
     m_caption->setFont(theme.font(11.5, true));
     m_keys->setFont(theme.font(8.5));
     for (FrameView* v : frameViews())
@@ -530,6 +535,29 @@ void LectureView::applyTheme(const Theme& theme) {
     m_body->setSpacing(px(16));
     layout()->setContentsMargins(px(24), px(14), px(24), px(10));
     layout()->setSpacing(px(8));
+}
+
+// The narrative at the theme's size, or smaller (down to 70 % of it) until every line fits its
+// column: a long chapter's last lines were cut off at 1920 x 1080 and 1366 x 768.
+void LectureView::fitNarrative() {
+    QFont font = m_theme.font(12.5);
+    const qreal least = font.pointSizeF() * 0.7;
+    const int margin = m_narrative->margin();
+    const QRect room = m_narrative->contentsRect().adjusted(margin, margin, -margin, -margin);
+    const QString text = m_narrative->text();
+    const auto fits = [&](const QFont& f) {
+        return room.width() <= 0 || QFontMetrics(f)
+                                            .boundingRect(QRect(0, 0, room.width(), 1 << 20),
+                                                          Qt::AlignLeft | Qt::TextWordWrap, text)
+                                            .height() <= room.height();
+    };
+    while (!fits(font) && font.pointSizeF() - 0.5 >= least) font.setPointSizeF(font.pointSizeF() - 0.5);
+    if (font != m_narrative->font()) m_narrative->setFont(font);
+}
+
+bool LectureView::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == m_narrative && event->type() == QEvent::Resize) fitNarrative();
+    return QWidget::eventFilter(watched, event);
 }
 
 void LectureView::resizeEvent(QResizeEvent* event) {
@@ -637,6 +665,7 @@ void LectureView::onSceneChanged() {
     const bool fresh = m_beats.empty();
     m_beats = resolveBeats(c, *scene);
     m_narrative->setText(fillNarrative(c.narrative, *scene, m_feed->viewOptions()));
+    fitNarrative();
     if (fresh) m_controller->setStep(m_pendingEnd ? m_beats.back() : m_beats.front());
     updateCaption();
 }

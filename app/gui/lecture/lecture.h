@@ -120,9 +120,12 @@ class LectureView : public QWidget {
     void paintEvent(QPaintEvent* event) override;
     // The type follows the window's size (Theme::presentation).
     void resizeEvent(QResizeEvent* event) override;
+    // The narrative's resizes, to fit its type (fitNarrative).
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
   private:
     void applyTheme(const Theme& theme);
+    void fitNarrative();
     void onSceneChanged();
     void goToChapter(int chapter, bool atEnd);
     void layoutViews();
