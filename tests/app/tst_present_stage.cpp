@@ -444,6 +444,9 @@ void TestPresentStage::countersAreTheEngines() {
         QCOMPARE(stage.counters(1.0).read.value, pair(now.hbmReadBytes, hbm.readBytes));
         QCOMPARE(stage.counters(1.0).written.value, pair(now.hbmWriteBytes, hbm.writeBytes));
         QCOMPARE(stage.counters(1.0).flops.value, formatFlops(double(now.flops)));
+        // The counting model's FLOPs are the matmuls': a step of elementwise work (the backward's
+        // row dots) adds none, and the title says whose they are.
+        QCOMPARE(stage.counters(1.0).flops.label, QStringLiteral("matmul FLOPs"));
         QCOMPARE(stage.counters(0.0).read.value,
                  pair(frame->before.hbmReadBytes, hbmBefore.readBytes));
         QCOMPARE(stage.l2->bus.reading, hbm.readBytes > hbmBefore.readBytes);
