@@ -177,17 +177,20 @@ inline std::string tensorCoreBackwardConfigName(const TensorCoreBackwardConfig& 
 // ---- the Hopper fp16 / bf16 backward (kernels/cuda/sm90/hopper_backward.cuh, sm_90a) ----
 // FlashAttention-2's backward on wgmma: a block owns 128 keys of one (batch, head), two consumer
 // warpgroups of 64 keys each keep dK and dV in registers, and a producer warpgroup streams the
-// query blocks of 64 rows (Q_i, dO_i and their LSE and D) with the copy engine through `stages`
-// shared-memory buffers. dQ, a sum over key blocks, goes to the same fp32 buffer by atomic adds as
-// the mma.sync backward's. One block per SM.
-// How the two consumers share dQ_i = dS K_j (64 rows x d):
+// query blocks of 64 rows (128 where dQ is split by rows; Q_i, dO_i and their LSE and D) with the
+// copy engine through `stages` shared-memory buffers. dQ, a sum over key blocks, goes to the same
+// fp32 buffer as the mma.sync backward's, by atomic adds or by tiles. One block per SM.
+// How the two consumers share dQ_i = dS K_j (a query block's rows x d):
 // - Keys: each adds its own 64 keys' share of every column (twice the atomic adds; the consumers
 //   never wait for each other);
 // - Columns: each computes d / 2 columns over all 128 keys, reading the other's dS^T, so they meet
 //   at a barrier every step (d = 128 only: wgmma's N = 64 products);
 // - Turns: one consumer a step, in turn, computes every column over all 128 keys once the other
-//   has written its dS^T; the other goes on to its next step meanwhile.
-enum class DqSplit { Keys, Columns, Turns };
+//   has written its dS^T; the other goes on to its next step meanwhile;
+// - Rows: a step takes 128 query rows (FlashAttention-3's tile at d = 64: products of N = 128 for
+//   S^T and dP^T, half the steps), and each consumer computes dQ for 64 of them over all 128 keys,
+//   reading the other's dS^T, so they meet every step (as by columns; dQ by tiles only).
+enum class DqSplit { Keys, Columns, Turns, Rows };
 
 struct HopperBackwardConfig {
     MaskPreference masks;
@@ -203,19 +206,21 @@ struct HopperBackwardConfig {
     static constexpr int minBlocksPerSm = 1;
     constexpr int threads() const { return 128 * (consumers + 1); }
     constexpr int blockCols() const { return 64 * consumers; }
-    constexpr int blockRows() const { return 64; }
+    constexpr int blockRows() const { return dqSplit == DqSplit::Rows ? 128 : 64; }
     constexpr int barriers() const { return 1 + 2 * stages; } // K and V; a step's full and free
     // Registers per thread after setmaxnreg (as HopperConfig's with two consumers).
     constexpr int producerRegisters() const { return 24; }
     constexpr int consumerRegisters() const { return 240; }
+    // A consumer's dQ tile: the 64 rows of one warpgroup's product, fp32.
+    constexpr std::size_t dqTileBytes() const { return std::size_t(64) * std::size_t(headDim) * 4; }
     // K and V (Bc x d), `stages` Q and dO buffers (Br x d), dS^T twice (Bc x Br), all 2-byte
     // elements; `stages` LSE and D rows (Br fp32 each); the mbarriers and the alignment slack.
-    // `consumers` dQ tiles (Br x d fp32) where dQ is added by tiles.
+    // `consumers` dQ tiles where dQ is added by tiles.
     constexpr std::size_t sharedBytes() const {
         const std::size_t br = std::size_t(blockRows()), bc = std::size_t(blockCols()),
                           d = std::size_t(headDim), s = std::size_t(stages);
         return (2 * bc * d + 2 * s * br * d + 2 * bc * br) * 2 + 2 * s * br * 4 +
-               (dqTiles ? std::size_t(consumers) * br * d * 4 : 0) +
+               (dqTiles ? std::size_t(consumers) * dqTileBytes() : 0) +
                HopperConfig::kBarrierBytes * std::size_t(barriers()) + HopperConfig::kAlignmentBytes;
     }
 };
@@ -228,7 +233,10 @@ struct HopperBackwardConfig {
 // computing dQ) led at both d under both masks: 1.38-1.42x the best mma.sync row at d = 64 under
 // the mask, and 1-10 % past the split by columns at d = 128. v9, dQ added by tiles on top of the
 // turns: 1.10-1.13x the turns at d = 64 and 1.20-1.26x at d = 128, level with cuDNN (0.97-1.11x).
+// v10, 128 query rows a step at d = 64 with dQ split by rows: 1.08-1.12x v9's row without the mask
+// and 1.00-1.11x with it (a third stage for v9's row gave nothing: 0.96-1.07x).
 inline constexpr HopperBackwardConfig kHopperBackwardConfigs[] = {
+    {MaskPreference::Any, 64, 2, DqSplit::Rows, true},   // 128 keys x 128 rows, 195 KiB
     {MaskPreference::Any, 64, 2, DqSplit::Turns, true},  // 130 KiB: dQ by tiles
     {MaskPreference::Any, 64, 2, DqSplit::Turns},     // 128 keys x 64 rows,  98 KiB
     {MaskPreference::Full, 64, 2, DqSplit::Keys},     //  98 KiB (behind mma.sync under the mask)
@@ -243,14 +251,15 @@ inline constexpr int kHopperBackwardConfigCount =
     int(sizeof(kHopperBackwardConfigs) / sizeof(kHopperBackwardConfigs[0]));
 
 // "wgmma_bwd_d128_bc128_br64_wg2_s2": d, keys and query rows per block, consumer warpgroups,
-// buffers, and how dQ is shared ("_dqkeys", "_dqturns") except for the split v7 built first for d
+// buffers, and how dQ is shared ("_dqkeys", "_dqturns", "_dqrows") except for the split v7 built first for d
 // (by columns at d = 128, by keys at d = 64), whose names BACKWARD_NOTES.md's logs use.
 inline std::string hopperBackwardConfigName(const HopperBackwardConfig& c) {
     const DqSplit first = c.headDim == 128 ? DqSplit::Columns : DqSplit::Keys;
     const char* split = c.dqSplit == first               ? ""
                         : c.dqSplit == DqSplit::Keys    ? "_dqkeys"
                         : c.dqSplit == DqSplit::Columns ? "_dqcolumns"
-                                                        : "_dqturns";
+                        : c.dqSplit == DqSplit::Turns   ? "_dqturns"
+                                                        : "_dqrows";
     return "wgmma_bwd_d" + std::to_string(c.headDim) + "_bc" + std::to_string(c.blockCols()) + "_br" +
            std::to_string(c.blockRows()) + "_wg" + std::to_string(c.consumers) + "_s" + std::to_string(c.stages) +
            split + (c.dqTiles ? "_tiles" : "");

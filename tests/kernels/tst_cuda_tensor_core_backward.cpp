@@ -185,14 +185,16 @@ private slots:
                 QCOMPARE(kernels::kTensorCoreBackwardConfigs[hopper].streamed, d == 64 || !causal);
             }
         QCOMPARE(kernels::chooseTensorCoreBackwardConfig(128, false, 48 * KiB, 48 * KiB, KiB), -1);
-        // The Hopper rows on an H100's / H200's shared memory, as measured (BACKWARD_NOTES.md, v8,
-        // v9): dQ in turns, added by tiles, at both d, with and without the mask.
+        // The Hopper rows on an H100's / H200's shared memory, as measured (BACKWARD_NOTES.md, v8
+        // to v10): dQ added by tiles, at d = 64 split by rows (128 query rows a step), at d = 128
+        // in turns, with and without the mask.
         for (int d : {64, 128})
             for (const bool causal : {false, true}) {
                 const int row = kernels::chooseHopperBackwardConfig(d, causal, 227 * KiB, 228 * KiB, KiB);
                 QVERIFY(row >= 0);
                 QCOMPARE(kernels::kHopperBackwardConfigs[row].headDim, d);
-                QCOMPARE(kernels::kHopperBackwardConfigs[row].dqSplit, kernels::DqSplit::Turns);
+                QCOMPARE(kernels::kHopperBackwardConfigs[row].dqSplit,
+                         d == 64 ? kernels::DqSplit::Rows : kernels::DqSplit::Turns);
                 QVERIFY(kernels::kHopperBackwardConfigs[row].dqTiles);
             }
         QCOMPARE(kernels::chooseHopperBackwardConfig(128, false, 64 * KiB, 64 * KiB, KiB), -1);
@@ -208,10 +210,15 @@ private slots:
             const std::string name = kernels::hopperBackwardConfigName(c);
             names.insert(name);
             const bool keys = name.find("_dqkeys") != std::string::npos,
-                       turns = name.find("_dqturns") != std::string::npos;
+                       turns = name.find("_dqturns") != std::string::npos,
+                       rows = name.find("_dqrows") != std::string::npos;
             QCOMPARE(turns, c.dqSplit == kernels::DqSplit::Turns);
+            QCOMPARE(rows, c.dqSplit == kernels::DqSplit::Rows);
+            QCOMPARE(name.find("_br128") != std::string::npos, rows); // 128 query rows a step
             QCOMPARE(name.find("_tiles") != std::string::npos, c.dqTiles);
-            QVERIFY(!c.dqTiles || c.dqSplit == kernels::DqSplit::Turns); // a consumer's tile, two steps
+            // A consumer's tile, reused two steps later in turns, one by rows (by tiles only).
+            QVERIFY(!c.dqTiles || c.dqSplit == kernels::DqSplit::Turns || rows);
+            QVERIFY(!rows || c.dqTiles);
             QCOMPARE(keys, c.dqSplit == kernels::DqSplit::Keys && c.headDim == 128);
             QVERIFY(c.dqSplit != kernels::DqSplit::Columns || c.headDim == 128); // N = 64 halves
         }
@@ -224,6 +231,8 @@ private slots:
                  std::string("wgmma_bwd_d64_bc128_br64_wg2_s2_dqcolumns"));
         QCOMPARE(kernels::hopperBackwardConfigName({kernels::MaskPreference::Any, 128, 2, kernels::DqSplit::Turns, true}),
                  std::string("wgmma_bwd_d128_bc128_br64_wg2_s2_dqturns_tiles"));
+        QCOMPARE(kernels::hopperBackwardConfigName({kernels::MaskPreference::Any, 64, 2, kernels::DqSplit::Rows, true}),
+                 std::string("wgmma_bwd_d64_bc128_br128_wg2_s2_dqrows_tiles"));
     }
 
     // On a Hopper GPU (with sm_90a in the build) the default is the wgmma backward, at both d with
@@ -241,8 +250,10 @@ private slots:
                 const std::string kernels = cudaFlashBackwardHalf(p, in.q, in.k, in.v, in.dout).kernels;
                 qInfo("d = %d%s: %s", d, causal ? " causal" : "", kernels.c_str());
                 QCOMPARE(kernels.find(" + wgmma_bwd_") != std::string::npos, hopper);
-                // dQ in turns, by tiles (BACKWARD_NOTES.md, v8, v9): a reordered table shows here.
-                QCOMPARE(kernels.find("_dqturns_tiles") != std::string::npos, hopper);
+                // dQ by tiles, split by rows at d = 64 and in turns at d = 128 (BACKWARD_NOTES.md,
+                // v9, v10): a reordered table shows here.
+                QCOMPARE(kernels.find(d == 64 ? "_br128_wg2_s2_dqrows_tiles" : "_dqturns_tiles") != std::string::npos,
+                         hopper);
             }
     }
 

@@ -4,9 +4,10 @@
 // accumulation, built for sm_90a only. A block owns BC = 128 keys of one (batch, head) and is
 // warp-specialised as the forward (hopper_flash.cuh):
 // - warpgroup 0, the producer, gives its registers back (setmaxnreg); one of its threads loads K_j
-//   and V_j once, then streams every query block that sees them, Q_i and dO_i (64 rows, TMA) and
-//   their LSE and D (bulk copies of the scratch's padded rows), through Stages buffers, each
-//   arrival counted on an mbarrier; the consumers hand a buffer back once step i is done with it;
+//   and V_j once, then streams every query block that sees them, Q_i and dO_i (64 rows, 128 where
+//   dQ is split by rows; TMA) and their LSE and D (bulk copies of the scratch's padded rows),
+//   through Stages buffers, each arrival counted on an mbarrier; the consumers hand a buffer back
+//   once step i is done with it;
 // - warpgroups 1 and 2 own 64 of the keys each and compute, with the keys as wgmma's rows:
 //     S^T = K Q_i^T and dP^T = V dO_i^T (both operands K-major in shared memory),
 //     P^T = exp2(S^T scale log2(e) - LSE log2(e)), dS^T = P^T o (dP^T - D) (tc_backward.cuh),
@@ -53,27 +54,32 @@ struct HopperBackwardTile {
     static constexpr int kProducerRegisters = kConfig.producerRegisters();
     static constexpr int kConsumerRegisters = kConfig.consumerRegisters();
     static constexpr int kSharedBytes = int(kConfig.sharedBytes());
-    // dQ_i = dS K_j, 64 rows x d, in 64-column products of 32 registers (beside dK and dV's 128 at
-    // d = 128), shared as kernels::DqSplit says: by columns, each consumer computes 64 of them over
-    // all 128 keys; by keys, every column over its own 64 keys, d / 64 products in turn; in turns,
-    // every column over all keys on every other step.
+    // dQ_i = dS K_j, BR rows x d, in 64-row x 64-column products of 32 registers (beside dK and
+    // dV's 128 at d = 128), shared as kernels::DqSplit says: by columns, each consumer computes 64
+    // of them over all 128 keys; by keys, every column over its own 64 keys, d / 64 products in
+    // turn; in turns, every column over all keys on every other step; by rows (BR = 128), every
+    // column of its own 64 rows over all keys.
     static constexpr kernels::DqSplit kDqSplit = DqSplit_;
     static constexpr bool kDqSplitsColumns = kDqSplit == kernels::DqSplit::Columns;
     static constexpr bool kDqTakesTurns = kDqSplit == kernels::DqSplit::Turns;
+    static constexpr bool kDqSplitsRows = kDqSplit == kernels::DqSplit::Rows;
     static constexpr int kDqKeys = kDqSplit == kernels::DqSplit::Keys ? 64 : BC;
     static constexpr int kDqProducts = kDqSplitsColumns ? 1 : D / 64;
     static_assert(!kDqSplitsColumns || D == 128, "two 64-column halves");
     // dQ_i added as one tile by the copy engine (kernels::HopperBackwardConfig::dqTiles), from a
     // tile of each consumer's: in turns, a consumer's next tile is two steps away.
     static constexpr bool kDqTiles = DqTiles_;
-    static_assert(!kDqTiles || kDqTakesTurns, "dQ by tiles where the consumers take it in turns");
-    static constexpr int kDqTileBytes = 64 * D * 4;
+    static_assert(!kDqTiles || kDqTakesTurns || kDqSplitsRows, "dQ by tiles: in turns or by rows");
+    static_assert(!kDqSplitsRows || kDqTiles, "by rows, dQ by tiles only");
+    static constexpr int kDqTileBytes = int(kConfig.dqTileBytes());
     static constexpr int kKVBytes = BC * D * 2;
     static constexpr int kQBytes = BR * D * 2;
+    // dS^T, keys as rows, in blocks of 64 query columns (one 128-byte swizzled row a key).
+    static constexpr int kDsBlockBytes = BC * 64 * 2;
     static constexpr int kDsBytes = BC * BR * 2;
     static constexpr int kStatBytes = BR * 4;
     static_assert(D == 64 || D == 128, "d");
-    static_assert(BC == 128 && BR == 64, "dS^T's rows: 64 query columns, one 128-byte swizzled row");
+    static_assert(BC == 128 && (BR == 64 || (BR == 128 && kDqSplitsRows)), "a step's 64 query rows, 128 by rows");
     static_assert(128 * (kProducerRegisters + kConsumers * kConsumerRegisters) <=
                       kernels::HopperConfig::kRegistersPerSm,
                   "registers");
@@ -142,8 +148,9 @@ __device__ __forceinline__ void produceSteps(const BackwardLayout<Tile>& smem, c
 }
 
 // dS^T (packed as wgmma's A fragments: k-step kj, register r holds keys group + 8 (r & 1) and
-// query columns 8 (2 kj + r / 2) + 2 quad, + 1) into its shared-memory tile, 128-byte swizzled as
-// the copy engine stores tiles: chunk c of key row `key` at c ^ (key % 8). tc::storeScoreGradients
+// query columns 8 (2 kj + r / 2) + 2 quad, + 1) into its shared-memory tile, in blocks of 64
+// query columns 128-byte swizzled as the copy engine stores tiles: chunk c of key row `key` in
+// block c / 8 at (c % 8) ^ (key % 8). tc::storeScoreGradients
 // stores the same from the unpacked floats; packing a second time there costs this kernel 12 more
 // bytes of spills at d = 128 (ptxas), so the fragments dK's product takes are stored instead.
 template <class Tile>
@@ -154,18 +161,20 @@ __device__ __forceinline__ void storeScoreGradients(unsigned char* tile, const s
 #pragma unroll
         for (int r = 0; r < 4; ++r) {
             const int key = firstKey + group + 8 * (r & 1), chunk = 2 * kj + r / 2;
-            *reinterpret_cast<std::uint32_t*>(tile + key * 128 + ((chunk ^ group) << 4) + quad * 4) = ds[kj][r];
+            *reinterpret_cast<std::uint32_t*>(tile + (chunk / 8) * Tile::kDsBlockBytes + key * 128 +
+                                              (((chunk % 8) ^ group) << 4) + quad * 4) = ds[kj][r];
         }
 }
 
-// 64 of dQ_i's columns, over kDqKeys keys: A = dS from the dS^T tile (keys as
-// rows, from `dsRows`), B = K_j's rows from `kRows` (one 64-column block), both MN-major; issued.
+// 64 rows and 64 columns of dQ_i, over kDqKeys keys: A = dS from a 64-column block of the dS^T
+// tile (keys as rows, from `dsRows`), B = K_j's rows from `kRows` (one 64-column block), both
+// MN-major; issued.
 template <class Tile, TcElement E>
 __device__ __forceinline__ void issueQueryGradient(float (&dq)[32], std::uint32_t dsRows, std::uint32_t kRows) {
 #pragma unroll
     for (int kk = 0; kk < Tile::kDqKeys / 16; ++kk)
         prim::wgmmaSSTransposed<64, kWgmmaType<E>>(
-            dq, prim::swizzled128Descriptor(dsRows + kk * 16 * 128, Tile::kDsBytes, 1024),
+            dq, prim::swizzled128Descriptor(dsRows + kk * 16 * 128, Tile::kDsBlockBytes, 1024),
             prim::swizzled128Descriptor(kRows + kk * 16 * 128, Tile::BC * 128, 1024), kk > 0);
 }
 
@@ -176,8 +185,8 @@ __device__ __forceinline__ bool takesDq(int consumer, int step) {
     return !Tile::kDqTakesTurns || (step & 1) == consumer;
 }
 
-// The consumers meet after writing dS^T: both where dQ is split by columns (each reads the
-// other's); in turns the one computing dQ waits for the other's, which only signals (a barrier of
+// The consumers meet after writing dS^T: both where dQ is split by columns or rows (each reads
+// the other's); in turns the one computing dQ waits for the other's, which only signals (a barrier of
 // the step's parity: the next step's is the other one's, and a consumer signals step s + 2 only
 // after waiting on step s + 1, which the other signals after reading step s); by keys each with
 // its own warps. Named barriers 1 to 3.
@@ -198,7 +207,7 @@ __device__ __forceinline__ void storeDqFragments(unsigned char* tile, const floa
 
 template <class Tile>
 __device__ __forceinline__ void scoreGradientsWritten(int consumer, int step) {
-    if constexpr (Tile::kDqSplitsColumns) {
+    if constexpr (Tile::kDqSplitsColumns || Tile::kDqSplitsRows) {
         prim::namedBarrierSync<1, 256>();
     } else if constexpr (Tile::kDqTakesTurns) {
         const bool waits = takesDq<Tile>(consumer, step);
@@ -228,11 +237,16 @@ __device__ __forceinline__ void consumeSteps(const BackwardLayout<Tile>& smem, c
     const bool ragged = ownKey0 + 64 > nk;
     const std::uint32_t kRows = smem.k() + consumer * 64 * 128, vRows = smem.v() + consumer * 64 * 128;
     // dQ's operands: this consumer's 64 columns of K_j over all keys, all columns over its keys, or
-    // (in turns) all of K_j.
-    const std::uint32_t dqKRows = Tile::kDqSplitsColumns ? smem.k() + consumer * Tile::BC * 128
-                                  : Tile::kDqTakesTurns  ? smem.k()
-                                                         : kRows;
-    const int dsRow0 = Tile::kDqSplit == kernels::DqSplit::Keys ? consumer * 64 : 0;
+    // (in turns and by rows) all of K_j.
+    const std::uint32_t dqKRows = Tile::kDqSplitsColumns                         ? smem.k() + consumer * Tile::BC * 128
+                                  : Tile::kDqTakesTurns || Tile::kDqSplitsRows ? smem.k()
+                                                                               : kRows;
+    // dS for dQ's product: this consumer's keys (by keys) or its 64 query rows' block (by rows).
+    const std::uint32_t dsOffset = Tile::kDqSplit == kernels::DqSplit::Keys ? consumer * 64 * 128
+                                   : Tile::kDqSplitsRows                   ? consumer * Tile::kDsBlockBytes
+                                                                           : 0;
+    // The first of the step's rows this consumer adds dQ to (by rows: its 64).
+    const int dqRow0 = Tile::kDqSplitsRows ? consumer * 64 : 0;
     const int dqColumn0 = Tile::kDqSplitsColumns ? consumer * 64 : 0;
     float* dqRows = p.dqAccum + ((std::int64_t(batch) * p.heads + head) * p.rowsPadded + warp * 16 + group) * D +
                     dqColumn0 + 2 * quad;
@@ -276,8 +290,8 @@ __device__ __forceinline__ void consumeSteps(const BackwardLayout<Tile>& smem, c
         issueValues<D, BR, E>(dv, ptFragments, smem.dout(stage));
         issueValues<D, BR, E>(dk, dsFragments, smem.q(stage));
         prim::wgmmaCommit();
-        // This consumer's dQ tile is free once the copy engine has read it (two steps ago); the
-        // barrier below tells its other threads.
+        // This consumer's dQ tile is free once the copy engine has read it (two steps ago in turns,
+        // one by rows); the barrier below tells its other threads.
         if constexpr (Tile::kDqTiles)
             if (tid == 0 && takesDq<Tile>(consumer, step)) prim::bulkWaitRead<0>();
         scoreGradientsWritten<Tile>(consumer, step);
@@ -293,7 +307,7 @@ __device__ __forceinline__ void consumeSteps(const BackwardLayout<Tile>& smem, c
         for (int product = 0; product < Tile::kDqProducts; ++product) {
             float dq[32];
             prim::wgmmaFence();
-            issueQueryGradient<Tile, E>(dq, dsTile + dsRow0 * 128, dqKRows + product * Tile::BC * 128);
+            issueQueryGradient<Tile, E>(dq, dsTile + dsOffset, dqKRows + product * Tile::BC * 128);
             prim::wgmmaCommit();
             prim::wgmmaWait<0>();
             prim::fenceAccumulators(dk);
@@ -314,13 +328,14 @@ __device__ __forceinline__ void consumeSteps(const BackwardLayout<Tile>& smem, c
             }
         }
         if constexpr (Tile::kDqTiles) {
-            // The whole tile, one bulk reduction into the block's 64 rows of the scratch (whole
-            // blocks, padded: nothing to bound).
+            // The whole tile, one bulk reduction into its 64 rows of the scratch (whole blocks,
+            // padded: nothing to bound).
             prim::fenceSharedForWgmma();
             dqTileWritten(consumer);
             if (tid == 0) {
-                prim::bulkReduceAdd(p.dqAccum + ((std::int64_t(batch) * p.heads + head) * p.rowsPadded + row0) * D,
-                                    smem.dqTile(consumer), Tile::kDqTileBytes);
+                prim::bulkReduceAdd(
+                    p.dqAccum + ((std::int64_t(batch) * p.heads + head) * p.rowsPadded + row0 + dqRow0) * D,
+                    smem.dqTile(consumer), Tile::kDqTileBytes);
                 prim::bulkCommit();
             }
         }
