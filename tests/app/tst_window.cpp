@@ -240,9 +240,14 @@ void TestWindow::bugKeyAndJump() {
     w.controller()->goToEnd();
     auto* jump = w.checkPanel()->findChild<QPushButton*>(QStringLiteral("jumpToDivergence"));
     QVERIFY(jump->text().contains(QString::number(first)));
+    QVERIFY(jump->isEnabled());
     jump->click();
     QCOMPARE(w.controller()->step(), first);
+    // There already: the button says so and goes nowhere.
+    QVERIFY(!jump->isEnabled());
+    QVERIFY2(jump->text().startsWith(QStringLiteral("At step %1").arg(first)), qPrintable(jump->text()));
     w.controller()->goToStart();
+    QVERIFY(jump->isEnabled());
     QTest::keyClick(&w, Qt::Key_G);
     QCOMPARE(w.controller()->step(), first);
 }

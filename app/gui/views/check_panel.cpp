@@ -84,7 +84,13 @@ void CheckPanel::frameChanged() {
     m_model.reset();
     if (m_frame) m_model = checkModel(*m_frame);
     const bool show = m_model && m_model->divergenceStep();
-    if (show) m_jump->setText(tr("Go to step %1 ▸").arg(*m_model->divergenceStep()));
+    if (show) {
+        // On that step already: the button stays (the layout does not jump) but has nowhere to go.
+        const int step = *m_model->divergenceStep();
+        const bool here = m_frame->step == step;
+        m_jump->setText(here ? tr("At step %1").arg(step) : tr("Go to step %1 ▸").arg(step));
+        m_jump->setEnabled(!here);
+    }
     m_jump->setVisible(show);
 }
 
