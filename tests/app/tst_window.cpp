@@ -21,6 +21,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDockWidget>
 #include <QGroupBox>
 #include <QLabel>
 #include <QLineEdit>
@@ -73,6 +74,7 @@ class TestWindow : public QObject {
     void backwardHasItsOwnSwitches();
     void tensorCoreCheckIsASettingOfTheBackward();
     void kernelPagesHideTheDemosCheckAndPlayer();
+    void settingsDockStepsAsideAndComesBack();
     void jumpWithoutAWrongStepSaysSo();
     void cancelledBuildLeavesNoStageBehind();
     void stepViewSaysWhyInTheLecturesWords();
@@ -1027,6 +1029,55 @@ void TestWindow::kernelPagesHideTheDemosCheckAndPlayer() {
     tabs->setCurrentIndex(0);
     QVERIFY(demoChromeShown());
     QCOMPARE(w.playback()->slider()->value(), 3);
+}
+
+// The settings dock gives its width to the kernel pages and the lecture, and comes back after,
+// unless the user closed it; the layout saved is the user's.
+void TestWindow::settingsDockStepsAsideAndComesBack() {
+    StartOptions options = freshOptions();
+    options.save = true;
+    auto window = freshWindow({1366, 768}, options);
+    MainWindow& w = *window;
+    auto* dock = w.findChild<QDockWidget*>(QStringLiteral("settingsDock"));
+    QVERIFY(dock);
+    QTabWidget* tabs = w.tabs();
+    const auto shown = [&] { return dock->isVisibleTo(&w); };
+    QVERIFY(shown());
+    tabs->setCurrentWidget(w.hopper()->parentWidget());
+    QVERIFY(!shown());
+    tabs->setCurrentWidget(w.gpuBenchmark()->parentWidget());
+    QVERIFY(!shown());
+    tabs->setCurrentIndex(1); // the analysis: the dock's settings shape it
+    QVERIFY(shown());
+    w.enterLecture(0);
+    QVERIFY(!shown());
+    w.leaveLecture();
+    QVERIFY(shown());
+
+    // Closed by the user: it stays closed through both.
+    dock->toggleViewAction()->trigger();
+    QVERIFY(!shown());
+    tabs->setCurrentWidget(w.hopper()->parentWidget());
+    tabs->setCurrentIndex(0);
+    QVERIFY(!shown());
+    w.enterLecture(0);
+    w.leaveLecture();
+    QVERIFY(!shown());
+    // Opened by the user on a kernel page: it stays there.
+    tabs->setCurrentWidget(w.hopper()->parentWidget());
+    dock->toggleViewAction()->trigger();
+    QVERIFY(shown());
+    tabs->setCurrentIndex(0);
+    tabs->setCurrentWidget(w.gpuBenchmark()->parentWidget());
+    QVERIFY(!shown()); // a new visit sets it aside again
+
+    // Closed on a kernel page, the window saves the dock as the user left it: shown.
+    w.close();
+    window.reset();
+    StartOptions again = freshOptions();
+    again.restore = true;
+    const auto restored = freshWindow({1366, 768}, again);
+    QVERIFY(restored->findChild<QDockWidget*>(QStringLiteral("settingsDock"))->isVisibleTo(restored.get()));
 }
 
 QTEST_MAIN(TestWindow)

@@ -276,6 +276,24 @@ void MainWindow::showDemoChromeForPage() {
     const bool demo = page != m_gpuBenchmarkPage && page != m_hopperPage;
     m_check->setVisible(demo);
     m_playback->setVisible(demo);
+    placeSettingsDock();
+}
+
+// The settings dock sets up the demo: the kernel pages (which have their own controls) and the
+// lecture (which sets each chapter's) give its width to their own views. The window sets it
+// aside there and brings it back after, unless the user closed it; a user who opens it on a
+// kernel page keeps it.
+void MainWindow::placeSettingsDock() {
+    if (!m_dock) return; // tabs made before it
+    QWidget* page = m_tabs->currentWidget();
+    const bool wanted = !isLectureMode() && page != m_gpuBenchmarkPage && page != m_hopperPage;
+    if (!wanted && !m_dock->isHidden() && !m_dockSetAside) {
+        m_dockSetAside = true;
+        m_dock->hide();
+    } else if (wanted && m_dockSetAside) {
+        m_dockSetAside = false;
+        m_dock->show();
+    }
 }
 
 // The FlashAttention-2 page: its warps, batch and heads above the picture, both kept in the
@@ -407,6 +425,8 @@ void MainWindow::buildActions() {
     add(view, tr("Analysis"), QKeySequence(Qt::CTRL | Qt::Key_2),
         [this] { m_tabs->setCurrentIndex(1); });
     view->addAction(m_dock->toggleViewAction());
+    // Shown or hidden from the menu: the user's choice from now on.
+    connect(m_dock->toggleViewAction(), &QAction::triggered, this, [this] { m_dockSetAside = false; });
     buildPresenterActions(view);
 
     // Only in lecture mode: chapters with the arrow keys, Esc to leave.
@@ -542,9 +562,9 @@ void MainWindow::enterLecture(int chapter) {
     m_controller->pause();
     m_feed->forgetShownFrames();
     m_stack->setCurrentWidget(m_lecture);
+    placeSettingsDock();
     menuBar()->hide();
     statusBar()->hide();
-    m_dock->hide();
     for (QAction* a : m_lectureOnly)
         a->setEnabled(true);
     m_lecture->useHardware(m_beforeLecture.hardwareId); // the GPU chosen in the window
@@ -563,9 +583,9 @@ void MainWindow::leaveLecture() {
     m_controller->pause();
     m_feed->forgetShownFrames();
     m_stack->setCurrentIndex(0);
+    placeSettingsDock();
     menuBar()->show();
     statusBar()->show();
-    m_dock->show();
     for (QAction* a : m_lectureOnly)
         a->setEnabled(false);
     // As it was: maximised stays maximised (showNormal() un-maximised it).
@@ -846,6 +866,11 @@ void MainWindow::saveState() const {
 
 void MainWindow::closeEvent(QCloseEvent* event) {
     m_controller->pause();
+    // The layout the user chose: a dock the window set aside is saved as shown.
+    if (m_dockSetAside) {
+        m_dockSetAside = false;
+        m_dock->show();
+    }
     if (m_options.save) saveState();
     event->accept();
 }

@@ -135,6 +135,7 @@ class MainWindow : public QMainWindow {
     void buildStepView(const Theme& theme);
     void buildTabs();
     void showDemoChromeForPage();
+    void placeSettingsDock();
     QWidget* buildVersionsPage();
     void buildSettingsDock(const Theme& theme);
     void buildStatusBar();
@@ -196,6 +197,9 @@ class MainWindow : public QMainWindow {
     QWidget* m_hopperPage = nullptr; // the Hopper page's tab, which holds it once made
     HopperPage* m_hopper = nullptr;
     QDockWidget* m_dock = nullptr;
+    // The settings dock hidden by the window, not the user (placeSettingsDock): shown again when
+    // its settings matter once more, and saved as shown.
+    bool m_dockSetAside = false;
     QSplitter* m_vertical = nullptr;
     QSplitter* m_top = nullptr;
     QSplitter* m_bottom = nullptr;
