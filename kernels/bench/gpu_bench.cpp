@@ -50,6 +50,7 @@ struct Options {
     bool once = false; // --once: each method's checked launch only, untimed (for profilers)
     bool backward = false; // --backward: the tensor-core backward after each type's forward rows
     bool backwardVariants = false; // --backward-variants: every backward variant, not the default
+    std::vector<std::string> backwardMatch; // --backward-match: of those, names containing one of these
     GpuBenchPass pass = GpuBenchPass::Forward; // --pass, with --api
 };
 
@@ -63,12 +64,24 @@ std::vector<int> parseList(const char* text) {
     return out;
 }
 
+// "a,b,,c" -> {"a", "b", "c"}.
+std::vector<std::string> splitNames(const std::string& list) {
+    std::vector<std::string> out;
+    for (std::size_t at = 0; at < list.size();) {
+        const std::size_t end = std::min(list.find(',', at), list.size());
+        if (end > at) out.push_back(list.substr(at, end - at));
+        at = end + 1;
+    }
+    return out;
+}
+
 void usage() {
     std::printf(
         "usage: flashviz-gpu-bench [--d 64,128] [--n 1024,2048,...] [--tokens 16384]\n"
         "         [--width 2048] [--repeats 10] [--variants] [--causal] [--no-baseline]\n"
         "         [--only ID,ID] [--tc fp16,bf16] [--no-fp32] [--csv FILE] [--api] [--once]\n"
-        "         [--backward] [--backward-variants] [--pass forward|backward|forward+backward]\n"
+        "         [--backward] [--backward-variants] [--backward-match TEXT,TEXT]\n"
+        "         [--pass forward|backward|forward+backward]\n"
         "  --variants   time every compiled tile configuration of the fast kernel, not only\n"
         "               the default for d\n"
         "  --only       time only these fast-kernel variants (ids as listed at the start: rows\n"
@@ -86,6 +99,8 @@ void usage() {
         "               (kernels/gpu_benchmark.h): standard-fp32, flash-fp32, -fp16, -bf16 at\n"
         "               the first --d and every --n, printing its points\n"
         "  --backward-variants  with --backward, every backward variant (the forward's default)\n"
+        "  --backward-match     with --backward-variants, only those whose names contain one of\n"
+        "               these texts (e.g. dqrows_tiles,_staggered)\n"
         "  --pass       with --api, the pass it times (kernels/gpu_benchmark.h' GpuBenchPass)\n"
         "  --once       launch each method once (its checked run) and time nothing: one\n"
         "               launch per method for a profiler (kernels/bench/ncu_traffic.py)\n");
@@ -127,6 +142,10 @@ void addBackwardRows(std::vector<Row>& rows, const Options& opt, const TcBuffers
     for (const auto& info : tcBackwardKernels()) {
         if (info.headDim != d || !tcBackwardKernelRunsHere(info)) continue;
         if (!opt.allVariants && !opt.backwardVariants && !(chosen && info.id == chosen->id)) continue;
+        if (!opt.backwardMatch.empty() &&
+            std::none_of(opt.backwardMatch.begin(), opt.backwardMatch.end(),
+                         [&](const std::string& text) { return info.name.find(text) != std::string::npos; }))
+            continue;
         Row r{d, n, batch, heads, std::string("tcbwd-") + typeName + "-" + info.name, {}, 0, 0, 0, 0, {}, false};
         const std::size_t before = freeBytes();
         launchTcBackward(p, info.id);
@@ -201,6 +220,7 @@ int main(int argc, char** argv) {
         else if (a == "--once") opt.once = true;
         else if (a == "--backward") opt.backward = true;
         else if (a == "--backward-variants") opt.backward = opt.backwardVariants = true;
+        else if (a == "--backward-match") opt.backwardMatch = splitNames(next());
         else if (a == "--pass") {
             const std::optional<GpuBenchPass> pass = parseGpuBenchPass(next());
             if (!pass) {
@@ -210,17 +230,13 @@ int main(int argc, char** argv) {
             opt.pass = *pass;
         }
         else if (a == "--tc") {
-            const std::string list = next();
-            for (std::size_t at = 0; at < list.size();) {
-                const std::size_t end = std::min(list.find(',', at), list.size());
-                const std::string name = list.substr(at, end - at);
+            for (const std::string& name : splitNames(next())) {
                 if (name == "fp16") opt.tcTypes.push_back(TcElement::Fp16);
                 else if (name == "bf16") opt.tcTypes.push_back(TcElement::Bf16);
                 else {
                     usage();
                     return 2;
                 }
-                at = end + 1;
             }
         }
         else {
