@@ -23,10 +23,11 @@ FLASHVIZ_FRAGMENT_RULE int fragmentOrderOffset(int chunk, int thread, int value)
 }
 
 // The same offset for the element at (row, column) of the block: warp row / 16 holds it; in the
-// warp, lane 4 (row % 8) + (column % 8) / 2, and value 2 (row % 16 / 8) + column % 2.
-FLASHVIZ_FRAGMENT_RULE int fragmentOrderOffsetOf(int row, int column) {
-    const int thread = 32 * (row % 64 / 16) + 4 * (row % 8) + column % 8 / 2;
-    return fragmentOrderOffset(column / 8, thread, 2 * (row % 16 / 8) + column % 2);
+// warp, lane 4 (row % 8) + (column % 8) / 2, and value 2 (row % 16 / 8) + column % 2. Unsigned,
+// so the divisions and remainders are shifts and masks (the post-pass calls this per element).
+FLASHVIZ_FRAGMENT_RULE int fragmentOrderOffsetOf(unsigned row, unsigned column) {
+    const unsigned thread = 32 * (row % 64 / 16) + 4 * (row % 8) + column % 8 / 2;
+    return fragmentOrderOffset(int(column / 8), int(thread), int(2 * (row % 16 / 8) + column % 2));
 }
 
 } // namespace flashviz::cuda

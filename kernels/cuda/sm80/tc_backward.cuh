@@ -172,7 +172,7 @@ __global__ void __launch_bounds__(128) backwardPrepareKernel(const TcBackwardPar
 // head) is stored as its consumer warpgroup's registers hold it (params/fragment_order.h).
 template <int D>
 __device__ __forceinline__ const float* fragmentOrderPair(const float* rows, int row, int chunk, int q) {
-    return rows + std::int64_t(row / 64) * 64 * D + fragmentOrderOffsetOf(row % 64, 8 * chunk + 2 * q);
+    return rows + std::int64_t(unsigned(row) / 64) * 64 * D + fragmentOrderOffsetOf(unsigned(row) % 64, 8 * chunk + 2 * q);
 }
 
 // dQ = scale x dqAccum in the input type, 8 elements (16 bytes) a thread; grid

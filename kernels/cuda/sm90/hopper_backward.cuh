@@ -67,7 +67,7 @@ struct HopperBackwardTile {
     static constexpr int kDqProducts = kDqSplitsColumns ? 1 : D / 64;
     static_assert(!kDqSplitsColumns || D == 128, "two 64-column halves");
     // dQ_i added as one tile by the copy engine (kernels::HopperBackwardConfig::dqTiles), from a
-    // tile of each consumer's: in turns, a consumer's next tile is two steps away.
+    // tile of each consumer's: in turns, a consumer's next tile is two steps away; by rows, one.
     static constexpr bool kDqTiles = DqTiles_;
     static_assert(!kDqTiles || kDqTakesTurns || kDqSplitsRows, "dQ by tiles: in turns or by rows");
     static_assert(!kDqSplitsRows || kDqTiles, "by rows, dQ by tiles only");
