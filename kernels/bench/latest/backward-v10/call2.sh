@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# NOT RUN in session 22: no machine could be started after call 1 (six tries); kept for the next session.
+# NOT RUN in session 22 (no machine could be started after call 1); session 23's backward-v11/call1.sh ran what it asked (the suite on the new table, the d = 64 defaults beside PyTorch) and more.
 # Session 22, call 2: v10's table (d = 64 split by rows first). (1) the backward suite on it (the
 # defaults' names on a GPU); (2) the d = 64 defaults, fp16 and bf16, both masks, beside PyTorch's
 # flash and cuDNN in the same call (call 1's one point behind cuDNN: fp16 causal n = 16384).
