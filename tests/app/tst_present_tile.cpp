@@ -245,6 +245,11 @@ void TestPresentTile::gridsFollowTheSteps() {
         const auto frame = makeFrame(toy, step);
         const TileModel model = tileModel(*frame, ViewOptions{});
         QCOMPARE(model.scores.active, frame->state.info.kind == StepKind::ComputeScores);
+        // Where the box is narrow (the lecture's) the formulas alone, not the titles shrunk.
+        for (const TileGrid* grid : {&model.scores, &model.weights}) {
+            QVERIFY2(grid->title.startsWith(grid->shortTitle + QStringLiteral("  (")), qPrintable(grid->title));
+            QVERIFY(grid->shortTitle.startsWith(grid == &model.scores ? QStringLiteral("S = ") : QStringLiteral("P = ")));
+        }
         if (frame->state.info.kind != StepKind::UpdateMax) {
             QVERIFY(model.scores.rowMaxColumn.empty());
             continue;

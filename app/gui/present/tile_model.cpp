@@ -117,10 +117,12 @@ void flashGrids(TileModel& model, const Scene& scene, const StepState& st) {
     const bool runningMax = scene.settings.options.runningMax;
     model.scores = valueGrid(st.scores, info.rows.begin, info.cols.begin);
     model.scores.title = QObject::tr("S = scale · Q_i K_jᵀ  (on chip only)");
+    model.scores.shortTitle = QObject::tr("S = scale · Q_i K_jᵀ"); // the memory view says where
     model.scores.emptyText = QObject::tr("the tile is computed at 'compute-scores'");
     model.weights = valueGrid(st.weights, info.rows.begin, info.cols.begin);
     model.weights.title = runningMax ? QObject::tr("P = exp(S − m_new)  (unnormalised)")
                                      : QObject::tr("P = exp(S)  (no max subtracted)");
+    model.weights.shortTitle = runningMax ? QObject::tr("P = exp(S − m_new)") : QObject::tr("P = exp(S)");
     model.weights.emptyText = QObject::tr("P appears at 'compute-weights'");
     // With the running max, P = exp(S − m) lies in (0, 1]: one scale shows every tile alike.
     if (runningMax) model.weights.scaleMax = 1.0;
