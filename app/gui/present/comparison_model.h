@@ -27,8 +27,8 @@ struct ComparisonModel {
     Counters standard, flash;          // Scene::standardTotals and Scene::flashTotals(); the
                                        // backward: with P stored, and recomputing it
     std::array<ComparisonRow, 3> rows; // HBM traffic, scratch (backward: floats stored), FLOPs
-    QString
-        footnote; // the backward: the script's demo-5 model of the same trade, and why it differs
+    // The forward: how it counts the traffic; the backward: the script's demo-5 model of the trade.
+    QString footnote;
 };
 
 ComparisonModel comparisonModel(const Scene& scene);
