@@ -866,12 +866,14 @@ void MainWindow::saveState() const {
 
 void MainWindow::closeEvent(QCloseEvent* event) {
     m_controller->pause();
-    // The layout the user chose: a dock the window set aside is saved as shown.
-    if (m_dockSetAside) {
-        m_dockSetAside = false;
-        m_dock->show();
+    if (m_options.save) {
+        // The layout the user chose: a dock the window set aside is saved as shown.
+        if (m_dockSetAside) {
+            m_dockSetAside = false;
+            m_dock->show();
+        }
+        saveState();
     }
-    if (m_options.save) saveState();
     event->accept();
 }
 
