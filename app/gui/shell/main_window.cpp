@@ -271,9 +271,13 @@ void MainWindow::buildTabs() {
 // The check above the tabs and the player below them belong to the CPU demo's steps, which the
 // step view, the analysis and the FlashAttention-2 page follow. The GPU benchmark and Hopper pages
 // time and draw the CUDA kernels: there the demo's PASS would read as the kernels' verdict.
-void MainWindow::showDemoChromeForPage() {
+bool MainWindow::showsDemoPage() const {
     QWidget* page = m_tabs->currentWidget();
-    const bool demo = page != m_gpuBenchmarkPage && page != m_hopperPage;
+    return page != m_gpuBenchmarkPage && page != m_hopperPage;
+}
+
+void MainWindow::showDemoChromeForPage() {
+    const bool demo = showsDemoPage();
     m_check->setVisible(demo);
     m_playback->setVisible(demo);
     placeSettingsDock();
@@ -285,8 +289,7 @@ void MainWindow::showDemoChromeForPage() {
 // kernel page keeps it.
 void MainWindow::placeSettingsDock() {
     if (!m_dock) return; // tabs made before it
-    QWidget* page = m_tabs->currentWidget();
-    const bool wanted = !isLectureMode() && page != m_gpuBenchmarkPage && page != m_hopperPage;
+    const bool wanted = !isLectureMode() && showsDemoPage();
     if (!wanted && !m_dock->isHidden() && !m_dockSetAside) {
         m_dockSetAside = true;
         m_dock->hide();

@@ -134,6 +134,7 @@ class MainWindow : public QMainWindow {
     void buildUi();
     void buildStepView(const Theme& theme);
     void buildTabs();
+    bool showsDemoPage() const; // a tab that follows the CPU demo's steps, not a kernel page
     void showDemoChromeForPage();
     void placeSettingsDock();
     QWidget* buildVersionsPage();
