@@ -44,3 +44,39 @@ device_preamble() {
 }
 left() { echo $(( ${BUDGET:-300} - ($(date +%s) - ${device_start:-$(date +%s)}) )); }
 pack_outputs() { tar -C "$(dirname "$out")" -cf "$out.tar" "$(basename "$out")" && rm -rf "$out"; }
+
+# The GPU's SM clock, power and clock-event reasons every 100 ms into $out/smi.csv, until
+# `stop_clock_samples`; `mark NAME-start` / `mark NAME-end` bracket a phase, and
+# `clock_summary` prints each phase's median clock, mean power and the reasons seen (samples in
+# the phase's first 3 s, its set-up, left out).
+start_clock_samples() {
+  local reasons=clocks_event_reasons.active
+  nvidia-smi --query-gpu=$reasons --format=csv,noheader > /dev/null 2>&1 || reasons=clocks_throttle_reasons.active
+  nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,$reasons --format=csv,noheader -lms 100 > "$out/smi.csv" 2>&1 &
+  clock_sampler=$!
+}
+stop_clock_samples() { kill "$clock_sampler"; }
+mark() { echo "$1 $(date +%s.%N)" >> "$out/marks.txt"; }
+clock_summary() {
+  python3 - "$out" <<'PY'
+import sys, datetime, statistics
+out = sys.argv[1]
+marks = {}
+for line in open(f"{out}/marks.txt"):
+    name, t = line.split(); marks[name] = float(t)
+rows = []
+for line in open(f"{out}/smi.csv"):
+    f = [x.strip() for x in line.split(",")]
+    try:
+        ts = datetime.datetime.strptime(f[0], "%Y/%m/%d %H:%M:%S.%f").timestamp()
+        rows.append((ts, float(f[1].split()[0]), float(f[2].split()[0]), f[4]))
+    except (ValueError, IndexError):
+        pass
+for name in sorted({k.rsplit("-", 1)[0] for k in marks}):
+    a, b = marks[name + "-start"], marks[name + "-end"]
+    s = [r for r in rows if a + 3 <= r[0] <= b]
+    if not s: print(name, "no samples"); continue
+    print(f"{name}: {len(s)} samples, SM clock median {statistics.median(r[1] for r in s):.0f} MHz, "
+          f"power mean {statistics.mean(r[2] for r in s):.0f} W, reasons {sorted(set(r[3] for r in s))}")
+PY
+}

@@ -10,11 +10,7 @@ here=kernels/bench
 . $here/device_env.sh
 BUDGET=${BUDGET:-200}
 device_preamble "$1"
-reasons=clocks_event_reasons.active
-nvidia-smi --query-gpu=$reasons --format=csv,noheader > /dev/null 2>&1 || reasons=clocks_throttle_reasons.active
-nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,$reasons --format=csv,noheader -lms 100 > $out/smi.csv 2>&1 &
-smi=$!
-mark() { echo "$1 $(date +%s.%N)" >> $out/marks.txt; }
+start_clock_samples
 for n in 16384 8192; do
   for t in bf16 fp16; do
     mark "flashviz-$t-$n-start"
@@ -27,27 +23,7 @@ for n in 16384 8192; do
     grep -- "-bwd" $out/torch-$t-$n.txt | awk '{print $1, $2, $5, $8}'
   done
 done
-kill $smi
-python3 - "$out" <<'PY'
-import sys, datetime, statistics
-out = sys.argv[1]
-marks = {}
-for line in open(f"{out}/marks.txt"):
-    name, t = line.split(); marks[name] = float(t)
-rows = []
-for line in open(f"{out}/smi.csv"):
-    f = [x.strip() for x in line.split(",")]
-    try:
-        ts = datetime.datetime.strptime(f[0], "%Y/%m/%d %H:%M:%S.%f").timestamp()
-        rows.append((ts, float(f[1].split()[0]), float(f[2].split()[0]), f[4]))
-    except Exception:
-        pass
-for name in sorted({k.rsplit("-", 1)[0] for k in marks}):
-    a, b = marks[name + "-start"], marks[name + "-end"]
-    s = [r for r in rows if a + 3 <= r[0] <= b]  # past the set-up and the first launches
-    if not s: print(name, "no samples"); continue
-    print(f"{name}: {len(s)} samples, SM clock median {statistics.median(r[1] for r in s):.0f} MHz, "
-          f"power mean {statistics.mean(r[2] for r in s):.0f} W, reasons {sorted(set(r[3] for r in s))}")
-PY
+stop_clock_samples
+clock_summary
 pack_outputs
 echo "left $(left) s"
