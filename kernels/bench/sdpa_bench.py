@@ -43,8 +43,9 @@ def time_backward(args, d, n, batch, heads, flops, dtype_name, q, k, v):
     rows = []
     q, k, v = (x.detach().requires_grad_() for x in (q, k, v))
     dout = torch.randn_like(q)
-    for name, backend in ((f"torch-{dtype_name}-flash-bwd", SDPBackend.FLASH_ATTENTION),
-                          (f"torch-{dtype_name}-cudnn-bwd", SDPBackend.CUDNN_ATTENTION)):
+    for name, backend in ((f"torch-{dtype_name}-{b}-bwd", backend) for b, backend in (
+            ("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION))
+            if b in args.backends.split(",")):
         try:
             with sdpa_kernel([backend]):
                 out = F.scaled_dot_product_attention(q, k, v, is_causal=args.causal)
@@ -76,6 +77,10 @@ def main():
     parser.add_argument("--dtypes", default="fp32", help="comma list of fp32, fp16, bf16")
     parser.add_argument("--backward", action="store_true",
                         help="also time the 16-bit flash and cuDNN backward passes")
+    parser.add_argument("--backends", default="flash,cudnn,efficient,math",
+                        help="comma list of the 16-bit backends to time (flash, cudnn, efficient, math)")
+    parser.add_argument("--backward-only", action="store_true",
+                        help="with --backward, time no forward pass")
     parser.add_argument("--csv", help="write PyTorch's rows here")
     parser.add_argument("--flash-csv", help="flashviz-gpu-bench --csv output to compare with")
     args = parser.parse_args()
@@ -101,10 +106,12 @@ def main():
                     backends = (("torch-efficient", SDPBackend.EFFICIENT_ATTENTION),
                                 ("torch-math", SDPBackend.MATH))
                 else:
-                    backends = ((f"torch-{dtype_name}-flash", SDPBackend.FLASH_ATTENTION),
-                                (f"torch-{dtype_name}-cudnn", SDPBackend.CUDNN_ATTENTION),
-                                (f"torch-{dtype_name}-efficient", SDPBackend.EFFICIENT_ATTENTION),
-                                (f"torch-{dtype_name}-math", SDPBackend.MATH))
+                    backends = tuple((f"torch-{dtype_name}-{b}", backend) for b, backend in (
+                        ("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION),
+                        ("efficient", SDPBackend.EFFICIENT_ATTENTION), ("math", SDPBackend.MATH))
+                        if b in args.backends.split(","))
+                if args.backward and args.backward_only:
+                    backends = ()
                 for name, backend in backends:
                     torch.cuda.synchronize()
                     torch.cuda.empty_cache()
