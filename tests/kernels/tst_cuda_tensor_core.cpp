@@ -332,17 +332,25 @@ private slots:
         QTest::addColumn<int>("nq");
         QTest::addColumn<int>("nk");
         QTest::addColumn<bool>("causal");
+        QTest::addColumn<int>("batch");
+        QTest::addColumn<int>("heads");
         for (const auto& k : cudaTensorCoreKernels())
             for (HalfType t : {HalfType::Fp16, HalfType::Bf16}) {
                 QTest::addRow("%s %s 113x203 causal", k.name.c_str(), typeName(t))
-                    << k.id << int(t) << 113 << 203 << true;
+                    << k.id << int(t) << 113 << 203 << true << 1 << 2;
                 QTest::addRow("%s %s 1023x1024", k.name.c_str(), typeName(t))
-                    << k.id << int(t) << 1023 << 1024 << false;
+                    << k.id << int(t) << 1023 << 1024 << false << 1 << 2;
                 QTest::addRow("%s %s 300x129 causal", k.name.c_str(), typeName(t))
-                    << k.id << int(t) << 300 << 129 << true;
+                    << k.id << int(t) << 300 << 129 << true << 1 << 2;
                 // The first 400 rows see no key: whole blocks of 192 rows have no key tile.
                 QTest::addRow("%s %s 500x100 causal", k.name.c_str(), typeName(t))
-                    << k.id << int(t) << 500 << 100 << true;
+                    << k.id << int(t) << 500 << 100 << true << 1 << 2;
+                // More query blocks than an H100's or H200's 132 SMs (more than one wave of
+                // blocks); under the mask some of them see no key.
+                QTest::addRow("%s %s 2x40 heads 500x100", k.name.c_str(), typeName(t))
+                    << k.id << int(t) << 500 << 100 << false << 2 << 40;
+                QTest::addRow("%s %s 2x40 heads 500x100 causal", k.name.c_str(), typeName(t))
+                    << k.id << int(t) << 500 << 100 << true << 2 << 40;
             }
     }
 
@@ -353,10 +361,12 @@ private slots:
         QFETCH(int, nq);
         QFETCH(int, nk);
         QFETCH(bool, causal);
+        QFETCH(int, batch);
+        QFETCH(int, heads);
         const auto kernels = cudaTensorCoreKernels();
         const auto& info = kernels[std::size_t(kernel)];
         if (!info.fitsDevice) QSKIP("this variant does not run on this GPU (its shared memory, or a wgmma variant off Hopper)");
-        runAndJudge(problem(HalfType(type), info.headDim, nq, nk, causal, 1, 2), kernel, 99);
+        runAndJudge(problem(HalfType(type), info.headDim, nq, nk, causal, batch, heads), kernel, 99);
     }
 
     // The trace mode (kernels/hopper_trace.h): every variant, ragged and mismatched, its output
