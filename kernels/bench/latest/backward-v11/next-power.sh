@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# NOT RUN (session 23 left it for the next): is the backward's shortfall at the largest n power?
+# Session 23 left it for the next; session 24 ran its phases in latest/hopper-v7/call1.sh (on an
+# H100, BACKWARD_NOTES.md "Session 24"), with PyTorch's cuDNN backward timed alone. Is the backward's shortfall at the largest n power?
 # bf16 and fp16, d = 128 without the mask at n = 16384 (0.97-0.99x cuDNN on the H200), FlashViz's
 # default and PyTorch's cuDNN each run for about 6 s (600 repeats), the SM clock, power and
 # clock-event reasons sampled every 100 ms; then the same at n = 8192, where FlashViz leads. If
