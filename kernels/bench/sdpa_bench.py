@@ -22,6 +22,12 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+# The 16-bit backends by the names --backends takes, in the order they run; the backward pass is
+# timed for the first two.
+BACKENDS = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
+            "efficient": SDPBackend.EFFICIENT_ATTENTION, "math": SDPBackend.MATH}
+BACKWARD_BACKENDS = ("flash", "cudnn")
+
 
 def time_ms(fn, repeats):
     fn()
@@ -43,9 +49,8 @@ def time_backward(args, d, n, batch, heads, flops, dtype_name, q, k, v):
     rows = []
     q, k, v = (x.detach().requires_grad_() for x in (q, k, v))
     dout = torch.randn_like(q)
-    for name, backend in ((f"torch-{dtype_name}-{b}-bwd", backend) for b, backend in (
-            ("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION))
-            if b in args.backends.split(",")):
+    for name, backend in ((f"torch-{dtype_name}-{b}-bwd", BACKENDS[b]) for b in BACKWARD_BACKENDS
+                          if b in args.backends):
         try:
             with sdpa_kernel([backend]):
                 out = F.scaled_dot_product_attention(q, k, v, is_causal=args.causal)
@@ -77,13 +82,18 @@ def main():
     parser.add_argument("--dtypes", default="fp32", help="comma list of fp32, fp16, bf16")
     parser.add_argument("--backward", action="store_true",
                         help="also time the 16-bit flash and cuDNN backward passes")
-    parser.add_argument("--backends", default="flash,cudnn,efficient,math",
-                        help="comma list of the 16-bit backends to time (flash, cudnn, efficient, math)")
+    parser.add_argument("--backends", default=",".join(BACKENDS),
+                        help=f"comma list of the 16-bit backends to time ({', '.join(BACKENDS)})")
     parser.add_argument("--backward-only", action="store_true",
-                        help="with --backward, time no forward pass")
+                        help="time the 16-bit backward passes and no forward pass (implies --backward)")
     parser.add_argument("--csv", help="write PyTorch's rows here")
     parser.add_argument("--flash-csv", help="flashviz-gpu-bench --csv output to compare with")
     args = parser.parse_args()
+    args.backends = args.backends.split(",")
+    unknown = [b for b in args.backends if b not in BACKENDS]
+    if unknown:
+        parser.error(f"unknown backend {', '.join(unknown)}; known: {', '.join(BACKENDS)}")
+    args.backward = args.backward or args.backward_only
 
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -106,11 +116,9 @@ def main():
                     backends = (("torch-efficient", SDPBackend.EFFICIENT_ATTENTION),
                                 ("torch-math", SDPBackend.MATH))
                 else:
-                    backends = tuple((f"torch-{dtype_name}-{b}", backend) for b, backend in (
-                        ("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION),
-                        ("efficient", SDPBackend.EFFICIENT_ATTENTION), ("math", SDPBackend.MATH))
-                        if b in args.backends.split(","))
-                if args.backward and args.backward_only:
+                    backends = tuple((f"torch-{dtype_name}-{b}", backend)
+                                     for b, backend in BACKENDS.items() if b in args.backends)
+                if args.backward_only:
                     backends = ()
                 for name, backend in backends:
                     torch.cuda.synchronize()
